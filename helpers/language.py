@@ -1,0 +1,208 @@
+"""The classroom language: seeded little stories whose structure we know exactly.
+
+Every relation a head could learn is written down as (query position, key position)
+pairs while the story is generated, so a head can later be checked against the truth.
+The query is always the position where the model must *predict* a word that needs
+the relation, because in a left-to-right model that is where looking back pays off.
+
+Relations (see RELATIONS) and the sentence that teaches each one:
+- agreement: "the cat near the dogs is tired"   "dogs" must look back to "cat" to say "is"
+- pronoun:   "the girl sat on the mat because she was tired"   "because" looks back to "girl"
+- induction: "list : red cup old fox . again : red cup old fox ."   the second copy
+  looks at the word after the earlier copy of the current word
+- object:    "the boy eats the red apple"   the word before the object looks back to the verb
+- determiner: "these big cats"   the word before the noun looks back to its determiner
+- subject:   "I like to draw my cat"   the activity looks back to the subject to say my/his/her
+- previous (every word to the one before it) and bos (every word to <bos>) need no annotation.
+Each relation is *needed*: a distractor in between points the other way, or the next word
+is chosen at random (list words), so only a head that finds the right word predicts it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from .tokenizer import BOS
+
+RELATIONS = ("previous", "bos", "agreement", "pronoun", "induction", "object", "determiner", "subject")
+FORCED = ("agreement", "pronoun", "induction")  # next words fully decided by a relation
+
+# --- the word lists -------------------------------------------------------------------
+PRONOUN_SUBJECTS = {"I": "my", "you": "your", "we": "our", "they": "their", "he": "his", "she": "her"}
+NAMES = {"anna": "she", "mia": "she", "lily": "she", "emma": "she",
+         "tom": "he", "sam": "he", "max": "he", "leo": "he"}
+POSSESSIVE = {"she": "her", "he": "his"}
+# animate nouns: singular -> (plural, pronoun of the singular)
+ANIMALS = {"girl": ("girls", "she"), "boy": ("boys", "he"), "woman": ("women", "she"),
+           "man": ("men", "he"), "queen": ("queens", "she"), "king": ("kings", "he"),
+           "cat": ("cats", "it"), "dog": ("dogs", "it"), "bird": ("birds", "it"),
+           "fox": ("foxes", "it"), "horse": ("horses", "it"), "mouse": ("mice", "it")}
+PLACES = {"mat": "mats", "chair": "chairs", "bed": "beds", "box": "boxes",
+          "table": "tables", "rug": "rugs", "sofa": "sofas", "wall": "walls"}
+HOBBIES = {"draw": ["picture", "house", "tree", "flower", "map"],
+           "paint": ["picture", "wall", "boat", "door"],
+           "read": ["book", "story", "letter", "poem"],
+           "write": ["letter", "story", "poem", "song"],
+           "sing": ["song", "tune"],
+           "cook": ["soup", "cake", "bread", "pie"],
+           "play": ["game", "piano", "ball", "drum"]}
+# verb (singular form, plural form) -> the things it can take as object
+VERBS = {("eats", "eat"): ["apple", "cake", "bread", "fish", "pie"],
+         ("drinks", "drink"): ["milk", "tea", "water", "juice"],
+         ("chases", "chase"): ["cat", "dog", "mouse", "bird", "ball"],
+         ("opens", "open"): ["door", "box", "window", "book"],
+         ("kicks", "kick"): ["ball", "box", "door", "drum"]}
+MOVES = {"sat on": list(PLACES), "slept on": ["mat", "bed", "rug", "sofa"],
+         "hid under": ["table", "bed", "chair", "sofa"], "ran to": list(PLACES)}
+PREPOSITIONS = ["near", "behind", "beside", "with"]
+ADJECTIVES = ["red", "blue", "green", "big", "small", "old", "new", "little"]
+FEELINGS = ["tired", "happy", "hungry", "sad", "sleepy", "angry", "cold"]
+DETERMINERS = {"singular": ["the", "a", "this"], "plural": ["the", "these", "some"]}
+GLUE = ["like", "likes", "to", "is", "are", "was", "were", "because", "list", "again", ":", "."]
+
+
+def _plural(noun: str) -> str:
+    if noun in ANIMALS:
+        return ANIMALS[noun][0]
+    if noun in PLACES:
+        return PLACES[noun]
+    return noun + "es" if noun.endswith(("x", "sh", "ch")) else noun + "s"
+
+
+def vocabulary() -> list[str]:
+    """Every token of the language, in a fixed order (<bos> is id 0)."""
+    words = [BOS] + list(PRONOUN_SUBJECTS) + list(PRONOUN_SUBJECTS.values()) + ["it"]
+    words += list(NAMES) + list(ANIMALS) + [p for p, _ in ANIMALS.values()]
+    words += list(PLACES) + list(PLACES.values()) + list(HOBBIES)
+    for objects in list(HOBBIES.values()) + list(VERBS.values()):
+        words += objects + [_plural(o) for o in objects]
+    for pair in VERBS:
+        words += list(pair)
+    for move in MOVES:
+        words += move.split()
+    words += PREPOSITIONS + ADJECTIVES + FEELINGS + DETERMINERS["singular"] + DETERMINERS["plural"] + GLUE
+    return list(dict.fromkeys(words))  # drop repeats, keep first-seen order
+
+
+LIST_WORDS = sorted(set(ADJECTIVES) | set(PLACES) | set(ANIMALS) | {o for v in HOBBIES.values() for o in v})
+
+
+@dataclass
+class Story:
+    """One training sequence: tokens plus the ground truth of every relation."""
+
+    tokens: list[str] = field(default_factory=lambda: [BOS])
+    links: dict[str, list[tuple[int, int]]] = field(default_factory=lambda: {r: [] for r in RELATIONS[2:]})
+    forced: dict[str, list[int]] = field(default_factory=lambda: {r: [] for r in FORCED})
+
+    def add(self, *words: str) -> int:
+        """Append words; return the position of the first one."""
+        start = len(self.tokens)
+        self.tokens.extend(words)
+        return start
+
+    def link(self, relation: str, query: int, key: int) -> None:
+        self.links[relation].append((query, key))
+
+    def cut(self, n: int) -> "Story":
+        """The first n tokens, keeping only annotations that fit inside them."""
+        short = Story(tokens=self.tokens[:n])
+        short.links = {r: [(q, k) for q, k in v if q < n - 1] for r, v in self.links.items()}
+        short.forced = {r: [p for p in v if p < n] for r, v in self.forced.items()}
+        return short
+
+
+class StoryWriter:
+    """Writes stories from a seed; the same seed always gives the same stories."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+
+    # Each sentence writer appends one sentence to the story and records its links.
+    def hobby(self, s: Story) -> None:
+        # "I like to draw my picture ." : the activity looks back to the subject for my/his/her
+        r = self.rng
+        subject = r.choice(list(PRONOUN_SUBJECTS) + list(NAMES))
+        pronoun = NAMES.get(subject, subject)
+        verb = "likes" if pronoun in ("he", "she") else "like"
+        activity = r.choice(list(HOBBIES))
+        possessive = PRONOUN_SUBJECTS.get(pronoun) or POSSESSIVE[pronoun]
+        start = s.add(subject, verb, "to", activity, possessive, r.choice(HOBBIES[activity]), ".")
+        s.link("subject", start + 3, start)
+
+    def noun_phrase(self, s: Story, noun: str, plural: bool) -> int:
+        """Add 'det (adj) noun'; return the noun's position."""
+        r = self.rng
+        det = r.choice(DETERMINERS["plural" if plural else "singular"])
+        pos = s.add(det)
+        if r.random() < 0.4:
+            s.add(r.choice(ADJECTIVES))
+            s.link("determiner", pos + 1, pos)  # the adjective must recall the determiner's number
+        s.add(_plural(noun) if plural else noun)
+        return len(s.tokens) - 1
+
+    def agreement(self, s: Story) -> None:
+        # "the cat near the dogs is tired ." : "dogs" must look back to "cat" to choose is/are
+        r = self.rng
+        plural = r.random() < 0.5
+        subject = self.noun_phrase(s, r.choice(list(ANIMALS)), plural)
+        s.add(r.choice(PREPOSITIONS))
+        distractor_plural = (not plural) if r.random() < 0.8 else plural
+        before_verb = self.noun_phrase(s, r.choice(list(ANIMALS) + list(PLACES)), distractor_plural)
+        tense = r.random() < 0.5
+        verb = ("were" if plural else "was") if tense else ("are" if plural else "is")
+        s.forced["agreement"].append(s.add(verb))
+        s.link("agreement", before_verb, subject)
+        s.add(r.choice(FEELINGS), ".")
+
+    def pronoun(self, s: Story) -> None:
+        # "the cat sat on the mat because it was tired ." : "because" looks back to "cat"
+        r = self.rng
+        plural = r.random() < 0.3
+        noun = r.choice(list(ANIMALS))
+        subject = self.noun_phrase(s, noun, plural)
+        move = r.choice(list(MOVES))
+        s.add(*move.split())
+        place = r.choice(MOVES[move])
+        self.noun_phrase(s, place, r.random() < 0.5)
+        because = s.add("because")
+        pronoun = "they" if plural else ANIMALS[noun][1]
+        s.forced["pronoun"].append(s.add(pronoun))
+        s.link("pronoun", because, subject)
+        s.add("were" if pronoun == "they" else "was", r.choice(FEELINGS), ".")
+
+    def verb_object(self, s: Story) -> None:
+        # "the boy eats the red apple ." : the word before the object looks back to the verb
+        r = self.rng
+        plural = r.random() < 0.5
+        self.noun_phrase(s, r.choice(list(ANIMALS)), plural)
+        forms = r.choice(list(VERBS))
+        verb = s.add(forms[1] if plural else forms[0])
+        obj = self.noun_phrase(s, r.choice(VERBS[forms]), r.random() < 0.3)
+        s.link("object", obj - 1, verb)
+        s.add(".")
+
+    def word_list(self, s: Story) -> None:
+        # "list : red cup old fox . again : red cup old fox ." : the second copy is induction
+        r = self.rng
+        words = r.sample(LIST_WORDS, r.randint(3, 8))
+        first = s.add("list", ":", *words, ".") + 2
+        second = s.add("again", ":", *words, ".") + 2
+        s.forced["induction"].extend(range(second, second + len(words)))
+        for i in range(-1, len(words) - 1):  # from the second ":" on, each word recalls its successor
+            s.link("induction", second + i, first + i + 1)
+
+    def story(self, n_ctx: int, list_chance: float = 0.5) -> Story:
+        """Sentences until n_ctx tokens are filled; a word list somewhere with list_chance."""
+        s = Story()
+        writers = [self.hobby, self.agreement, self.pronoun, self.verb_object]
+        with_list = self.rng.random() < list_chance
+        list_at = self.rng.randint(0, 2)
+        while len(s.tokens) < n_ctx:
+            if with_list and list_at == 0:
+                self.word_list(s)
+            else:
+                self.rng.choice(writers)(s)
+            list_at -= 1
+        return s.cut(n_ctx)

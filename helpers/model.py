@@ -1,0 +1,175 @@
+"""A GPT-2-style decoder small enough to read in one sitting.
+
+Pre-LayerNorm blocks, learned positions, GELU MLP, tied embeddings: the
+architecture of GPT-2 small, with the same parameter names as the Hugging Face
+checkpoint (``wte``, ``h.0.attn.c_attn`` ...), so one loader serves both our
+classroom models and the real GPT-2. Attention is written out explicitly
+because the whole point is to read the maps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    """Sizes of a model. GPT-2 small is vocab_size=50257, n_ctx=1024, 12 × 12 × 768."""
+
+    vocab_size: int
+    n_ctx: int = 64  # longest input, in tokens (GPT-2 calls this n_positions)
+    n_layer: int = 12
+    n_head: int = 12
+    n_embd: int = 768
+    mlp: bool = True  # False gives an attention-only model (the walkthrough layers)
+    ln_eps: float = 1e-5
+
+    def __post_init__(self):
+        for field in ("vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"):
+            if getattr(self, field) <= 0:
+                raise ValueError(f"{field}={getattr(self, field)} must be a positive integer.")
+        if self.n_embd % self.n_head:
+            raise ValueError(
+                f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; "
+                f"pick a head count that divides the width."
+            )
+
+    @property
+    def d_head(self) -> int:
+        return self.n_embd // self.n_head
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class GPTOutput:
+    logits: torch.Tensor  # (B, T, vocab)
+    attentions: torch.Tensor  # (B, n_layer, n_head, T, T): rows are queries, columns keys
+
+
+class SelfAttention(nn.Module):
+    """Causal multi-head self-attention with a fused Q/K/V projection, as in GPT-2."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.n_head, self.d_head = config.n_head, config.d_head
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)  # Q, K, V in one matrix
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd)  # the multihead recombination
+
+    def forward(self, x, head_scale=None, head_mean=None):
+        B, T, D = x.shape
+        q, k, v = self.c_attn(x).split(D, dim=-1)  # 3 × (B, T, D)
+        q, k, v = (t.view(B, T, self.n_head, self.d_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, T, T)
+        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        weights = scores.masked_fill(future, float("-inf")).softmax(dim=-1)  # (B, H, T, T)
+        heads = weights @ v  # (B, H, T, d)
+        if head_scale is not None:  # knock-out experiments: 1 keeps a head, 0 removes it
+            keep = head_scale.view(1, self.n_head, 1, 1)
+            heads = heads * keep
+            if head_mean is not None:  # mean ablation: removed heads output their average instead
+                heads = heads + (1 - keep) * head_mean.view(1, self.n_head, 1, self.d_head)
+        merged = heads.transpose(1, 2).reshape(B, T, D)  # concatenate the heads: (B, T, D)
+        return self.c_proj(merged), weights
+
+
+class MLP(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))  # GPT-2's "gelu_new"
+
+
+class Block(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd, eps=config.ln_eps)
+        self.attn = SelfAttention(config)
+        if config.mlp:
+            self.ln_2 = nn.LayerNorm(config.n_embd, eps=config.ln_eps)
+            self.mlp = MLP(config)
+
+    def forward(self, x, head_scale=None, head_mean=None):
+        update, weights = self.attn(self.ln_1(x), head_scale, head_mean)
+        x = x + update  # the residual add: each word's embedding plus its update
+        if hasattr(self, "mlp"):
+            x = x + self.mlp(self.ln_2(x))
+        return x, weights
+
+
+class GPT(nn.Module):
+    """Token ids in, next-token logits and every attention map out."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.config = config
+        self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+        self.wpe = nn.Embedding(config.n_ctx, config.n_embd)
+        self.h = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.ln_f = nn.LayerNorm(config.n_embd, eps=config.ln_eps)
+        self.apply(_init_weights)
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """Token plus position embeddings, (B, T) -> (B, T, D)."""
+        _, T = ids.shape
+        if T > self.config.n_ctx:
+            raise ValueError(
+                f"The input has {T} tokens but this model reads at most {self.config.n_ctx}; "
+                f"use a shorter sentence."
+            )
+        return self.wte(ids) + self.wpe(torch.arange(T, device=ids.device))
+
+    def forward(self, ids: torch.Tensor, head_scale=None, head_mean=None) -> GPTOutput:
+        """ids (B, T). head_scale (n_layer, n_head) of 1/0 knocks heads out;
+        head_mean (n_layer, n_head, d_head) replaces knocked-out heads by their mean output."""
+        x = self.embed(ids)  # (B, T, D)
+        maps = []
+        for i, block in enumerate(self.h):
+            scale = None if head_scale is None else head_scale[i]
+            mean = None if head_mean is None else head_mean[i]
+            x, weights = block(x, scale, mean)
+            maps.append(weights)
+        logits = self.ln_f(x) @ self.wte.weight.T  # tied unembedding: (B, T, vocab)
+        return GPTOutput(logits=logits, attentions=torch.stack(maps, dim=1))
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def _init_weights(module: nn.Module) -> None:
+    # GPT-2's initialisation: small normal weights, zero biases.
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, mean=0.0, std=0.02)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+
+
+def head_weights(model: GPT, layer: int) -> dict[str, torch.Tensor]:
+    """One layer's attention weights split per head, in the layout the attention helpers use.
+
+    W_Q, W_K, W_V: (n_head, d_model, d_head); b_Q, b_K, b_V: (n_head, d_head);
+    W_O: (n_head, d_head, d_model), i.e. the 64-row blocks of the recombination; b_O: (d_model,).
+    """
+    cfg = model.config
+    if not 0 <= layer < cfg.n_layer:
+        raise ValueError(f"layer={layer} is out of range; this model has layers 0..{cfg.n_layer - 1}.")
+    attn = model.h[layer].attn
+    H, d, D = cfg.n_head, cfg.d_head, cfg.n_embd
+    W = attn.c_attn.weight.detach().T  # (D, 3D): x @ W gives [q | k | v]
+    b = attn.c_attn.bias.detach()
+    out = {}
+    for i, name in enumerate("QKV"):
+        out[f"W_{name}"] = W[:, i * D:(i + 1) * D].reshape(D, H, d).permute(1, 0, 2).contiguous()
+        out[f"b_{name}"] = b[i * D:(i + 1) * D].reshape(H, d).clone()
+    out["W_O"] = attn.c_proj.weight.detach().T.reshape(H, d, D).contiguous()
+    out["b_O"] = attn.c_proj.bias.detach().clone()
+    return out

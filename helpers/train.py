@@ -1,0 +1,141 @@
+"""Train the classroom models on the generated language: `python -m helpers.train NAME`.
+
+Each recipe is deterministic from its seed and writes data/NAME.safetensors plus its
+line in data/models.json (sha256, size, held-out loss, accuracy, training time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch.nn import functional as F
+from tqdm.auto import tqdm
+
+from .language import FORCED, StoryWriter, vocabulary
+from .model import GPT, GPTConfig
+from .tokenizer import WordTokenizer
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+HELD_OUT_SEED = 1_000_003  # stories for evaluation come from their own seed, never seen in training
+
+
+@dataclass(frozen=True)
+class Recipe:
+    config: dict
+    tokens: int  # training tokens in total
+    batch: int = 32
+    lr: float = 3e-3
+    seed: int = 0
+    list_chance: float = 0.5  # share of stories holding a "say this list twice" game
+    warmup: int = 100
+    note: str = ""
+    extras: dict = field(default_factory=dict)
+
+
+N_CTX = 64
+# Width 96 = 12 heads of 8: the smallest head size the brief allows, so the 12 × 12 layout of
+# GPT-2 small trains here in minutes on two CPU cores.
+RECIPES = {
+    "classroom": Recipe(dict(n_layer=12, n_head=12, n_embd=96), tokens=4_500_000, seed=1,
+                        note="12 layers × 12 heads of 8: the layout of GPT-2 small at 1/8 of its width"),
+    "walkthrough-1": Recipe(dict(n_layer=1, n_head=1, n_embd=768, mlp=False), tokens=1_200_000, lr=1e-3, seed=2,
+                            note="one attention-only layer with a single head of 768 (notebook 01)"),
+    "walkthrough-12": Recipe(dict(n_layer=1, n_head=12, n_embd=768, mlp=False), tokens=1_200_000, lr=1e-3, seed=3,
+                             note="one attention-only layer with 12 heads of 64 (notebooks 02-03)"),
+    **{f"heads-{h}": Recipe(dict(n_layer=2, n_head=h, n_embd=96), tokens=2_000_000, seed=10 + h,
+                            note=f"2 layers, width 96, {h} head(s) of {96 // h} (notebook 04's slider)")
+       for h in (1, 2, 3, 4, 6, 12)},
+    "tiny": Recipe(dict(n_layer=2, n_head=2, n_embd=32), tokens=40_000, batch=16, lr=1e-2, seed=0, warmup=5,
+                   note="a seconds-long run for the test suite"),
+}
+
+
+def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_chance: float):
+    """(batch, N_CTX) token ids and the stories they came from."""
+    stories = [writer.story(N_CTX, list_chance) for _ in range(batch)]
+    ids = torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
+    return ids, stories
+
+
+def next_token_loss(model: GPT, ids: torch.Tensor) -> torch.Tensor:
+    logits = model(ids[:, :-1]).logits  # predict token t+1 from tokens 0..t
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+
+
+def learning_rate(step: int, steps: int, recipe: Recipe) -> float:
+    if step < recipe.warmup:
+        return recipe.lr * (step + 1) / recipe.warmup
+    progress = (step - recipe.warmup) / max(1, steps - recipe.warmup)
+    return recipe.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))  # cosine down to 10%
+
+
+def train(name: str, progress: bool = True) -> tuple[GPT, dict]:
+    """Train one recipe from scratch; return the model and its measurements."""
+    if name not in RECIPES:
+        raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
+    recipe = RECIPES[name]
+    torch.manual_seed(recipe.seed)
+    tokenizer = WordTokenizer(vocabulary())
+    config = GPTConfig(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)
+    model = GPT(config)
+    opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.95), weight_decay=0.01)
+    writer = StoryWriter(recipe.seed)
+    steps = recipe.tokens // (recipe.batch * N_CTX)
+    start = time.perf_counter()
+    bar = tqdm(range(steps), desc=name, disable=not progress)
+    for step in bar:
+        for group in opt.param_groups:
+            group["lr"] = learning_rate(step, steps, recipe)
+        ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance)
+        loss = next_token_loss(model, ids)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if step % 10 == 0:
+            rate = (step + 1) * recipe.batch * N_CTX / (time.perf_counter() - start)
+            bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}")
+    seconds = time.perf_counter() - start
+    model.eval()
+    info = {"recipe": name, "note": recipe.note, "seed": recipe.seed, "train_tokens": steps * recipe.batch * N_CTX,
+            "train_seconds": round(seconds, 1), "tokens_per_second": round(steps * recipe.batch * N_CTX / seconds),
+            "params": model.num_params(), **evaluate(model, tokenizer)}
+    return model, info
+
+
+@torch.no_grad()
+def evaluate(model: GPT, tokenizer: WordTokenizer, n_stories: int = 256) -> dict:
+    """Held-out loss, and next-word accuracy at the positions a relation decides."""
+    writer = StoryWriter(HELD_OUT_SEED)
+    ids, stories = story_batch(writer, tokenizer, n_stories, list_chance=0.5)
+    logits = model(ids).logits
+    loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)).item()
+    guesses = logits.argmax(-1)  # guesses[b, t] is the prediction for token t+1
+    result = {"held_out_loss": round(loss, 4)}
+    for relation in FORCED:
+        hits = [(guesses[b, p - 1] == ids[b, p]).item() for b, s in enumerate(stories) for p in s.forced[relation]]
+        result[f"accuracy_{relation}"] = round(sum(hits) / max(1, len(hits)), 4)
+    return result
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("name", choices=list(RECIPES), help="which model to train")
+    parser.add_argument("--out", type=Path, default=None, help="where to write (default data/NAME.safetensors)")
+    args = parser.parse_args(argv)
+    from .catalog import record_model  # writing the manifest is the catalog's job
+
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    model, info = train(args.name)
+    path = args.out or DATA_DIR / f"{args.name}.safetensors"
+    record_model(args.name, model, vocabulary(), info, path)
+    print({k: v for k, v in info.items() if k != "note"})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Saving and loading model weights: safetensors only, never pickle.
+
+Files use the Hugging Face GPT-2 key layout, where the four projection matrices
+are stored as [in, out] ("Conv1D"), so one loader reads our classroom models and
+the real GPT-2 small. Writes are atomic (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from .model import GPT, GPTConfig
+
+# Conv1D weights in the checkpoint are [in, out]; nn.Linear wants [out, in].
+CONV1D_SUFFIXES = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+
+
+def sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def to_checkpoint_layout(model: GPT, dtype=torch.float16) -> dict[str, torch.Tensor]:
+    """Our state dict in the hub's layout: Conv1D weights transposed to [in, out]."""
+    state = {}
+    for name, tensor in model.state_dict().items():
+        if name.endswith(CONV1D_SUFFIXES):
+            tensor = tensor.T
+        state[name] = tensor.detach().to(dtype).contiguous()
+    return state
+
+
+def model_from_checkpoint(state: dict[str, torch.Tensor], config: GPTConfig, source: str = "checkpoint") -> GPT:
+    """Build a GPT from hub-layout tensors, checking every name and shape instead of hoping."""
+    state = {k.removeprefix("transformer."): v for k, v in state.items()}
+    state = {k: v for k, v in state.items() if not k.endswith(("attn.bias", "attn.masked_bias")) and k != "lm_head.weight"}
+    model = GPT(config)
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    extra = sorted(set(state) - set(expected))
+    if missing or extra:
+        raise ValueError(
+            f"{source} does not match the model config: missing {missing[:3]}, unexpected {extra[:3]}; "
+            f"check that the config belongs to this file."
+        )
+    loaded = {}
+    for name, tensor in state.items():
+        tensor = tensor.T if name.endswith(CONV1D_SUFFIXES) else tensor
+        if tuple(tensor.shape) != tuple(expected[name].shape):
+            raise ValueError(f"{source}: {name} has shape {list(tensor.shape)}, expected {list(expected[name].shape)}.")
+        loaded[name] = tensor.float()
+    model.load_state_dict(loaded)
+    return model.eval()
+
+
+def atomic_write(path: Path, write) -> None:
+    """Call write(tmp_path), then move the finished file into place in one step."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def save_model(model: GPT, path: str | Path, vocab: list[str], info: dict | None = None) -> str:
+    """Write fp16 safetensors with config, vocabulary and info in its metadata; return the sha256."""
+    path = Path(path)
+    metadata = {
+        "config": json.dumps(model.config.to_dict()),
+        "vocab": json.dumps(vocab),
+        "info": json.dumps(info or {}),
+    }
+    atomic_write(path, lambda tmp: save_file(to_checkpoint_layout(model), tmp, metadata=metadata))
+    return sha256(path)
+
+
+def read_model(path: str | Path, expected_sha256: str | None = None, remedy: str = "") -> tuple[GPT, list[str], dict]:
+    """Load (model, vocab, info) from a file written by save_model, checking it first."""
+    path = Path(path)
+    fix = f" Regenerate it with `{remedy}`." if remedy else ""
+    if not path.is_file():
+        raise FileNotFoundError(f"Model file {path} is missing.{fix}")
+    if expected_sha256 and sha256(path) != expected_sha256:
+        raise ValueError(f"Model file {path} is corrupted (its sha256 does not match the recorded one).{fix}")
+    try:
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as f:
+            metadata = f.metadata() or {}
+        state = load_file(str(path))
+        config = GPTConfig(**json.loads(metadata["config"]))
+    except (SafetensorError, KeyError, json.JSONDecodeError, OSError) as err:
+        raise ValueError(f"Model file {path} is truncated or not a model file ({err}).{fix}") from None
+    model = model_from_checkpoint(state, config, source=str(path))
+    return model, json.loads(metadata["vocab"]), json.loads(metadata.get("info", "{}"))
