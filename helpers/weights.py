@@ -41,10 +41,15 @@ def to_checkpoint_layout(model: GPT, dtype=torch.float16) -> dict[str, torch.Ten
     return state
 
 
+def _is_buffer_or_tied(key: str) -> bool:
+    """GPT-2's causal-mask buffers (h.N.attn.bias, .masked_bias) and lm_head (tied to wte) carry no weights."""
+    return key.split(".")[-2:] in (["attn", "bias"], ["attn", "masked_bias"]) or key == "lm_head.weight"
+
+
 def model_from_checkpoint(state: dict[str, torch.Tensor], config: GPTConfig, source: str = "checkpoint") -> GPT:
     """Build a GPT from hub-layout tensors, checking every name and shape instead of hoping."""
     state = {k.removeprefix("transformer."): v for k, v in state.items()}
-    state = {k: v for k, v in state.items() if not k.endswith(("attn.bias", "attn.masked_bias")) and k != "lm_head.weight"}
+    state = {k: v for k, v in state.items() if not _is_buffer_or_tied(k)}
     model = GPT(config)
     expected = model.state_dict()
     missing = sorted(set(expected) - set(state))

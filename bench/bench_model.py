@@ -1,0 +1,67 @@
+"""Speed of the classroom models on this machine: load time, forward pass, training throughput.
+
+    python bench/bench_model.py
+
+Prints medians; targets: load < 1 s per model, 12 x 12 forward with all 144 maps <= 10 ms.
+"""
+
+import statistics
+import time
+
+import torch
+
+import helpers as H
+from helpers import train
+
+
+def median_ms(fn, repeat=30, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def bench_loading():
+    for name in H.shipped_models():
+        ms = median_ms(lambda: H.load_model(name), repeat=5, warmup=1)
+        print(f"load {name:16s} {ms:8.1f} ms")
+
+
+def bench_forward():
+    lm = H.load_model("classroom")
+    ids = torch.tensor([lm.tokenizer.encode("I like to draw")])
+    with torch.no_grad():
+        out = lm.model(ids)
+        ms = median_ms(lambda: lm.model(ids), repeat=100)
+    print(f"classroom forward on 'I like to draw': {ms:.2f} ms median, maps {list(out.attentions[0].shape)}")
+    ms = median_ms(lambda: H.run_sentence(lm, "I like to draw"), repeat=100)
+    print(f"run_sentence (tokenize + forward): {ms:.2f} ms median")
+
+
+def bench_training(name="classroom", steps=8):
+    recipe = train.RECIPES[name]
+    tok = H.WordTokenizer(H.vocabulary())
+    model = H.GPT(H.GPTConfig(vocab_size=len(tok), n_ctx=train.N_CTX, **recipe.config))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    writer = H.StoryWriter(0)
+
+    def step():
+        ids, _ = train.story_batch(writer, tok, recipe.batch, recipe.list_chance)
+        loss = train.next_token_loss(model, ids)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    ms = median_ms(step, repeat=steps, warmup=2)
+    print(f"training {name}: {recipe.batch * train.N_CTX / ms * 1000:,.0f} tokens/s "
+          f"({ms:.0f} ms per step of {recipe.batch} x {train.N_CTX}, {torch.get_num_threads()} threads)")
+
+
+if __name__ == "__main__":
+    bench_loading()
+    bench_forward()
+    bench_training()

@@ -1,0 +1,84 @@
+"""The classroom language: deterministic, and every annotation is true of the text."""
+
+import pytest
+
+from helpers import language as L
+from helpers.tokenizer import BOS, WordTokenizer
+
+
+@pytest.fixture(scope="module")
+def stories():
+    writer = L.StoryWriter(seed=123)
+    return [writer.story(64) for _ in range(300)]
+
+
+def test_same_seed_same_stories():
+    a = [L.StoryWriter(7).story(64).tokens for _ in range(3)]
+    b = [L.StoryWriter(7).story(64).tokens for _ in range(3)]
+    assert a == b
+    assert L.StoryWriter(7).story(64).tokens != L.StoryWriter(8).story(64).tokens
+
+
+def test_every_story_fits_the_vocabulary(stories):
+    tok = WordTokenizer(L.vocabulary())
+    for s in stories:
+        assert len(s.tokens) == 64 and s.tokens[0] == BOS
+        assert all(t in tok.ids for t in s.tokens)
+
+
+def test_the_walkthrough_sentence_occurs_naturally(stories):
+    text = [" ".join(s.tokens) for s in stories]
+    assert any("I like to draw" in t for t in text)
+    assert any(" it was " in t for t in text)
+
+
+def _pronoun_of(noun):
+    for singular, (plural, pronoun) in L.ANIMALS.items():
+        if noun == singular:
+            return pronoun
+        if noun == plural:
+            return "they"
+    raise AssertionError(noun)
+
+
+def test_annotations_are_true(stories):
+    counts = {r: 0 for r in L.RELATIONS[2:]}
+    for s in stories:
+        t = s.tokens
+        for q, k in s.links["induction"]:
+            assert t[q + 1] == t[k] and t[q] == t[k - 1] and k < q  # the word after the earlier copy
+        for q, k in s.links["agreement"]:
+            plural = t[k] in {p for p, _ in L.ANIMALS.values()}
+            assert t[q + 1] in (("are", "were") if plural else ("is", "was"))
+        for q, k in s.links["pronoun"]:
+            assert t[q] == "because" and t[q + 1] == _pronoun_of(t[k])
+        for q, k in s.links["object"]:
+            objects = next(objs for forms, objs in L.VERBS.items() if t[k] in forms)
+            assert t[q + 1] in objects + [L._plural(o) for o in objects]
+        for q, k in s.links["determiner"]:
+            assert q == k + 1 and t[k] in L.DETERMINERS["singular"] + L.DETERMINERS["plural"]
+        for q, k in s.links["subject"]:
+            pronoun = L.NAMES.get(t[k], t[k])
+            assert t[q + 1] == (L.PRONOUN_SUBJECTS.get(pronoun) or L.POSSESSIVE[pronoun])
+        for relation, links in s.links.items():
+            assert all(0 < k < q < 63 for q, k in links)
+            counts[relation] += len(links)
+    assert all(n > 50 for n in counts.values()), counts
+
+
+def test_forced_words_follow_their_links(stories):
+    for s in stories:
+        for relation in L.FORCED:
+            # each forced word is the word right after a query of its relation
+            assert {q + 1 for q, _ in s.links[relation]} == set(s.forced[relation])
+
+
+def test_distractors_make_agreement_necessary(stories):
+    """Most agreement sentences put a noun of the other number right before the verb."""
+    mismatched = total = 0
+    plurals = {p for p, _ in L.ANIMALS.values()} | set(L.PLACES.values())
+    for s in stories:
+        for q, k in s.links["agreement"]:
+            total += 1
+            mismatched += (s.tokens[q] in plurals) != (s.tokens[k] in plurals)
+    assert mismatched / total > 0.6

@@ -1,0 +1,38 @@
+"""Training: a seconds-long recipe learns, deterministically."""
+
+import math
+
+import pytest
+import torch
+
+from helpers import train
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return train.train("tiny", progress=False)
+
+
+def test_tiny_training_lowers_the_loss(tiny):
+    _, info = tiny
+    chance = math.log(len(train.vocabulary()))
+    assert info["held_out_loss"] < chance - 2.0, info  # from ~5.2 (uniform guessing) to well below
+
+
+def test_training_is_deterministic(tiny):
+    model, _ = tiny
+    again, _ = train.train("tiny", progress=False)
+    for (name, a), (_, b) in zip(model.state_dict().items(), again.state_dict().items()):
+        assert torch.equal(a, b), name
+
+
+def test_learning_rate_warms_up_then_decays():
+    recipe = train.RECIPES["tiny"]
+    rates = [train.learning_rate(s, 100, recipe) for s in range(100)]
+    assert rates[0] < rates[recipe.warmup - 1] == pytest.approx(recipe.lr)
+    assert rates[-1] == pytest.approx(0.1 * recipe.lr, rel=0.05)
+
+
+def test_unknown_recipe_is_refused():
+    with pytest.raises(ValueError, match="choose one of"):
+        train.train("huge")

@@ -1,0 +1,95 @@
+"""Saving and loading weights: round trip, hub layout, and clear errors for damaged files."""
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from helpers import catalog
+from helpers.model import GPT, GPTConfig
+from helpers.weights import atomic_write, read_model, save_model, sha256
+
+VOCAB = [f"w{i}" for i in range(20)]
+
+
+@pytest.fixture
+def saved(tmp_path):
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=20, n_ctx=8, n_layer=2, n_head=2, n_embd=16)).eval()
+    path = tmp_path / "m.safetensors"
+    digest = save_model(model, path, VOCAB, {"held_out_loss": 1.5})
+    return model, path, digest
+
+
+def test_round_trip_in_fp16(saved):
+    model, path, digest = saved
+    loaded, vocab, info = read_model(path, digest)
+    assert vocab == VOCAB and info == {"held_out_loss": 1.5}
+    assert loaded.config == model.config
+    ids = torch.randint(0, 20, (1, 8))
+    assert torch.allclose(loaded(ids).logits, model(ids).logits, atol=2e-2)
+
+
+def test_file_uses_the_hub_layout(saved):
+    _, path, _ = saved
+    state = load_file(str(path))
+    assert state["h.0.attn.c_attn.weight"].shape == (16, 48)  # Conv1D: [in, out]
+    assert state["h.0.mlp.c_fc.weight"].shape == (16, 64)
+    assert state["wte.weight"].dtype == torch.float16
+    assert "lm_head.weight" not in state  # tied to wte
+
+
+def test_missing_file_names_the_fix(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"missing\. Regenerate it with `python -m helpers.train x`"):
+        read_model(tmp_path / "nope.safetensors", remedy="python -m helpers.train x")
+
+
+def test_checksum_mismatch_is_refused(saved):
+    _, path, digest = saved
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="corrupted.*python -m helpers.train x"):
+        read_model(path, digest, remedy="python -m helpers.train x")
+
+
+def test_truncated_file_is_a_one_line_error(saved):
+    _, path, _ = saved
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(ValueError, match="truncated or not a model file") as err:
+        read_model(path, remedy="python -m helpers.train x")
+    assert "\n" not in str(err.value)
+
+
+def test_pickle_files_are_never_loaded(tmp_path):
+    path = tmp_path / "evil.safetensors"
+    torch.save({"a": torch.zeros(1)}, path)  # a pickle, not safetensors
+    with pytest.raises(ValueError, match="not a model file"):
+        read_model(path)
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    target = tmp_path / "out.bin"
+
+    def half_then_fail(tmp):
+        open(tmp, "wb").write(b"half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(target, half_then_fail)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_record_model_writes_manifest_beside_the_file(saved, tmp_path):
+    model, _, _ = saved
+    path = tmp_path / "sub" / "toy.safetensors"
+    catalog.record_model("toy", model, VOCAB, {"held_out_loss": 1.0}, path)
+    entry = json.loads((path.parent / "models.json").read_text())["toy"]
+    assert entry["sha256"] == sha256(path) and entry["bytes"] == path.stat().st_size
+    assert entry["command"] == "python -m helpers.train toy"
+
+
+def test_unknown_model_name_lists_the_choices():
+    with pytest.raises(ValueError, match="gpt2"):
+        catalog.load_model("no-such-model")
