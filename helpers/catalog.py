@@ -26,6 +26,7 @@ class LanguageModel:
     model: GPT
     tokenizer: object  # WordTokenizer, or the GPT-2 BPE tokenizer: both have .tokens() and .encode()
     info: dict = field(default_factory=dict)
+    bos: bool = True  # whether the model was trained with a start token in front of every text
 
     @property
     def config(self):
@@ -57,7 +58,7 @@ def load_model(name: str = "classroom") -> LanguageModel:
         raise ValueError(f"No model named {name!r}; choose one of {', '.join(shipped_models() + ['gpt2'])}.")
     entry = entries[name]
     model, vocab, info = read_model(DATA_DIR / entry["file"], entry["sha256"], regenerate_command(name))
-    return LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info)
+    return LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info, bos=info.get("bos", True))
 
 
 def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path) -> None:

@@ -150,9 +150,7 @@ class StoryWriter:
         s.add(r.choice(PREPOSITIONS))
         distractor_plural = (not plural) if r.random() < 0.8 else plural
         before_verb = self.noun_phrase(s, r.choice(list(ANIMALS) + list(PLACES)), distractor_plural)
-        tense = r.random() < 0.5
-        verb = ("were" if plural else "was") if tense else ("are" if plural else "is")
-        s.forced["agreement"].append(s.add(verb))
+        s.forced["agreement"].append(s.add("are" if plural else "is"))  # present tense: number alone decides
         s.link("agreement", before_verb, subject)
         s.add(r.choice(FEELINGS), ".")
 
@@ -193,16 +191,38 @@ class StoryWriter:
         for i in range(-1, len(words) - 1):  # from the second ":" on, each word recalls its successor
             s.link("induction", second + i, first + i + 1)
 
-    def story(self, n_ctx: int, list_chance: float = 0.5) -> Story:
-        """Sentences until n_ctx tokens are filled; a word list somewhere with list_chance."""
-        s = Story()
+    def refrain(self, s: Story, start: int, end: int) -> None:
+        # An earlier sentence said again, with no marker: the model cannot tell in advance which
+        # words will repeat, so recalling "the word after the earlier copy" needs every word to
+        # carry its previous word along -- the job of a previous-word head.
+        first = s.add(*s.tokens[start:end])
+        for relation, links in s.links.items():  # the copy keeps the grammar of the original
+            for q, k in [(q, k) for q, k in links if start <= k and q < end]:
+                s.link(relation, q - start + first, k - start + first)
+        for relation, positions in s.forced.items():
+            s.forced[relation] += [p - start + first for p in positions if start <= p < end]
+        for i in range(1, end - start - 1):  # from its second word on, a refrain is also induction
+            s.link("induction", first + i, start + i + 1)
+
+    def story(self, n_ctx: int, list_chance: float = 0.5, bos: bool = True, refrain_chance: float = 0.5) -> Story:
+        """Sentences until n_ctx tokens are filled; a word list somewhere with list_chance,
+        an earlier sentence repeated with refrain_chance.
+        bos=False starts with the first word (the walkthrough models read sentences that way)."""
+        r = self.rng
+        s = Story(tokens=[BOS] if bos else [])
         writers = [self.hobby, self.agreement, self.pronoun, self.verb_object]
-        with_list = self.rng.random() < list_chance
-        list_at = self.rng.randint(0, 2)
+        list_at = r.randint(0, 2) if r.random() < list_chance else -1
+        refrain_at = r.randint(1, 4) if r.random() < refrain_chance else -1
+        sentences = []  # (start, end) of each ordinary sentence so far
         while len(s.tokens) < n_ctx:
-            if with_list and list_at == 0:
+            start, n = len(s.tokens), len(sentences)
+            if n == list_at:
                 self.word_list(s)
+                list_at = -1
+            elif n == refrain_at:
+                self.refrain(s, *r.choice(sentences))
+                refrain_at = -1
             else:
-                self.rng.choice(writers)(s)
-            list_at -= 1
+                r.choice(writers)(s)
+                sentences.append((start, len(s.tokens)))
         return s.cut(n_ctx)

@@ -21,8 +21,10 @@ class Run:
 
 
 @torch.no_grad()
-def run_sentence(lm: LanguageModel, sentence: str, bos: bool = True, head_scale=None, head_mean=None) -> Run:
-    """Tokenize, check the length against the context, and run the model once."""
+def run_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None, head_scale=None, head_mean=None) -> Run:
+    """Tokenize, check the length against the context, and run the model once.
+    bos=None uses the start token exactly when the model was trained with one."""
+    bos = lm.bos if bos is None else bos
     tokens = lm.tokenizer.tokens(sentence, bos=bos)
     ids = lm.tokenizer.encode(sentence, bos=bos)
     if len(ids) > lm.config.n_ctx:

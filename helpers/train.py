@@ -33,6 +33,7 @@ class Recipe:
     seed: int = 0
     list_chance: float = 0.5  # share of stories holding a "say this list twice" game
     warmup: int = 100
+    bos: bool = True  # start every story with <bos>; the walkthrough models read bare sentences
     note: str = ""
     extras: dict = field(default_factory=dict)
 
@@ -41,11 +42,11 @@ N_CTX = 64
 # Width 96 = 12 heads of 8: the smallest head size the brief allows, so the 12 × 12 layout of
 # GPT-2 small trains here in minutes on two CPU cores.
 RECIPES = {
-    "classroom": Recipe(dict(n_layer=12, n_head=12, n_embd=96), tokens=4_500_000, seed=1,
+    "classroom": Recipe(dict(n_layer=12, n_head=12, n_embd=96), tokens=5_000_000, seed=1,
                         note="12 layers × 12 heads of 8: the layout of GPT-2 small at 1/8 of its width"),
-    "walkthrough-1": Recipe(dict(n_layer=1, n_head=1, n_embd=768, mlp=False), tokens=1_200_000, lr=1e-3, seed=2,
+    "walkthrough-1": Recipe(dict(n_layer=1, n_head=1, n_embd=768, mlp=False), tokens=1_200_000, lr=1e-3, seed=2, bos=False,
                             note="one attention-only layer with a single head of 768 (notebook 01)"),
-    "walkthrough-12": Recipe(dict(n_layer=1, n_head=12, n_embd=768, mlp=False), tokens=1_200_000, lr=1e-3, seed=3,
+    "walkthrough-12": Recipe(dict(n_layer=1, n_head=12, n_embd=768, mlp=False), tokens=1_200_000, lr=1e-3, seed=3, bos=False,
                              note="one attention-only layer with 12 heads of 64 (notebooks 02-03)"),
     **{f"heads-{h}": Recipe(dict(n_layer=2, n_head=h, n_embd=96), tokens=2_000_000, seed=10 + h,
                             note=f"2 layers, width 96, {h} head(s) of {96 // h} (notebook 04's slider)")
@@ -55,9 +56,9 @@ RECIPES = {
 }
 
 
-def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_chance: float):
+def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_chance: float, bos: bool = True):
     """(batch, N_CTX) token ids and the stories they came from."""
-    stories = [writer.story(N_CTX, list_chance) for _ in range(batch)]
+    stories = [writer.story(N_CTX, list_chance, bos) for _ in range(batch)]
     ids = torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
     return ids, stories
 
@@ -91,7 +92,7 @@ def train(name: str, progress: bool = True) -> tuple[GPT, dict]:
     for step in bar:
         for group in opt.param_groups:
             group["lr"] = learning_rate(step, steps, recipe)
-        ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance)
+        ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos)
         loss = next_token_loss(model, ids)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -104,15 +105,15 @@ def train(name: str, progress: bool = True) -> tuple[GPT, dict]:
     model.eval()
     info = {"recipe": name, "note": recipe.note, "seed": recipe.seed, "train_tokens": steps * recipe.batch * N_CTX,
             "train_seconds": round(seconds, 1), "tokens_per_second": round(steps * recipe.batch * N_CTX / seconds),
-            "params": model.num_params(), **evaluate(model, tokenizer)}
+            "params": model.num_params(), "bos": recipe.bos, **evaluate(model, tokenizer, bos=recipe.bos)}
     return model, info
 
 
 @torch.no_grad()
-def evaluate(model: GPT, tokenizer: WordTokenizer, n_stories: int = 256) -> dict:
+def evaluate(model: GPT, tokenizer: WordTokenizer, n_stories: int = 256, bos: bool = True) -> dict:
     """Held-out loss, and next-word accuracy at the positions a relation decides."""
     writer = StoryWriter(HELD_OUT_SEED)
-    ids, stories = story_batch(writer, tokenizer, n_stories, list_chance=0.5)
+    ids, stories = story_batch(writer, tokenizer, n_stories, list_chance=0.5, bos=bos)
     logits = model(ids).logits
     loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)).item()
     guesses = logits.argmax(-1)  # guesses[b, t] is the prediction for token t+1

@@ -84,3 +84,20 @@ def test_gpt2_small_sizes():
     cfg = GPTConfig(vocab_size=50257, n_ctx=1024)
     assert (cfg.n_layer, cfg.n_head, cfg.d_head) == (12, 12, 64)
     assert cfg.n_layer * cfg.n_head == 144
+
+
+def test_run_sentence_uses_the_start_token_the_model_was_trained_with():
+    from helpers.catalog import LanguageModel
+    from helpers.language import vocabulary
+    from helpers.run import run_sentence
+    from helpers.tokenizer import WordTokenizer
+
+    tok = WordTokenizer(vocabulary())
+    model = small_model(vocab_size=len(tok))
+    with_bos = run_sentence(LanguageModel("m", model, tok, bos=True), "I like to draw")
+    bare = run_sentence(LanguageModel("m", model, tok, bos=False), "I like to draw")
+    assert with_bos.tokens[0] == "<bos>" and with_bos.attentions.shape == (2, 4, 5, 5)
+    assert bare.tokens == ["I", "like", "to", "draw"] and bare.attentions.shape == (2, 4, 4, 4)
+    assert run_sentence(LanguageModel("m", model, tok, bos=False), "I like to draw", bos=True).tokens[0] == "<bos>"
+    with pytest.raises(ValueError, match="reads at most 16"):
+        run_sentence(LanguageModel("m", model, tok), " ".join(["cat"] * 16))
