@@ -1,3 +1,5 @@
+# TEAM NOTE (temporary, the lead removes it): every engineer must read /work/main/TEAM.md now —
+# rules on git (never commit), CPU (nice -n 19), file ownership, the 11:15 deadline, and the core API.
 """Companion code for the multi-head attention notebooks.
 
 Everything a notebook needs is importable from here: `import helpers as H`.
@@ -12,13 +14,36 @@ from .run import Run, run_sentence
 from .tokenizer import BOS, WordTokenizer, split_words
 
 # --- attention math, the MultiHead module, walkthrough data (attention.py, multihead.py, walkthrough.py)
+from .attention import (HeadSteps, MultiHeadSteps, attention_param_breakdown, attention_param_count, causal_mask,
+                        decompress, mask_future, merge_heads, multi_head, multi_head_from, project, raw_scores,
+                        recombination_matrix, scale, single_head, softmax_over_keys, split_heads, weighted_sum)
+from .multihead import MultiHead
+from .walkthrough import Walkthrough, seeded_layer, walkthrough_layer
 
 # --- plots, slide export, exercise checks (plots.py, export.py, checks.py)
+from .export import save_for_slides, slide_style
+from .plots import plot_attention, plot_heads, plot_matmul, plot_recombination, plot_vectors, plot_word_weights
+from .checks import (check_attention_weights, check_merge_heads, check_one_head, check_recombine,
+                     check_split_heads, check_weighted_sum)
 
 # --- GPT-2 small (gpt2.py)
+from .gpt2 import download_gpt2, drop_first_token, load_gpt2, pick_model
 
 # --- the 144-head views and the explorer (views.py, explorer.py, deck.py)
+from .views import (AllHeadsView, HeadView, TokenLinksView, head_mosaic, mosaic_cell, plot_all_heads, plot_head,
+                    plot_token_links)
+from .explorer import Explorer, check_induction_prediction, check_previous_word_head, induction_prediction
+from .deck import SLIDES, export_deck
 
 # --- the head-count slider (slider.py)
+from .slider import (HEAD_COUNTS, SENTENCE, WIDTH, HeadCountExplorer, available_head_counts, check_concat_shape,
+                     check_head_size_and_params, describe_shapes, head_shapes, load_variant, loss_by_heads,
+                     merge_head_groups, merged_loss, merged_maps, merged_model, plot_loss_vs_heads, plot_merge_example)
 
 # --- head scores and knock-outs (scores.py, ablation.py)
+from .scores import (PUBLISHED_GPT2_HEADS, best_head_types, describe_links, duplicate_token_scores, first_token_scores,
+                     generic_scores, held_out_stories, induction_pattern_scores, induction_scores, plot_head_types,
+                     plot_ranked, plot_score_tables, previous_token_scores, published_head_ranks, ranked_heads,
+                     relation_pairs, relation_scores, repeated_random_tokens, story_attentions)
+from .ablation import (KnockoutExplorer, check_knockout_prediction, check_previous_token_detector, forced_accuracy,
+                       head_means, knock_out, knockout_summary, next_word_change, prediction_bars)

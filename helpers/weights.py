@@ -76,6 +76,7 @@ def atomic_write(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; shipped files are for everyone to read
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -1,0 +1,48 @@
+"""Time each notebook run top to bottom headless, as the tests run it (kernel start included).
+
+    python bench/bench_notebooks.py                 # every notebooks/NN_*.ipynb
+    python bench/bench_notebooks.py 01 02 03        # only these numbers
+
+Target: <= 15 s each for notebooks 01–03 on a 2-core laptop CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_S = {"01": 15.0, "02": 15.0, "03": 15.0}
+
+
+def run(path: Path) -> float:
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("numbers", nargs="*", help="notebook numbers to run, e.g. 01 02 (default: all)")
+    args = parser.parse_args()
+    paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if args.numbers:
+        paths = [p for p in paths if p.name[:2] in args.numbers]
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(f"{'notebook':<48} {'seconds':>8}  target")
+    for path in paths:
+        seconds = run(path)
+        target = TARGET_S.get(path.name[:2])
+        verdict = "" if target is None else f"<= {target:.0f} s {'ok' if seconds <= target else 'OVER'}"
+        print(f"{path.name:<48} {seconds:8.1f}  {verdict}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""The lecture deck: the key figures of notebooks 01–06 in one 16:9 PDF plus a folder of PNGs.
+
+    pdf, pngs = H.export_deck()          # figures/deck/deck.pdf and figures/deck/NN_name.png
+
+Each slide is one line in SLIDES: a file name and a function that builds the figure
+from the shipped models by calling the notebooks' own plot functions. Add a slide by
+adding a line. Pages are 13.33 × 7.5 in; the PNGs are 1920 × 1080 px, and no text is
+smaller than 14 pt there (export.save_for_slides enlarges anything smaller).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Callable
+
+from matplotlib.backends.backend_pdf import PdfPages
+from matplotlib.figure import Figure
+
+from . import plots, scores, slider, views
+from .catalog import LanguageModel, load_model
+from .export import _slide_sized, save_for_slides, slide_style
+from .run import Run, run_sentence
+from .walkthrough import Walkthrough, walkthrough_layer
+
+SIZE = (1920 / 144, 1080 / 144)  # 16:9 inches; at 144 dpi exactly 1920 × 1080 px
+DPI = 144
+DRAW = "I like to draw"
+LIST = "list : red mat old fox . again : red mat old fox ."
+
+
+class Models:
+    """Loads each model (and runs each sentence) once while a deck is built."""
+
+    def __init__(self, n_stories: int = 32):
+        self.n_stories = n_stories
+        self._walks: dict[int, Walkthrough] = {}
+        self._runs: dict[str, Run] = {}
+
+    @cached_property
+    def classroom(self) -> LanguageModel:
+        return load_model("classroom")
+
+    def walk(self, n_heads: int) -> Walkthrough:
+        if n_heads not in self._walks:
+            self._walks[n_heads] = walkthrough_layer("classroom", n_heads=n_heads, sentence=DRAW)
+        return self._walks[n_heads]
+
+    def run(self, sentence: str) -> Run:
+        if sentence not in self._runs:
+            self._runs[sentence] = run_sentence(self.classroom, sentence)
+        return self._runs[sentence]
+
+    @cached_property
+    def scores(self) -> dict:
+        return scores.relation_scores(self.classroom, n_stories=self.n_stories)
+
+    def best(self, relation: str) -> tuple[int, int]:
+        return scores.ranked_heads(self.scores, relation, k=1)[0][0]
+
+
+@dataclass(frozen=True)
+class Slide:
+    name: str  # file name of the PNG, e.g. "05_all_heads"
+    make: Callable[[Models], Figure]
+
+
+def _draw_head(m: Models, n_heads: int) -> int:
+    w = m.walk(n_heads)
+    return w.pick_head(len(w.tokens) - 1, w.tokens.index("I"))
+
+
+def _one_head(m: Models) -> Figure:
+    w = m.walk(1)
+    return plots.plot_attention(w.head(0).weights, w.tokens, title="One head reads 'I like to draw'")
+
+
+def _draw_row(m: Models) -> Figure:
+    w = m.walk(1)
+    return plots.plot_word_weights(w.head(0).weights[-1], w.tokens, w.tokens[-1])
+
+
+def _induction_zoom(m: Models) -> Figure:
+    run, (l, h) = m.run(LIST), m.best("induction")
+    return views.plot_head(run.attentions[l, h], run.tokens, title=f"Induction head L{l} H{h} on a repeated list")
+
+
+def _induction_links(m: Models) -> Figure:
+    run, (l, h) = m.run(LIST), m.best("induction")
+    return views.plot_token_links(run.attentions[l, h], run.tokens, title=f"L{l} H{h}: who looks at whom")
+
+
+# One line per slide, in lecture order: (file name, figure maker).
+SLIDES = [
+    Slide("01_one_head", _one_head),
+    Slide("01_where_draw_looks", _draw_row),
+    Slide("02_twelve_heads", lambda m: plots.plot_heads(m.walk(12).steps().weights, m.walk(12).tokens,
+                                                        title="Twelve heads of 64 read 'I like to draw'")),
+    Slide("02_shrunk_query", lambda m: plots.plot_matmul((1, 768), (768, 64), ("draw", "W_Q of one head", "query"))),
+    Slide("03_recombination", lambda m: plots.plot_recombination(m.walk(12).W_O, highlight=_draw_head(m, 12))),
+    Slide("04_loss_vs_heads", lambda m: slider.plot_loss_vs_heads(slider.loss_by_heads())),
+    Slide("04_merged_heads", lambda m: slider.plot_merge_example()),
+    Slide("05_all_heads_draw", lambda m: views.plot_all_heads(m.run(DRAW).attentions, m.run(DRAW).tokens)),
+    Slide("05_all_heads_list", lambda m: views.plot_all_heads(m.run(LIST).attentions, m.run(LIST).tokens,
+                                                              highlight=m.best("induction"))),
+    Slide("05_induction_head", _induction_zoom),
+    Slide("05_token_links", _induction_links),
+    Slide("06_score_tables", lambda m: scores.plot_score_tables(m.scores)),
+    Slide("06_head_types", lambda m: scores.plot_head_types(m.scores)),
+]
+
+
+def build_figures(slides=None, models: Models | None = None) -> list[tuple[str, Figure]]:
+    """Every slide's figure, built in the projector style."""
+    models = models or Models()
+    with slide_style():
+        return [(s.name, s.make(models)) for s in (SLIDES if slides is None else slides)]
+
+
+def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models | None = None,
+                name: str = "deck") -> tuple[Path, list[Path]]:
+    """Write folder/deck.pdf (one 16:9 page per slide) and folder/<slide>.png (1920 × 1080).
+
+    Files appear whole or not at all: the PDF is written to a temporary file and renamed.
+    """
+    figures = build_figures(slides, models)
+    if not figures:
+        raise ValueError("No slides to export; pass slides= a non-empty list or use the default SLIDES.")
+    folder = Path(folder)
+    pngs = [p for slide_name, fig in figures
+            for p in save_for_slides(fig, slide_name, folder, formats=("png",), size=SIZE, dpi=DPI)]
+    pdf_path = folder / f"{name}.pdf"
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{pdf_path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        with PdfPages(tmp, metadata={"Title": "Multi-head attention: the lecture deck", "CreationDate": None}) as pdf:
+            for _, fig in figures:
+                with _slide_sized(fig, SIZE):  # slide size, layout and >= 14 pt text, as for the PNGs
+                    pdf.savefig(fig)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the deck is for sharing
+        os.replace(tmp, pdf_path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return pdf_path, pngs

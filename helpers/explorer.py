@@ -1,0 +1,326 @@
+"""The 144-heads explorer: type a sentence, pick a head, export the views for slides.
+
+The widget is thin. Its logic lives in three plain methods that tests call without
+a browser: `set_sentence(text)`, `select(layer, head)` and `export()`. Attention
+comes from `run_sentence` (the explorer never computes it), and redraws change the
+existing matplotlib artists, then show the figures as PNG bytes in Image widgets,
+which works the same in JupyterLab, Voilà and a headless notebook run (no ipympl).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from pathlib import Path
+
+import ipywidgets as widgets
+import numpy as np
+import PIL.Image
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from .catalog import LanguageModel
+from .export import save_for_slides, slide_style
+from .run import Run, run_sentence
+from .views import AllHeadsView, HeadView, TokenLinksView, links_height, plot_all_heads, plot_head, plot_token_links
+
+ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
+
+
+class Frame:
+    """Renders one figure to PNG bytes for an Image widget, redrawing only what moves.
+
+    The first render draws everything except the `moving` artists and keeps that
+    picture as the background; later renders paste the background back and draw only
+    the moving artists on top (matplotlib's "blitting"), which skips all the text
+    layout. Call `invalidate()` after changing anything that is not a moving artist.
+    """
+
+    def __init__(self, fig, moving=(), dpi: int = 72):
+        fig.set_dpi(dpi)
+        self.fig, self.canvas, self.moving = fig, FigureCanvasAgg(fig), list(moving)
+        for artist in self.moving:
+            artist.set_animated(True)
+        self.background = None
+
+    def invalidate(self) -> None:
+        self.background = None
+
+    def png(self) -> bytes:
+        if self.background is None:
+            self.canvas.draw()  # everything but the moving artists
+            self.background = self.canvas.copy_from_bbox(self.fig.bbox)
+        else:
+            self.canvas.restore_region(self.background)
+        for artist in self.moving:
+            self.fig.draw_artist(artist)
+        pixels = np.asarray(self.canvas.buffer_rgba())[..., :3]  # (height, width, RGB): opaque figure
+        buffer = io.BytesIO()
+        PIL.Image.fromarray(pixels).save(buffer, format="png", compress_level=1)  # fast, still small
+        return buffer.getvalue()
+
+
+class Explorer:
+    """All heads of `lm` reading one sentence, one head zoomed in, and an export button.
+
+    `explorer.widget` is the ipywidgets box; a notebook shows it by ending a cell with
+    the explorer itself.
+    """
+
+    def __init__(self, lm: LanguageModel, sentence: str = "I like to draw", layer: int = 0, head: int = 0,
+                 folder: str | Path = "figures", dpi: int = 72):
+        self.lm, self.folder, self.dpi = lm, Path(folder), dpi
+        self.run: Run = run_sentence(lm, sentence)  # the first sentence must work: it is the last good view
+        self.sentence, self.error, self.exported = sentence, "", []
+        (self.layer, self.head), self.query = self._checked(layer, head), None
+        attn = self.run.attentions
+        self.grid = AllHeadsView(attn, self.run.tokens, highlight=(self.layer, self.head))
+        self.grid.fig.set_size_inches(7.5, 6.8)
+        self.zoom = HeadView(attn[self.layer, self.head], self.run.tokens, title=self._head_title())
+        self.links = TokenLinksView(attn[self.layer, self.head], self.run.tokens)
+        self.frames = [Frame(self.grid.fig, [self.grid.image, self.grid.gaps, self.grid.rect], dpi),
+                       Frame(self.zoom.fig, [self.zoom.image, self.zoom.ax.title], dpi),
+                       Frame(self.links.fig, [self.links.lines, self.links.ax.title], dpi)]
+        self._build_widgets()
+        self._draw()
+
+    # --- the logic: plain methods ------------------------------------------------------
+    def set_sentence(self, text: str) -> bool:
+        """Run the model on a new sentence and redraw; on bad input show the error, keep the view."""
+        try:
+            run = run_sentence(self.lm, text)
+        except Exception as err:  # noqa: BLE001 - a widget shows the message instead of raising
+            return self._show_error(err)
+        self.run, self.sentence, self.query = run, text, None
+        self._quietly(self.text, text)
+        self._quietly(self.word, -1, options=[ALL_WORDS] + self._word_options())
+        self.grid.update(run.attentions, (self.layer, self.head), tokens=run.tokens)
+        self.links.fig.set_size_inches(4.5, links_height(len(run.tokens)))
+        for frame in self.frames:
+            frame.invalidate()  # new words on the axes: lay the figures out again
+        self._clear_error()
+        self._draw()
+        return True
+
+    def select(self, layer: int, head: int, query: int | None = None) -> bool:
+        """Highlight head (layer, head) in the grid and zoom into it; `query` picks one word's links."""
+        try:
+            layer, head = self._checked(layer, head)
+            if query is not None and not 0 <= query < len(self.run.tokens):
+                raise ValueError(f"query={query} is not a word of this sentence (0..{len(self.run.tokens) - 1}).")
+        except ValueError as err:
+            return self._show_error(err)
+        if query != self.query:
+            self.frames[2].invalidate()  # another word is highlighted in the link view
+        self.layer, self.head, self.query = layer, head, query
+        self._quietly(self.layer_slider, layer)
+        self._quietly(self.head_slider, head)
+        self._quietly(self.word, -1 if query is None else query)
+        self.grid.update(highlight=(layer, head))
+        self._clear_error()
+        self._draw()
+        return True
+
+    def export(self, folder: str | Path | None = None) -> list[Path]:
+        """Write the current grid, zoomed head and token links as PNG, SVG and PDF for slides."""
+        folder = Path(folder or self.folder)
+        try:
+            paths = []
+            for name, fig in self.slide_figures().items():
+                paths += save_for_slides(fig, name, folder)
+        except Exception as err:  # noqa: BLE001
+            self._show_error(err)
+            return []
+        self.exported = paths
+        self.export_note.value = "Wrote " + ", ".join(f"<code>{html.escape(str(p))}</code>" for p in paths)
+        return paths
+
+    def slide_figures(self) -> dict:
+        """Fresh projector-styled figures of the current views, keyed by file name."""
+        attn, tokens = self.run.attentions, self.run.tokens
+        tag = f"{_plain(self.lm.name)}_L{self.layer}H{self.head}"
+        with slide_style():
+            return {
+                f"{_plain(self.lm.name)}_all_heads": plot_all_heads(attn, tokens, highlight=(self.layer, self.head)),
+                f"{tag}_map": plot_head(attn[self.layer, self.head], tokens, title=self._head_title()),
+                f"{tag}_links": plot_token_links(attn[self.layer, self.head], tokens, query=self.query,
+                                                 title=self._head_title()),
+            }
+
+    # --- helpers -----------------------------------------------------------------------
+    def _checked(self, layer, head) -> tuple[int, int]:
+        L, H = self.lm.config.n_layer, self.lm.config.n_head
+        if not (isinstance(layer, int) and isinstance(head, int) and 0 <= layer < L and 0 <= head < H):
+            raise ValueError(f"(layer, head)=({layer}, {head}) does not exist; {self.lm.name} has "
+                             f"layers 0..{L - 1} and heads 0..{H - 1}.")
+        return layer, head
+
+    def _head_title(self) -> str:
+        return f"layer {self.layer}, head {self.head}"
+
+    def _word_options(self) -> list[tuple[str, int]]:
+        return [(f"{i}: {t}", i) for i, t in enumerate(self.run.tokens)]
+
+    def _show_error(self, err: Exception) -> bool:
+        self.error = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        self.status.value = f"<span style='color:#b00020'>⚠ {html.escape(self.error)}</span>"
+        return False
+
+    def _clear_error(self) -> None:
+        self.error = ""
+        T = len(self.run.tokens)
+        L, H = self.lm.config.n_layer, self.lm.config.n_head
+        self.status.value = f"{T} tokens · attention ({L}, {H}, {T}, {T}): layers, heads, queries, keys"
+
+    def _draw(self) -> None:
+        """Update the zoom and links artists, then re-render the three figures into the Image widgets."""
+        attn = self.run.attentions[self.layer, self.head]  # (T, T)
+        self.zoom.update(attn, self.run.tokens, title=self._head_title())
+        self.links.update(attn, self.run.tokens, query=self.query, title=self._head_title())
+        for frame, image in zip(self.frames, self.images):
+            image.value = frame.png()
+
+    # --- the widgets: thin wiring --------------------------------------------------------
+    def _build_widgets(self) -> None:
+        L, H = self.lm.config.n_layer, self.lm.config.n_head
+        self.text = widgets.Text(value=self.sentence, description="Sentence", continuous_update=False,
+                                 layout=widgets.Layout(width="95%"))
+        self.layer_slider = widgets.IntSlider(self.layer, 0, L - 1, description="layer")
+        self.head_slider = widgets.IntSlider(self.head, 0, H - 1, description="head")
+        self.word = widgets.Dropdown(options=[ALL_WORDS] + self._word_options(), value=-1,
+                                     description="query")
+        self.status = widgets.HTML()
+        self.images = [widgets.Image(format="png") for _ in self.frames]  # grid, zoomed head, token links
+        self.button = widgets.Button(description="Export for slides", icon="download",
+                                     tooltip=f"PNG, SVG and PDF into {self.folder}/")
+        self.export_note = widgets.HTML()
+        self._clear_error()
+        self._busy = False
+        self.text.observe(lambda change: self._react(self.set_sentence, change["new"]), "value")
+        for control in (self.layer_slider, self.head_slider, self.word):
+            control.observe(lambda change: self._react(self._select_from_controls), "value")
+        self.button.on_click(lambda _: self.export())
+        self.widget = widgets.VBox([
+            self.text, widgets.HBox([self.layer_slider, self.head_slider, self.word]), self.status,
+            widgets.HBox([self.images[0], widgets.VBox(self.images[1:])]),
+            widgets.HBox([self.button, self.export_note]),
+        ])
+
+    def _select_from_controls(self) -> None:
+        word = self.word.value
+        self.select(self.layer_slider.value, self.head_slider.value, None if word < 0 else word)
+
+    def _react(self, action, *args) -> None:
+        """Run a control's action unless the change came from the explorer itself."""
+        if not self._busy:
+            action(*args)
+
+    def _quietly(self, control, value, options=None) -> None:
+        """Set a control without triggering its callback."""
+        self._busy = True
+        try:
+            if options is not None:
+                control.options = options
+            control.value = value
+        finally:
+            self._busy = False
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _plain(name: str) -> str:
+    """A model name as a file-name part ("gpt2", "classroom")."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "model"
+
+
+# --- notebook 05's exercises: find heads in the grid -------------------------------------
+def induction_prediction(tokens) -> np.ndarray:
+    """Where an induction head looks (T, T): from each word to the word after its latest
+    earlier copy; a word seen for the first time rests on the first token."""
+    T = len(tokens)
+    pattern = np.zeros((T, T))
+    for q, word in enumerate(tokens):
+        copies = [k for k in range(q) if tokens[k] == word]
+        pattern[q, copies[-1] + 1 if copies else 0] = 1.0
+    return pattern
+
+
+def _answer(name: str, fn, *args):
+    """Call the student's function (or take a plain value); return (answer, None) or (None, message)."""
+    try:
+        got = fn(*args) if callable(fn) else fn
+    except Exception as err:  # noqa: BLE001 - the student's bug is reported, the notebook goes on
+        return None, f"✗ {name}: your function raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    if got is None or got is Ellipsis:
+        return None, f"… {name}: not attempted yet. The notebook goes on with the reference answer."
+    return got, None
+
+
+def check_previous_word_head(answer, attentions) -> bool:
+    """answer: (layer, head), or a function attentions (L, H, T, T) -> (layer, head).
+    Passes when that head is (within 0.02 of) the one that looks most at the previous word."""
+    from .scores import first_token_scores, previous_token_scores
+
+    a = torch.as_tensor(attentions).float()  # (L, H, T, T)
+    got, problem = _answer("previous-word head", answer, a.clone())
+    if problem:
+        return _say(False, problem)
+    try:
+        layer, head = (int(x) for x in got)
+    except (TypeError, ValueError):
+        return _say(False, f"✗ previous-word head: expected (layer, head), got {got!r}.")
+    L, H = a.shape[:2]
+    if not (0 <= layer < L and 0 <= head < H):
+        return _say(False, f"✗ previous-word head: there is no head ({layer}, {head}); layers 0..{L - 1}, heads 0..{H - 1}.")
+    prev = previous_token_scores(a)  # (L, H): mean weight on the word just before
+    best = np.unravel_index(prev.argmax(), prev.shape)
+    said = f"L{layer} H{head} puts {prev[layer, head]:.2f} on the previous word on average"
+    if prev[layer, head] >= prev.max() - 0.02:
+        return _say(True, f"✓ previous-word head: {said} (best L{best[0]} H{best[1]}: {prev.max():.2f}).")
+    itself = a.diagonal(dim1=-2, dim2=-1).mean(-1).numpy()  # (L, H): weight on the word itself
+    hints = {_top(itself): "that head looks at the word itself (the diagonal), not one word to the left.",
+             _top(first_token_scores(a)): "that head rests on the first token (a bright first column).",
+             (int(best[1]), int(best[0])): "you swapped layer and head: rows are layers, columns heads."}
+    hint = hints.get((layer, head), "look for a bright line just below the diagonal.")
+    return _say(False, f"✗ previous-word head: {said}; {hint} The best is L{best[0]} H{best[1]} ({prev.max():.2f}).")
+
+
+def check_induction_prediction(student_fn, run: Run) -> bool:
+    """student_fn(tokens) -> (T, T) predicted pattern; judged on the words that repeat an
+    earlier word, then compared with the model's most induction-like head on `run`."""
+    tokens = list(run.tokens)
+    got, problem = _answer("induction pattern", student_fn, tokens)
+    if problem:
+        return _say(False, problem)
+    want = induction_prediction(tokens)
+    rows = [q for q in range(len(tokens)) if tokens[q] in tokens[:q]]  # words seen before
+    got = np.asarray(got, dtype=float)
+    if got.shape != want.shape:
+        return _say(False, f"✗ induction pattern: shape {got.shape}, expected {want.shape} (queries × keys).")
+    picked, right = got[rows].argmax(-1), want[rows].argmax(-1)
+    if not rows or (picked == right).all():
+        attn = run.attentions[:, :, rows, right].float().mean(-1)  # (L, H): weight where you predicted
+        l, h = np.unravel_index(int(attn.argmax()), attn.shape)
+        return _say(True, f"✓ induction pattern: right for all {len(rows)} repeated words. In the model, L{l} H{h} "
+                          f"puts {attn[l, h]:.2f} of its attention exactly there.")
+    if (picked == right - 1).all():
+        return _say(False, "✗ induction pattern: you point at the earlier copy itself (a duplicate-token head); "
+                           "an induction head looks one word further, at what came next last time.")
+    if (picked == np.array(rows) - 1).all():
+        return _say(False, "✗ induction pattern: that is the previous word; look for the earlier copy instead.")
+    wrong = [tokens[q] for q, p, r in zip(rows, picked, right) if p != r]
+    return _say(False, f"✗ induction pattern: wrong for {len(wrong)} of {len(rows)} repeated words, e.g. "
+                       f"'{wrong[0]}'. From a repeated word, look at the word after its earlier copy.")
+
+
+def _top(table: np.ndarray) -> tuple[int, int]:
+    """(layer, head) of the largest entry of a (L, H) table."""
+    l, h = np.unravel_index(int(np.argmax(table)), table.shape)
+    return int(l), int(h)
+
+
+def _say(ok: bool, line: str) -> bool:
+    print(line)
+    return ok

@@ -1,0 +1,177 @@
+"""Figures for slides: one call writes PNG, SVG and PDF, sized for a 16:9 projector.
+
+`slide_style()` is the projector look (large fonts, thick lines, high contrast,
+colour-blind-safe colour maps). Wrap the code that *builds* a figure in it::
+
+    with H.slide_style():
+        fig = H.plot_attention(weights, tokens)
+    H.save_for_slides(fig, "draw_attention")   # -> figures/draw_attention.{png,svg,pdf}
+
+`save_for_slides` also enlarges any text smaller than the slide minimum while it
+saves, then puts the figure back as it was. Files appear whole or not at all:
+each is written to a temporary file first and renamed into place only when
+every format has been written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import matplotlib as mpl
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+# A 16:9 slide is 12.8 × 7.2 inches: 1920 × 1080 px at 150 dpi, 2560 × 1440 px at 200 dpi.
+# 14 pt text there is about 29 px high at 1080p, readable from the back of a classroom.
+SIZES = {"16:9": (12.8, 7.2), "4:3": (9.6, 7.2)}
+MIN_FONT_PT = 14
+FORMATS = ("png", "svg", "pdf")
+SLIDE_CMAP = "viridis"  # perceptually uniform and colour-blind safe; "cividis" is the other good choice
+
+SLIDE_RC = {
+    "font.size": 16,
+    "axes.titlesize": 20,
+    "axes.labelsize": 18,
+    "xtick.labelsize": 16,
+    "ytick.labelsize": 16,
+    "legend.fontsize": 15,
+    "figure.titlesize": 22,
+    "axes.linewidth": 1.5,
+    "lines.linewidth": 3.0,
+    "xtick.major.width": 1.5,
+    "ytick.major.width": 1.5,
+    "image.cmap": SLIDE_CMAP,
+    "axes.prop_cycle": mpl.cycler(color=["#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                         "#CC79A7", "#56B4E9", "#F0E442", "#000000"]),  # Okabe–Ito
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "text.color": "black",
+    "axes.labelcolor": "black",
+    "xtick.color": "black",
+    "ytick.color": "black",
+    "savefig.facecolor": "white",
+    "svg.hashsalt": "attention-slides",  # the same figure gives the same SVG every time
+}
+
+
+@contextlib.contextmanager
+def slide_style() -> Iterator[dict]:
+    """Projector rc settings for the figures built inside the `with` block."""
+    with mpl.rc_context(SLIDE_RC):
+        yield SLIDE_RC
+
+
+def save_for_slides(
+    fig: Figure,
+    name: str,
+    folder: str | Path = "figures",
+    formats: Sequence[str] = FORMATS,
+    size: str | tuple[float, float] | None = "16:9",
+    dpi: int = 200,
+) -> list[Path]:
+    """Write `fig` as folder/name.{png,svg,pdf} for slides and return the paths written.
+
+    size: "16:9" (12.8 × 7.2 in: a 2560 × 1440 px PNG at 200 dpi), "4:3",
+    (width, height) in inches, or None to keep the figure's own size.
+    """
+    _check_arguments(fig, name, formats, dpi)
+    inches = None if size is None else _inches(size)
+    folder = _writable_folder(Path(folder))
+    targets = [folder / f"{name}.{fmt.lower()}" for fmt in formats]
+    with _slide_sized(fig, inches):
+        temps = []
+        try:
+            for target in targets:
+                temps.append(_write_temp(fig, target, dpi))
+            for tmp, target in zip(temps, targets):
+                os.replace(tmp, target)
+        finally:
+            for tmp in temps:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+    return targets
+
+
+def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -> None:
+    if not isinstance(fig, Figure):
+        raise ValueError(f"save_for_slides needs a matplotlib Figure, got {type(fig).__name__}; "
+                         f"pass the figure a plot function returned.")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_\-]*", name):
+        raise ValueError(f"name={name!r} is not a plain file name; use letters, digits, '_', '-' "
+                         f"(no folder, no extension), e.g. 'draw_attention'.")
+    bad = [f for f in formats if str(f).lower() not in FORMATS]
+    if bad or not formats:
+        raise ValueError(f"formats={tuple(formats)!r} is not supported; choose from {FORMATS}.")
+    if not isinstance(dpi, (int, float)) or dpi <= 0:
+        raise ValueError(f"dpi={dpi!r} must be a positive number; 200 is good for slides.")
+
+
+def _writable_folder(folder: Path) -> Path:
+    """Create the folder if needed; a one-line error when nothing can be written there."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise PermissionError(f"Cannot create the figure folder {folder} ({err.strerror}); "
+                              f"pass folder= a directory you can write to.") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"The figure folder {folder} is not writable; "
+                              f"pass folder= a directory you can write to.")
+    return folder
+
+
+def _write_temp(fig: Figure, target: Path, dpi: float) -> str:
+    """Save one format to a hidden temporary file beside the target; return its path."""
+    fmt = target.suffix[1:]
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as err:
+        raise PermissionError(f"Cannot write into the figure folder {target.parent} ({err.strerror}); "
+                              f"pass folder= a directory you can write to.") from None
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes owner-only files; figures are ordinary files
+    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
+    try:
+        fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
+    except BaseException:
+        os.remove(tmp)
+        raise
+    return tmp
+
+
+@contextlib.contextmanager
+def _slide_sized(fig: Figure, inches: tuple[float, float] | None) -> Iterator[None]:
+    """Temporarily give the figure the slide size, a layout engine and slide-sized text."""
+    old_size = tuple(fig.get_size_inches())
+    old_engine = fig.get_layout_engine()
+    old_fonts = [(text, text.get_fontsize()) for text in fig.findobj(Text)]
+    try:
+        if inches is not None:
+            fig.set_size_inches(*inches, forward=False)
+        for text, pt in old_fonts:
+            if text.get_text() and pt < MIN_FONT_PT:
+                text.set_fontsize(MIN_FONT_PT)
+        if old_engine is None:
+            fig.set_layout_engine("constrained")
+        yield
+    finally:
+        fig.set_size_inches(*old_size, forward=False)
+        for text, pt in old_fonts:
+            text.set_fontsize(pt)
+        if old_engine is None:
+            fig.set_layout_engine("none")
+
+
+def _inches(size) -> tuple[float, float]:
+    if isinstance(size, str) and size in SIZES:
+        return SIZES[size]
+    if isinstance(size, (tuple, list)) and len(size) == 2 and all(
+            isinstance(s, (int, float)) and s > 0 for s in size):
+        return float(size[0]), float(size[1])
+    raise ValueError(f"size={size!r} is not a slide size; use '16:9', '4:3', (width, height) in inches or None.")

@@ -1,0 +1,270 @@
+"""Real GPT-2 small, loaded into our own GPT: pick_model("gpt2"), load_gpt2(), download_gpt2().
+
+Two files of openai-community/gpt2 at one pinned commit are needed: model.safetensors (548 MB)
+and tokenizer.json (1.4 MB). They live in one folder, HELPERS_GPT2_DIR or ~/.cache/helpers/gpt2,
+and are downloaded once with huggingface_hub. A file only gets its final name after its sha256
+matched; a file with the wrong sha256 is removed and refused. Nothing here touches the network
+at import time, nor when both files are already in the folder (or in the Hugging Face cache).
+Offline, pick_model("gpt2") prints one line saying what to download and falls back to the
+classroom model, so every notebook still runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import torch
+
+from .catalog import LanguageModel, load_model
+from .model import GPTConfig
+
+REPO_ID = "openai-community/gpt2"
+REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"  # the hub commit whose files are pinned below
+FILES = {  # name: (bytes, sha256), as published for REVISION
+    "model.safetensors": (548_105_171, "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707"),
+    "tokenizer.json": (1_355_256, "8414cab924d8b9b33013f0d221c5862f365ee9be39c5c2bfae8a5a9e970478a6"),
+}
+GPT2_SMALL = GPTConfig(vocab_size=50257, n_ctx=1024, n_layer=12, n_head=12, n_embd=768)
+EOT = "<|endoftext|>"  # GPT-2's only special token (id 50256), used as the first token
+DIR_ENV = "HELPERS_GPT2_DIR"  # a folder holding (or to receive) the two files
+VERIFY_ENV = "HELPERS_GPT2_VERIFY"  # "0" trusts files already in the folder (tests with stand-in files)
+_verified: set[tuple[str, int, int]] = set()  # (path, size, mtime) already hashed in this process
+
+
+class GPT2Unavailable(FileNotFoundError):
+    """GPT-2 small cannot be had right now (offline, no file, failed download, wrong checksum)."""
+
+
+def gpt2_dir() -> Path:
+    """The folder for the two files: $HELPERS_GPT2_DIR, else ~/.cache/helpers/gpt2."""
+    if os.environ.get(DIR_ENV):
+        return Path(os.environ[DIR_ENV]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "helpers" / "gpt2"
+
+
+def missing_message(folder: Path, reason: str = "") -> str:
+    """One line: what to download, its size, and where to put it."""
+    why = f" ({reason})" if reason else ""
+    return (
+        f"GPT-2 small is not available{why}: download model.safetensors (548 MB) and tokenizer.json (1.4 MB) "
+        f"from https://huggingface.co/{REPO_ID}/tree/{REVISION} and put both in {folder} "
+        f"(or set {DIR_ENV} to their folder)."
+    )
+
+
+def _matches(path: Path, name: str) -> bool:
+    """True when the file has the pinned size and sha256 (hashed once per process)."""
+    from .weights import sha256
+
+    size, digest = FILES[name]
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key in _verified:
+        return True
+    if stat.st_size != size or sha256(path) != digest:
+        return False
+    _verified.add(key)
+    return True
+
+
+def _trusted(path: Path, name: str) -> bool:
+    return os.environ.get(VERIFY_ENV, "1") == "0" or _matches(path, name)
+
+
+def _offline() -> bool:
+    flag = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+    return flag.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _from_hf_cache(name: str) -> Path | None:
+    """The pinned file from the Hugging Face cache, if someone already downloaded it (no network)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    found = try_to_load_from_cache(REPO_ID, name, revision=REVISION)
+    return Path(found) if isinstance(found, str) and _matches(Path(found), name) else None
+
+
+def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Path:
+    """Download one file under a temporary name, check it, then give it its final name."""
+    try:
+        from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+        from tqdm.auto import tqdm
+    except ImportError:
+        raise GPT2Unavailable(missing_message(folder, "pip install -e '.[gpt2]' for downloads")) from None
+
+    class QuietBar(tqdm):  # used when progress=False
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "disable": True})
+
+    staging = folder / ".download"  # huggingface_hub writes *.incomplete here, then renames
+    try:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            url = hf_hub_url(REPO_ID, name, revision=REVISION, endpoint=endpoint)
+            get_hf_file_metadata(url, timeout=10, endpoint=endpoint)  # one quick try, not a minute of retries
+            staged = Path(hf_hub_download(REPO_ID, name, revision=REVISION, local_dir=staging, endpoint=endpoint,
+                                          tqdm_class=None if progress else QuietBar))
+        except Exception as err:  # network, HTTP, disk: all mean "not available now"
+            reason = f"download of {name} failed: {type(err).__name__}"
+            raise GPT2Unavailable(missing_message(folder, reason)) from None
+        if not _matches(staged, name):
+            reason = f"the downloaded {name} had the wrong sha256 and was removed"
+            raise GPT2Unavailable(missing_message(folder, reason))
+        os.replace(staged, folder / name)  # only a checked file gets the final name
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # partial, refused or moved: nothing stays behind
+    return folder / name
+
+
+def download_gpt2(cache_dir: str | Path | None = None, progress: bool = True,
+                  endpoint: str | None = None) -> dict[str, Path]:
+    """Paths of model.safetensors and tokenizer.json, downloading what is missing (once).
+
+    Looks in cache_dir (default gpt2_dir()), then the Hugging Face cache; only then, unless
+    HF_HUB_OFFLINE is set, downloads from the hub (or `endpoint`) at the pinned revision.
+    """
+    folder = Path(cache_dir).expanduser() if cache_dir is not None else gpt2_dir()
+    paths = {}
+    for name in FILES:
+        target = folder / name
+        if target.is_file():
+            if _trusted(target, name):
+                paths[name] = target
+                continue
+            _remove_bad(target, folder)
+        found = _from_hf_cache(name)
+        if found is not None:
+            paths[name] = found
+        elif _offline():
+            raise GPT2Unavailable(missing_message(folder, "offline: HF_HUB_OFFLINE is set"))
+        else:
+            paths[name] = _fetch(name, folder, progress, endpoint)
+    return paths
+
+
+def _remove_bad(path: Path, folder: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:  # e.g. a read-only drive: refuse without removing
+        raise GPT2Unavailable(missing_message(folder, f"{path} has the wrong sha256 and cannot be removed")) from None
+    print(f"Removed {path}: its sha256 is not GPT-2 small's (damaged or incomplete file).")
+
+
+def _config_for(folder: Path) -> GPTConfig:
+    """GPT-2 small's sizes, or those of a Hugging Face config.json lying beside the weights."""
+    config_file = folder / "config.json"
+    if not config_file.is_file():
+        return GPT2_SMALL
+    c = json.loads(config_file.read_text())
+    return GPTConfig(vocab_size=c["vocab_size"], n_ctx=c["n_positions"], n_layer=c["n_layer"],
+                     n_head=c["n_head"], n_embd=c["n_embd"], ln_eps=c.get("layer_norm_epsilon", 1e-5))
+
+
+def _local_files(path: Path) -> dict[str, Path]:
+    """The two files from a folder, or from a model.safetensors path with tokenizer.json beside it."""
+    folder = path.parent if path.is_file() else path
+    paths = {"model.safetensors": path if path.is_file() else folder / "model.safetensors",
+             "tokenizer.json": folder / "tokenizer.json"}
+    for name, file in paths.items():
+        if not file.is_file():
+            raise GPT2Unavailable(missing_message(folder, f"{file} is missing"))
+        if not _trusted(file, name):
+            raise GPT2Unavailable(missing_message(folder, f"{file} has the wrong sha256 (damaged or another file)"))
+    return paths
+
+
+def load_gpt2(path_or_dir: str | Path | None = None) -> LanguageModel:
+    """GPT-2 small in our own GPT, with its BPE tokenizer. Downloads once when no path is given."""
+    from safetensors.torch import load_file
+
+    from .weights import model_from_checkpoint
+
+    paths = _local_files(Path(path_or_dir).expanduser()) if path_or_dir is not None else download_gpt2()
+    model_path = paths["model.safetensors"]
+    config = _config_for(model_path.parent)
+    model = model_from_checkpoint(load_file(str(model_path)), config, source=str(model_path))
+    info = {"repo": REPO_ID, "revision": REVISION, "file": str(model_path)}
+    return LanguageModel(name="gpt2", model=model, tokenizer=BPETokenizer(paths["tokenizer.json"]), info=info)
+
+
+def pick_model(name: str = "classroom") -> LanguageModel:
+    """The notebooks' switch: the named model; for "gpt2" offline, one line and the classroom model."""
+    if name != "gpt2":
+        return load_model(name)
+    try:
+        return load_gpt2()
+    except GPT2Unavailable as err:
+        print(f"{err} Using the classroom model instead.")
+        return load_model("classroom")
+
+
+class BPETokenizer:
+    """GPT-2's byte-level BPE (tokenizer.json) with the WordTokenizer interface.
+
+    Tokens are shown as the text they stand for, leading space included: "I like to draw" reads
+    ["<|endoftext|>", "I", " like", " to", " draw"], so the pieces join back into the sentence.
+    A token holding part of a multi-byte character shows as "\ufffd".
+    """
+
+    def __init__(self, path: str | Path):
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise GPT2Unavailable("The GPT-2 tokenizer needs `tokenizers`: pip install -e '.[gpt2]'.") from None
+        self._tok = Tokenizer.from_file(str(path))
+        self.bos_id = self._tok.token_to_id(EOT)
+        if self.bos_id is None:
+            raise ValueError(f"{path} has no {EOT} token; use GPT-2's tokenizer.json.")
+        self._vocab: list[str] | None = None
+
+    def __len__(self) -> int:
+        return self._tok.get_vocab_size()
+
+    @property
+    def vocab(self) -> list[str]:
+        """Every token as text, by id (built on first use)."""
+        if self._vocab is None:
+            self._vocab = self.decode(range(len(self)))
+        return self._vocab
+
+    def encode(self, sentence: str, bos: bool = True) -> list[int]:
+        """Token ids; <|endoftext|> (50256) first unless bos=False."""
+        if not isinstance(sentence, str) or not sentence.strip():
+            raise ValueError(f"The sentence is empty ({sentence!r}); type a few words, e.g. 'I like to draw'.")
+        ids = self._tok.encode(sentence, add_special_tokens=False).ids
+        return ([self.bos_id] if bos else []) + ids
+
+    def tokens(self, sentence: str, bos: bool = True) -> list[str]:
+        return self.decode(self.encode(sentence, bos=bos))
+
+    def decode(self, ids) -> list[str]:
+        """One readable string per id (join them for the text)."""
+        return [self._tok.decode([int(i)], skip_special_tokens=False) for i in ids]
+
+
+def drop_first_token(attn, mode: str = "hide", fill: float = float("nan")):
+    """Attention maps (..., T, T) without the first key column, for views of GPT-2.
+
+    GPT-2 parks most of its attention on the first token of a short sentence (an "attention
+    sink" that carries little meaning), which washes out every other cell. "hide" blanks
+    column 0 (NaN shows as an empty cell in imshow); "renormalise" also rescales each row to
+    sum to 1 over the remaining keys (row 0 has none left and is blank). Works on tensors and arrays.
+    """
+    if mode not in ("hide", "renormalise"):
+        raise ValueError(f"mode={mode!r} is not known; use 'hide' or 'renormalise'.")
+    as_numpy = not isinstance(attn, torch.Tensor)
+    maps = torch.as_tensor(attn, dtype=torch.float32).clone()  # (..., T, T)
+    if maps.ndim < 2 or maps.shape[-1] != maps.shape[-2]:
+        raise ValueError(f"Expected square attention maps (..., T, T), got shape {tuple(maps.shape)}.")
+    maps[..., 0] = 0.0
+    if mode == "renormalise":
+        rest = maps.sum(dim=-1, keepdim=True)  # (..., T, 1)
+        maps = torch.where(rest > 0, maps / rest.clamp_min(1e-12), torch.full_like(maps, fill))
+    maps[..., 0] = fill
+    return maps.numpy() if as_numpy else maps

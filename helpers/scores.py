@@ -1,0 +1,291 @@
+"""What does each head attend to? Scores every head against known patterns.
+
+Two kinds of score, both "mean attention mass on the right key", so 1.0 is a perfect head:
+- relation_scores: for the classroom language, whose generator writes down the true
+  (query, key) pairs of every relation, each head is scored against that ground truth.
+- generic detectors (previous token, first token, duplicate token, induction): need no
+  annotations, so they work on any model, GPT-2 small included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from .catalog import LanguageModel
+from .language import RELATIONS, Story, StoryWriter
+from .tokenizer import BOS
+from .train import HELD_OUT_SEED, N_CTX
+
+TYPE_THRESHOLD = 0.5  # a head is given a type only when its best score reaches this
+
+
+# --- held-out stories through the model ---------------------------------------------
+def held_out_stories(n_stories: int = 64, seed: int = HELD_OUT_SEED, n_ctx: int = N_CTX,
+                     list_chance: float = 0.5) -> list[Story]:
+    """Stories the model never trained on (the held-out seed), each n_ctx tokens long."""
+    writer = StoryWriter(seed)
+    return [writer.story(n_ctx, list_chance) for _ in range(n_stories)]
+
+
+def story_ids(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
+    """(B, T) token ids of the stories; only classroom models know these words."""
+    ids = getattr(lm.tokenizer, "ids", None)
+    if not isinstance(ids, dict) or BOS not in ids:
+        raise ValueError(f"{lm.name} does not read the classroom language; use the generic detectors "
+                         f"(previous_token_scores, induction_scores ...) for it.")
+    return torch.tensor([[ids[t] for t in s.tokens] for s in stories])  # (B, T)
+
+
+@torch.no_grad()
+def story_attentions(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
+    """Every attention map for a batch of stories, in one forward pass: (B, L, H, T, T)."""
+    return lm.model(story_ids(lm, stories)).attentions
+
+
+# --- ground-truth scores for the classroom language ----------------------------------
+def relation_pairs(stories: list[Story], relation: str) -> list[tuple[int, int, int]]:
+    """(story, query, key) triples of one relation: the attention a perfect head would pay."""
+    if relation not in RELATIONS:
+        raise ValueError(f"Unknown relation {relation!r}; choose one of {', '.join(RELATIONS)}.")
+    triples = []
+    for b, s in enumerate(stories):
+        T = len(s.tokens)
+        if relation == "previous":
+            triples += [(b, t, t - 1) for t in range(1, T)]
+        elif relation == "bos":
+            triples += [(b, t, 0) for t in range(1, T)]
+        else:
+            triples += [(b, q, k) for q, k in s.links[relation]]
+    return triples
+
+
+def describe_links(story: Story, relations=RELATIONS[2:], n: int = 1) -> list[str]:
+    """Readable lines: for each relation, its first n (query -> key) pairs with their words."""
+    lines = []
+    for r in relations:
+        for q, k in story.links[r][:n]:
+            lines.append(f"{r:>10}: query {q:2d} {story.tokens[q]!r:>10} -> key {k:2d} {story.tokens[k]!r}")
+    return lines
+
+
+def pair_scores(attn: torch.Tensor, triples: list[tuple[int, int, int]]) -> np.ndarray:
+    """Mean attention on the given keys, per head. attn (B, L, H, T, T) -> (L, H)."""
+    if not triples:
+        return np.full(attn.shape[1:3], np.nan)
+    b, q, k = (torch.tensor(col) for col in zip(*triples))  # 3 × (P,)
+    mass = attn[b, :, :, q, k]  # (P, L, H): advanced indexing picks one weight per pair
+    return mass.float().mean(0).numpy()
+
+
+def relation_scores(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED,
+                    relations=RELATIONS) -> dict[str, np.ndarray]:
+    """Each relation's (n_layer, n_head) table: a head's mean attention on the true key.
+
+    Stories come from the held-out seed, never a training seed. A relation with no
+    pairs in these stories gets a table of NaN.
+    """
+    stories = held_out_stories(n_stories, seed, min(N_CTX, lm.config.n_ctx))
+    attn = story_attentions(lm, stories)  # (B, L, H, T, T)
+    return {r: pair_scores(attn, relation_pairs(stories, r)) for r in relations}
+
+
+def best_head_types(scores: dict[str, np.ndarray], threshold: float = TYPE_THRESHOLD):
+    """Each head's best-matching relation, or "none" when no score reaches threshold.
+
+    Returns (types (L, H) array of names, best_scores (L, H)).
+    """
+    names = list(scores)
+    if not names:
+        raise ValueError("No score tables given; pass the dict that relation_scores returns.")
+    stack = np.stack([np.nan_to_num(scores[r], nan=-1.0) for r in names])  # (R, L, H)
+    best = stack.argmax(0)  # (L, H)
+    best_scores = stack.max(0)
+    types = np.array(names, dtype=object)[best]
+    types[best_scores < threshold] = "none"
+    return types, np.clip(best_scores, 0.0, None)
+
+
+def ranked_heads(scores: dict[str, np.ndarray] | np.ndarray, relation: str | None = None,
+                 k: int = 5) -> list[tuple[tuple[int, int], float]]:
+    """The k heads that score highest for one relation: [((layer, head), score), ...]."""
+    table = scores if relation is None else _table(scores, relation)
+    table = np.nan_to_num(np.asarray(table, dtype=float), nan=-np.inf)
+    order = np.argsort(-table, axis=None, kind="stable")[:k]  # flat indices, best first
+    H = table.shape[1]
+    return [((int(i // H), int(i % H)), float(table.flat[i])) for i in order]
+
+
+def _table(scores, relation: str) -> np.ndarray:
+    if not isinstance(scores, dict):
+        return np.asarray(scores)
+    if relation not in scores:
+        raise ValueError(f"No scores for {relation!r}; the tables hold {', '.join(scores)}.")
+    return scores[relation]
+
+
+# --- generic detectors: any model, any tokenizer ---------------------------------------
+def _as_batch(attn) -> torch.Tensor:
+    """Accept (L, H, T, T) or (B, L, H, T, T); return (B, L, H, T, T) as a float tensor."""
+    attn = torch.as_tensor(attn).float()
+    if attn.dim() == 4:
+        attn = attn.unsqueeze(0)
+    if attn.dim() != 5 or attn.shape[-1] != attn.shape[-2]:
+        raise ValueError(f"Expected attention of shape (L, H, T, T) or (B, L, H, T, T), got {tuple(attn.shape)}.")
+    return attn
+
+
+def previous_token_scores(attn) -> np.ndarray:
+    """Mean attention from each token to the one just before it, per head -> (L, H)."""
+    attn = _as_batch(attn)  # (B, L, H, T, T)
+    diag = attn.diagonal(offset=-1, dim1=-2, dim2=-1)  # (B, L, H, T-1): weight of t on t-1
+    return diag.mean(dim=(0, -1)).numpy()
+
+
+def first_token_scores(attn) -> np.ndarray:
+    """Mean attention from each token (after the first) to the first one -> (L, H)."""
+    attn = _as_batch(attn)
+    return attn[..., 1:, 0].mean(dim=(0, -1)).numpy()  # (L, H)
+
+
+def duplicate_token_scores(attn, ids) -> np.ndarray:
+    """Mean attention mass on earlier copies of the same token, over queries that have one."""
+    attn = _as_batch(attn)  # (B, L, H, T, T)
+    ids = torch.as_tensor(ids)
+    ids = ids.unsqueeze(0) if ids.dim() == 1 else ids  # (B, T)
+    if ids.shape != (attn.shape[0], attn.shape[-1]):
+        raise ValueError(f"ids of shape {tuple(ids.shape)} do not match attention over {attn.shape[-1]} tokens.")
+    same = ids[:, :, None] == ids[:, None, :]  # (B, T, T): query t, key j hold the same token
+    earlier = same & torch.ones_like(same).tril(-1)  # keys strictly before the query
+    has_copy = earlier.any(-1)  # (B, T)
+    if not has_copy.any():
+        raise ValueError("No token repeats in these ids, so duplicate-token scores are undefined.")
+    mass = (attn * earlier[:, None, None].float()).sum(-1)  # (B, L, H, T)
+    return mass.permute(1, 2, 0, 3)[..., has_copy].mean(-1).numpy()  # (L, H)
+
+
+def induction_pattern_scores(attn, period: int) -> np.ndarray:
+    """For a sequence repeated with the given period: mean attention from each query in
+    the second copy to the token *after* its earlier copy (offset period - 1) -> (L, H)."""
+    attn = _as_batch(attn)
+    T = attn.shape[-1]
+    if not 2 <= period <= T // 2:
+        raise ValueError(f"period={period} must be between 2 and {T // 2} for {T} tokens.")
+    diag = attn.diagonal(offset=-(period - 1), dim1=-2, dim2=-1)  # (B, L, H, T-period+1), queries period-1..
+    return diag[..., 1:].mean(dim=(0, -1)).numpy()  # queries from period on: those in the second copy
+
+
+def repeated_random_tokens(lm: LanguageModel, length: int = 20, batch: int = 8, seed: int = 0) -> torch.Tensor:
+    """(batch, 1 + 2*length) ids: a start token, then `length` random tokens said twice."""
+    if 1 + 2 * length > lm.config.n_ctx:
+        raise ValueError(f"length={length} needs {1 + 2 * length} tokens; {lm.name} reads {lm.config.n_ctx}.")
+    g = torch.Generator().manual_seed(seed)
+    start = _start_id(lm)
+    V = lm.config.vocab_size
+    rows = []
+    for _ in range(batch):
+        pool = torch.randperm(V, generator=g)
+        half = pool[pool != start][:length]  # distinct tokens, so each has one earlier copy
+        rows.append(torch.cat([torch.tensor([start]), half, half]))
+    return torch.stack(rows)  # (B, 1 + 2 * length)
+
+
+def _start_id(lm: LanguageModel) -> int:
+    """The id a sequence starts with (<bos> for classroom models, <|endoftext|> for GPT-2)."""
+    return int(lm.tokenizer.encode("I", bos=True)[0])
+
+
+@torch.no_grad()
+def generic_scores(lm: LanguageModel, length: int = 20, batch: int = 8, seed: int = 0) -> dict[str, np.ndarray]:
+    """All four detectors on one seeded batch of repeated random tokens -> {name: (L, H)}."""
+    ids = repeated_random_tokens(lm, length, batch, seed)  # (B, T)
+    attn = lm.model(ids).attentions  # (B, L, H, T, T)
+    return {"previous": previous_token_scores(attn), "first": first_token_scores(attn),
+            "duplicate": duplicate_token_scores(attn[:, :, :, 1:, 1:], ids[:, 1:]),
+            "induction": induction_pattern_scores(attn[:, :, :, 1:, 1:], length)}
+
+
+def induction_scores(lm: LanguageModel, length: int = 20, batch: int = 8, seed: int = 0) -> np.ndarray:
+    """Induction score of every head on seeded random tokens said twice -> (L, H)."""
+    return generic_scores(lm, length, batch, seed)["induction"]
+
+
+# --- figures ------------------------------------------------------------------------
+def plot_score_tables(scores: dict[str, np.ndarray], relations=None, fig: Figure | None = None,
+                      cmap: str = "viridis") -> Figure:
+    """One layer × head heatmap per relation, all on the same 0–1 colour scale."""
+    relations = list(relations or scores)
+    for r in relations:
+        _table(scores, r)  # one-line error for an unknown relation
+    cols = min(4, len(relations))
+    rows = -(-len(relations) // cols)
+    fig = fig or Figure(figsize=(3.2 * cols + 0.8, 3.3 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for i, (ax, r) in enumerate(zip(axes.flat, relations)):
+        table = scores[r]
+        image = ax.imshow(table, cmap=cmap, vmin=0, vmax=1)
+        (l, h), s = ranked_heads(table, k=1)[0]
+        ax.set_title(f"{r}  (best L{l} H{h}: {s:.2f})", fontsize=9)
+        ax.set_xlabel("head" if i + cols >= len(relations) else "")
+        ax.set_ylabel("layer" if i % cols == 0 else "")
+        ax.set_xticks(range(table.shape[1]))
+        ax.set_yticks(range(table.shape[0]))
+        ax.tick_params(labelsize=6)
+    for ax in list(axes.flat)[len(relations):]:
+        ax.set_visible(False)
+    fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="mean attention on the true key")
+    return fig
+
+
+def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=None) -> Figure:
+    """Horizontal bars of the k best heads for one relation, best on top."""
+    ranked = ranked_heads(scores, relation, k)
+    if ax is None:
+        fig = Figure(figsize=(4.5, 0.3 * k + 1), layout="constrained")
+        ax = fig.subplots()
+    labels = [f"L{l} H{h}" for (l, h), _ in ranked]
+    values = [s for _, s in ranked]
+    ax.barh(range(len(ranked)), values, color="#0072B2")  # Okabe–Ito blue
+    ax.set_yticks(range(len(ranked)), labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("score (mean attention on the true key)")
+    ax.set_title(f"top {k} heads: {relation}")
+    return ax.figure
+
+
+def plot_head_types(scores: dict[str, np.ndarray], threshold: float = TYPE_THRESHOLD, ax=None) -> Figure:
+    """Every head's best type as a short label, coloured by its score."""
+    types, best = best_head_types(scores, threshold)
+    if ax is None:
+        fig = Figure(figsize=(9, 7.5), layout="constrained")
+        ax = fig.subplots()
+    image = ax.imshow(best, cmap="viridis", vmin=0, vmax=1)
+    for (l, h), name in np.ndenumerate(types):
+        colour = "black" if best[l, h] > 0.6 else "white"
+        ax.text(h, l, "-" if name == "none" else name[:4], ha="center", va="center", fontsize=6, color=colour)
+    ax.set_xticks(range(best.shape[1]))
+    ax.set_yticks(range(best.shape[0]))
+    ax.set_xlabel("head")
+    ax.set_ylabel("layer")
+    ax.set_title(f"each head's best type (\"-\": no score reaches {threshold})")
+    ax.figure.colorbar(image, ax=ax, shrink=0.8, label="best score")
+    return ax.figure
+
+
+# --- GPT-2 small's published heads ---------------------------------------------------
+# Wang et al. 2022, "Interpretability in the Wild" (the IOI paper), as (layer, head).
+PUBLISHED_GPT2_HEADS = {"previous": [(4, 11), (2, 2)], "induction": [(5, 5), (5, 8), (5, 9), (6, 9)],
+                        "duplicate": [(0, 1), (0, 10), (3, 0)]}
+
+
+def published_head_ranks(tables: dict[str, np.ndarray], published=None) -> list[dict]:
+    """Where each published head lands in our detector's ranking (rank 1 = best of all heads)."""
+    rows = []
+    for detector, heads in (published or PUBLISHED_GPT2_HEADS).items():
+        order = [head for head, _ in ranked_heads(tables, detector, k=tables[detector].size)]
+        for layer, head in heads:
+            rows.append({"detector": detector, "head": f"{layer}.{head}",
+                         "score": float(tables[detector][layer, head]), "rank": order.index((layer, head)) + 1})
+    return rows

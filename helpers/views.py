@@ -1,0 +1,285 @@
+"""Views of many heads at once: the all-heads grid, one head up close, and token links.
+
+The grid is ONE image (a mosaic), not 144 small plots: every head's T × T map is
+copied into a big array with a one-pixel NaN gap between cells, and drawn with a
+single imshow. That is what makes it fast enough to redraw inside a widget.
+
+Every view is a small class whose `.update(...)` changes the existing artists
+(`set_data`, `set_segments`), so a widget can redraw without building a new figure;
+the `plot_*` functions build one and return its Figure.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib import transforms
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .plots import plot_attention
+
+CMAP = "viridis"  # the project's attention colour map (export.SLIDE_CMAP); NaN gaps are drawn white
+HIGHLIGHT = "#D55E00"  # Okabe–Ito vermillion: stands out on viridis
+
+
+def as_maps(attentions, ndim: int) -> np.ndarray:
+    """A tensor or array of attention weights as a float numpy array with `ndim` dims."""
+    if hasattr(attentions, "detach"):
+        attentions = attentions.detach().cpu().float().numpy()
+    a = np.asarray(attentions, dtype=float)
+    if a.ndim != ndim or a.shape[-1] != a.shape[-2]:
+        want = "(layers, heads, T, T)" if ndim == 4 else "(T, T)"
+        raise ValueError(f"Expected attention of shape {want}, got {a.shape}; rows are queries, columns keys.")
+    return a
+
+
+def head_mosaic(attentions) -> np.ndarray:
+    """(L, H, T, T) maps -> one (L·(T+1)-1, H·(T+1)-1) image; cell (l, h) holds map[l, h].
+
+    Cell (l, h) starts at row l·(T+1) and column h·(T+1); inside it rows are queries
+    and columns keys, exactly as in the map. The one-pixel gaps between cells are NaN.
+    """
+    a = as_maps(attentions, 4)  # (L, H, T, T)
+    L, H, T, _ = a.shape
+    grid = np.full((L, T + 1, H, T + 1), np.nan)  # layer, query row, head, key column
+    grid[:, :T, :, :T] = a.transpose(0, 2, 1, 3)  # (L, T, H, T)
+    return grid.reshape(L * (T + 1), H * (T + 1))[:-1, :-1]
+
+
+def mosaic_cell(mosaic: np.ndarray, layer: int, head: int, T: int) -> np.ndarray:
+    """The T × T block of the mosaic that holds head (layer, head)."""
+    r, c = layer * (T + 1), head * (T + 1)
+    return mosaic[r:r + T, c:c + T]
+
+
+def _new_axes(figsize: tuple[float, float]):
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+class AllHeadsView:
+    """The all-heads grid: layers as rows, heads as columns, one shared colour bar."""
+
+    def __init__(self, attentions, tokens=None, ax=None, highlight=None, title=None, labels=None):
+        if ax is None:  # fixed positions: the labels never change, so no layout pass is needed
+            fig = Figure(figsize=(9, 8))
+            grid = fig.add_gridspec(1, 2, width_ratios=(30, 1), left=0.07, right=0.9, bottom=0.03, top=0.88,
+                                    wspace=0.06)  # a gridspec lets save_for_slides re-lay it out
+            ax, cax = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
+            self.title = fig.text(0.47, 0.985, "", ha="center", va="top", fontsize="large")
+        else:
+            cax, self.title = None, ax.title
+        self.ax, self.fig = ax, ax.figure
+        mosaic = head_mosaic(attentions)
+        self.image = ax.imshow(mosaic, cmap=self._cmap(), vmin=0, vmax=1, interpolation="nearest")
+        if cax is None:
+            self.fig.colorbar(self.image, ax=ax, shrink=0.8, label="attention weight")
+        else:
+            self.fig.colorbar(self.image, cax=cax, label="attention weight")
+        self.gaps = ax.add_collection(LineCollection([], colors="white", linewidths=1.0))  # crisp at any size
+        self.rect = Rectangle((0, 0), 1, 1, fill=False, edgecolor=HIGHLIGHT, linewidth=3, visible=False)
+        ax.add_patch(self.rect)
+        self.label_texts = []
+        ax.set_xticks([])  # plain texts instead of ticks: much faster to draw, same look
+        ax.set_yticks([])
+        above = transforms.offset_copy(ax.transData, fig=self.fig, y=3, units="points")
+        left = transforms.offset_copy(ax.transData, fig=self.fig, x=-4, units="points")
+        L, H = np.shape(attentions)[:2]
+        self.head_texts = [ax.text(0, 0, f"H{h}", ha="center", va="bottom", transform=above) for h in range(H)]
+        self.layer_texts = [ax.text(0, 0, f"L{l}", ha="right", va="center", transform=left) for l in range(L)]
+        self.shape = None
+        self.update(attentions, highlight, tokens, title)
+        self.set_labels(labels)
+
+    @staticmethod
+    def _cmap():
+        return mpl.colormaps[CMAP].with_extremes(bad="white")  # the NaN gaps between cells
+
+    def update(self, attentions=None, highlight=None, tokens=None, title=None) -> None:
+        """New maps and/or a new highlighted (layer, head); changes the existing artists."""
+        if attentions is not None:
+            a = as_maps(attentions, 4)
+            self.image.set_data(head_mosaic(a))
+            if a.shape != self.shape:
+                self._set_shape(a.shape)
+        self._move_rect(highlight)
+        if title is not None or tokens is not None:
+            self.title.set_text(title or _reading(tokens, self.shape))
+
+    def _set_shape(self, shape) -> None:
+        L, H, T, _ = shape
+        self.shape = shape
+        width, height = H * (T + 1) - 1, L * (T + 1) - 1
+        self.image.set_extent((-0.5, width - 0.5, height - 0.5, -0.5))
+        self.gaps.set_segments([[(h * (T + 1) - 1, -0.5), (h * (T + 1) - 1, height - 0.5)] for h in range(1, H)]
+                               + [[(-0.5, l * (T + 1) - 1), (width - 0.5, l * (T + 1) - 1)] for l in range(1, L)])
+        centre = (T - 1) / 2
+        for h, text in enumerate(self.head_texts):
+            text.set_position((h * (T + 1) + centre, -0.5))
+        for l, text in enumerate(self.layer_texts):
+            text.set_position((-0.5, l * (T + 1) + centre))
+
+    def _move_rect(self, highlight) -> None:
+        if highlight is None:
+            self.rect.set_visible(False)
+            return
+        L, H, T, _ = self.shape
+        layer, head = highlight
+        if not (0 <= layer < L and 0 <= head < H):
+            raise ValueError(f"highlight={highlight} is outside the grid of {L} layers × {H} heads.")
+        self.rect.set_bounds(head * (T + 1) - 0.5, layer * (T + 1) - 0.5, T, T)
+        self.rect.set_visible(True)
+
+    def set_labels(self, labels: dict | None) -> None:
+        """Write a short label (e.g. a head type and score) into the corner of each listed cell."""
+        for text in self.label_texts:
+            text.remove()
+        self.label_texts = []
+        if not labels:
+            return
+        T = self.shape[2]
+        for (layer, head), text in labels.items():
+            self.label_texts.append(self.ax.text(
+                head * (T + 1) - 0.4, layer * (T + 1) + T - 0.6, text, fontsize="xx-small", color="white",
+                ha="left", va="bottom", bbox={"facecolor": "black", "alpha": 0.55, "pad": 0.5, "linewidth": 0}))
+
+
+def _reading(tokens, shape) -> str:
+    L, H = shape[:2]
+    head = f"All {L * H} heads ({L} layers × {H} heads)"
+    if tokens is None:
+        return head
+    words = " ".join(tokens)
+    return f"{head} reading:\n{words if len(words) <= 80 else words[:79] + '…'}"
+
+
+def plot_all_heads(attentions, tokens=None, ax=None, highlight=None, title=None, labels=None) -> Figure:
+    """Every head's map in one grid image; `highlight=(layer, head)` frames one cell,
+    `labels={(layer, head): "prev .93"}` writes a note into cells."""
+    return AllHeadsView(attentions, tokens, ax, highlight, title, labels).fig
+
+
+# --- one head up close -------------------------------------------------------------------
+def _check_tokens(a: np.ndarray, tokens) -> list[str]:
+    tokens = [str(t) for t in tokens]
+    if len(tokens) != a.shape[-1]:
+        raise ValueError(f"{len(tokens)} tokens given for a {a.shape[-1]} × {a.shape[-1]} map; "
+                         f"pass one token per row.")
+    return tokens
+
+
+def _head_axes(T: int):
+    """A figure for one T × T map that stays a sensible size for long sentences."""
+    side = float(np.clip(1.5 + 0.45 * T, 3.5, 9.0))
+    return _new_axes((side + 1.5, side))
+
+
+def _fit_ticks(ax, tokens) -> None:
+    """Token tick labels on both axes; smaller words when the sentence is long."""
+    T = len(tokens)
+    small = "small" if T > 16 else None
+    ax.set_xticks(range(T), tokens, rotation=90 if T > 6 else 0, fontsize=small)
+    ax.set_yticks(range(T), tokens, fontsize=small)
+
+
+def plot_head(attn, tokens, ax=None, title=None) -> Figure:
+    """One head's attention map with token labels (plots.plot_attention, sized for long sentences)."""
+    a = as_maps(attn, 2)
+    tokens = _check_tokens(a, tokens)
+    if ax is None:
+        _, ax = _head_axes(len(tokens))
+    fig = plot_attention(a, tokens, ax=ax, title=title)
+    _fit_ticks(ax, tokens)
+    return fig
+
+
+class HeadView:
+    """One head's map, redrawn in place for widgets (no numbers in the cells, so it stays fast)."""
+
+    def __init__(self, attn, tokens, ax=None, title=None):
+        a = as_maps(attn, 2)
+        if ax is None:
+            _, ax = _new_axes((5.6, 4.6))
+        self.ax, self.fig = ax, ax.figure
+        plot_attention(a, _check_tokens(a, tokens), ax=ax, title=title, annotate=False)
+        self.image = ax.images[-1]
+        self.update(a, tokens, title)
+
+    def update(self, attn, tokens, title=None) -> None:
+        a = as_maps(attn, 2)
+        tokens = _check_tokens(a, tokens)
+        T = len(tokens)
+        self.image.set_data(a)
+        self.image.set_extent((-0.5, T - 0.5, T - 0.5, -0.5))
+        _fit_ticks(self.ax, tokens)
+        if title is not None:
+            self.ax.set_title(title)
+
+
+# --- token links -------------------------------------------------------------------------
+class TokenLinksView:
+    """Words in two columns, keys left and queries right, joined by lines whose width and
+    opacity follow the attention weight (like bertviz's head view)."""
+
+    MAX_WIDTH = 6.0
+
+    def __init__(self, attn, tokens, ax=None, query=None, title=None):
+        a = as_maps(attn, 2)
+        if ax is None:
+            fig, ax = _new_axes((4.5, links_height(a.shape[0])))
+        self.ax, self.fig = ax, ax.figure
+        self.lines = LineCollection([], capstyle="round")
+        ax.add_collection(self.lines)
+        ax.set_axis_off()
+        self.texts: list = []
+        self.words: tuple = (None, None)  # (tokens, query) the words are drawn for
+        self.update(a, tokens, query, title)
+
+    def update(self, attn, tokens, query=None, title=None) -> None:
+        a = as_maps(attn, 2)
+        tokens = _check_tokens(a, tokens)
+        T = len(tokens)
+        if query is not None and not 0 <= query < T:
+            raise ValueError(f"query={query} is not a position of this {T}-token sentence (0..{T - 1}).")
+        q, k = np.nonzero(np.ones((T, T), dtype=bool))  # every (query, key) pair, row by row
+        w = a[q, k]
+        if query is not None:
+            w = np.where(q == query, w, 0.0)
+        self.lines.set_segments(np.stack([np.stack([np.zeros(T * T), -k], 1),
+                                          np.stack([np.ones(T * T), -q], 1)], 1))  # (T·T, 2, 2)
+        colours = np.zeros((T * T, 4))
+        colours[:] = (0.0, 0.447, 0.698, 0.0)  # Okabe–Ito blue, alpha set below
+        colours[:, 3] = np.clip(w, 0, 1)
+        self.lines.set_color(colours)
+        self.lines.set_linewidth(self.MAX_WIDTH * np.clip(w, 0, 1))
+        if self.words != (tokens, query):  # rewrite the words only when they change
+            self._words(tokens, query)
+            self.ax.set_xlim(-0.6, 1.6)
+            self.ax.set_ylim(-T + 0.4, 1.0)
+        if title is not None:
+            self.ax.set_title(title)
+
+    def _words(self, tokens, query) -> None:
+        for text in self.texts:
+            text.remove()
+        self.words = (tokens, query)
+        self.texts = [self.ax.text(-0.05, 0.7, "keys", ha="right", style="italic"),
+                      self.ax.text(1.05, 0.7, "queries", ha="left", style="italic")]
+        for i, word in enumerate(tokens):
+            chosen = i == query
+            self.texts.append(self.ax.text(-0.05, -i, word, ha="right", va="center"))
+            self.texts.append(self.ax.text(
+                1.05, -i, word, ha="left", va="center", fontweight="bold" if chosen else "normal",
+                bbox={"facecolor": HIGHLIGHT, "alpha": 0.3, "linewidth": 0} if chosen else None))
+
+
+def links_height(T: int) -> float:
+    """Figure height in inches that gives each of T words room in the token-link view."""
+    return float(np.clip(0.38 * T + 1, 3.0, 14.0))
+
+
+def plot_token_links(attn, tokens, ax=None, query=None, title=None) -> Figure:
+    """Each query word (right) joined to the key words (left); `query=i` shows only word i's lines."""
+    return TokenLinksView(attn, tokens, ax, query, title).fig

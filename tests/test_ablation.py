@@ -1,0 +1,197 @@
+"""Knock-outs: the right head is removed, means are the heads' real outputs, the widget works headless."""
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from helpers import ablation as A
+from helpers import scores as S
+from helpers.catalog import LanguageModel, manifest
+from helpers.language import vocabulary
+from helpers.model import GPT, GPTConfig, head_weights
+from helpers.tokenizer import WordTokenizer
+
+SENTENCE = "list : red mat old fox . again : red mat old"
+
+
+def tiny_lm(seed=0) -> LanguageModel:
+    torch.manual_seed(seed)
+    cfg = GPTConfig(vocab_size=len(vocabulary()), n_ctx=64, n_layer=2, n_head=4, n_embd=32)
+    return LanguageModel("tiny-random", GPT(cfg).eval(), WordTokenizer(vocabulary()))
+
+
+def logits(lm, ids, heads=(), mode="zero"):
+    head_scale, head_mean = A.knock_out(lm, heads, mode)
+    with torch.no_grad():
+        return lm.model(ids, head_scale=head_scale, head_mean=head_mean).logits
+
+
+def test_parse_and_check_heads():
+    lm = tiny_lm()
+    assert A.parse_head("L1 H3") == (1, 3) and A.parse_head("1.3") == (1, 3) and A.parse_head(" l0 h2") == (0, 2)
+    assert A.check_heads(lm, ["L1 H3", (0, 2)]) == [(1, 3), (0, 2)]
+    with pytest.raises(ValueError, match="'L5 H3'"):
+        A.parse_head("five")
+    with pytest.raises(ValueError, match="L2 H0 does not exist"):
+        A.check_heads(lm, [(2, 0)])
+
+
+def test_knock_out_builds_the_forward_arguments():
+    lm = tiny_lm()
+    scale, mean = A.knock_out(lm, [(1, 3), (0, 0)])
+    assert scale.shape == (2, 4) and mean is None
+    assert scale[1, 3] == 0 and scale[0, 0] == 0 and scale.sum() == 6
+    scale, mean = A.knock_out(lm, [(1, 3)], mode="mean")
+    assert mean.shape == (2, 4, 8)
+    with pytest.raises(ValueError, match="'zero' or 'mean'"):
+        A.knock_out(lm, [], mode="half")
+
+
+def test_zero_knock_out_removes_exactly_the_named_head():
+    lm = tiny_lm()
+    d = lm.config.d_head
+    with torch.no_grad():  # make head 2 of layer 1 write nothing: its 8 columns of W_O are zero
+        lm.model.h[1].attn.c_proj.weight[:, 2 * d:3 * d] = 0
+    ids = torch.tensor([lm.tokenizer.encode(SENTENCE)])
+    plain = logits(lm, ids)
+    assert torch.allclose(logits(lm, ids, [(1, 2)]), plain, atol=1e-6)  # removing a silent head: no change
+    assert not torch.allclose(logits(lm, ids, [(1, 1)]), plain, atol=1e-4)
+    assert torch.allclose(logits(lm, ids, []), plain)
+
+
+def test_head_means_are_the_heads_average_outputs():
+    lm = tiny_lm()
+    ids = torch.tensor([lm.tokenizer.encode(SENTENCE), lm.tokenizer.encode("the cat sat on the mat because it was tired . the")])
+    means = A.head_means(lm, ids)  # (L, H, d)
+    with torch.no_grad():  # layer 0 by hand, from the per-head weights
+        x = lm.model.h[0].ln_1(lm.model.embed(ids))  # (B, T, D)
+        w = head_weights(lm.model, 0)
+        v = torch.einsum("btd,hde->bhte", x, w["W_V"]) + w["b_V"][None, :, None]  # (B, H, T, d)
+        attn = lm.model(ids).attentions[:, 0]  # (B, H, T, T)
+        expected = (attn @ v).mean(dim=(0, 2))  # (H, d)
+    assert torch.allclose(means[0], expected, atol=1e-5)
+
+
+def test_mean_knock_out_with_a_constant_head_changes_nothing():
+    lm = tiny_lm()
+    with torch.no_grad():  # head 0 of layer 0 gets V = bias only, so its output is always its bias
+        lm.model.h[0].attn.c_attn.weight[2 * 32:2 * 32 + 8] = 0
+        lm.model.h[0].attn.c_attn.bias[2 * 32:2 * 32 + 8] = torch.linspace(-1, 1, 8)
+    ids = torch.tensor([lm.tokenizer.encode(SENTENCE)])
+    assert torch.allclose(logits(lm, ids, [(0, 0)], "mean"), logits(lm, ids), atol=1e-5)
+    assert not torch.allclose(logits(lm, ids, [(0, 0)], "zero"), logits(lm, ids), atol=1e-4)
+
+
+def test_forced_accuracy_is_a_fraction_and_checks_the_relation():
+    lm = tiny_lm()
+    acc = A.forced_accuracy(lm, "induction", n_stories=8)
+    assert 0.0 <= acc <= 1.0
+    assert A.forced_accuracy(lm, "induction", n_stories=8) == acc  # seeded
+    with pytest.raises(ValueError, match="decides no next word"):
+        A.forced_accuracy(lm, "previous")
+
+
+def test_next_word_change_and_bars():
+    lm = tiny_lm()
+    same = A.next_word_change(lm, SENTENCE, [], top_k=4)
+    assert len(same["words"]) == 4 and np.allclose(same["before"], same["after"])
+    assert (np.diff(same["before"]) <= 0).all()  # most likely first
+    changed = A.next_word_change(lm, SENTENCE, [(0, 1), (1, 2)], top_k=4)
+    assert 4 <= len(changed["words"]) <= 8 and not np.allclose(changed["before"], changed["after"])
+    fig = A.prediction_bars(lm, SENTENCE, ["L0 H1"], top_k=4)
+    assert isinstance(fig, Figure) and len(fig.axes[0].containers) == 2
+
+
+def test_knockout_explorer_headless():
+    lm = tiny_lm()
+    ex = A.KnockoutExplorer(lm, SENTENCE, heads=[(0, 1)])
+    assert ex.knocked() == [(0, 1)] and ex.image.value and "1 head" in ex.message.value
+    ex.heads.value = ("L1 H2", "L0 H3")
+    assert ex.knocked() == [(1, 2), (0, 3)] and "2 head" in ex.message.value
+    good = ex.change
+    ex.sentence.value = "the zebra"
+    assert "zebra" in ex.message.value and ex.change is good  # one line, last view kept
+    ex.sentence.value = "the cat"
+    ex.clear.click()
+    assert ex.heads.value == () and np.allclose(ex.change["before"], ex.change["after"])
+
+
+# --- the trained classroom model ------------------------------------------------------
+needs_classroom = pytest.mark.skipif("classroom" not in manifest(), reason="data/models.json lists no "
+                                     "'classroom' model yet (train it with: python -m helpers.train classroom)")
+K = 4  # how many heads are removed in each knock-out
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    from helpers.catalog import load_model
+
+    lm = load_model("classroom")
+    return lm, S.relation_scores(lm)["induction"]
+
+
+@needs_classroom
+def test_removing_the_induction_heads_breaks_the_second_copy(classroom):
+    lm, table = classroom
+    top = [head for head, _ in S.ranked_heads(table, k=K)]
+    base = A.forced_accuracy(lm, "induction")
+    assert base - A.forced_accuracy(lm, "induction", top) >= 0.5, (top, base)
+
+
+@needs_classroom
+def test_removing_as_many_unrelated_heads_barely_matters(classroom):
+    lm, table = classroom
+    bottom = [head for head, _ in S.ranked_heads(-table, k=K)]
+    base = A.forced_accuracy(lm, "induction")
+    assert base - A.forced_accuracy(lm, "induction", bottom) < 0.05, (bottom, base)
+
+
+# --- exercise checks -----------------------------------------------------------------
+def test_detector_check_passes_the_reference_and_names_mistakes(capsys):
+    assert A.check_previous_token_detector(S.previous_token_scores)
+    assert "✓" in capsys.readouterr().out
+    wrong = {"token after": lambda a: a.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
+             "summed": lambda a: a.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1),
+             "axes are swapped": lambda a: S.previous_token_scores(a).T,
+             "divided by T": lambda a: a.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1) / a.shape[-1],
+             "not attempted": lambda a: None, "raised ZeroDivisionError": lambda a: 1 / 0}
+    for clue, fn in wrong.items():
+        assert not A.check_previous_token_detector(fn)
+        assert clue in capsys.readouterr().out
+
+
+def test_knockout_prediction_check(capsys):
+    lm = tiny_lm()
+    measured = A.check_knockout_prediction(lambda: None, lm, "induction", [(0, 0)])
+    assert "not attempted" in capsys.readouterr().out
+    A.check_knockout_prediction(measured, lm, "induction", [(0, 0)])
+    assert "✓" in capsys.readouterr().out
+    A.check_knockout_prediction(measured + 0.5, lm, "induction", [(0, 0)])
+    assert "✗" in capsys.readouterr().out
+
+
+def test_knockout_summary_removes_best_and_worst():
+    lm = tiny_lm()
+    table = np.arange(8.0).reshape(2, 4)
+    summary = A.knockout_summary(lm, "induction", table, k=2)
+    assert list(summary) == ["all heads", "best 2 removed", "worst 2 removed"]
+    assert summary["best 2 removed"] == A.forced_accuracy(lm, "induction", [(1, 3), (1, 2)])
+
+
+def test_scores_and_knock_outs_work_with_a_gpt2_shaped_model(tmp_path, monkeypatch):
+    """A 12 × 12 stand-in with GPT-2's BPE tokenizer: the path the notebook takes for MODEL = "gpt2"."""
+    from test_gpt2_fakes import fake_gpt2_folder
+
+    from helpers.gpt2 import load_gpt2
+
+    monkeypatch.setenv("HELPERS_GPT2_VERIFY", "0")  # stand-in files, not the pinned checksums
+    lm = load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
+    tables = S.generic_scores(lm, length=10, batch=2)
+    assert all(t.shape == (12, 12) for t in tables.values())
+    assert S.repeated_random_tokens(lm, length=10, batch=1)[0, 0] == lm.tokenizer.bos_id
+    assert len(S.published_head_ranks(tables)) == 9
+    change = A.next_word_change(lm, "When Mary and John went to the store, John gave a drink to", [(9, 9)], "mean")
+    assert len(change["words"]) >= 5 and all(isinstance(w, str) for w in change["words"])
+    with pytest.raises(ValueError, match="generic detectors"):
+        A.forced_accuracy(lm, "induction")

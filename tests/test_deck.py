@@ -1,0 +1,74 @@
+"""The lecture deck: one 16:9 PDF page per slide, 1920 × 1080 PNGs, legible text, atomic files."""
+
+import numpy as np
+import pypdf
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from PIL import Image
+
+from helpers import deck
+from helpers.catalog import shipped_models
+from helpers.export import MIN_FONT_PT, _slide_sized
+from helpers.views import plot_all_heads
+
+
+def tiny_figure(_models) -> Figure:
+    fig = Figure(figsize=(4, 3), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot([0, 1, 2], [1, 0, 2])
+    ax.tick_params(labelsize=6)  # too small for a projector: the deck must enlarge it
+    return fig
+
+
+def mosaic_figure(_models) -> Figure:
+    maps = np.tril(np.ones((12, 12, 5, 5)))
+    return plot_all_heads(maps / maps.sum(-1, keepdims=True), tokens=list("abcde"))
+
+
+SMALL = [deck.Slide("01_line", tiny_figure), deck.Slide("05_grid", mosaic_figure), deck.Slide("06_line", tiny_figure)]
+
+
+def test_deck_has_one_16_9_page_per_slide_and_a_png_each(tmp_path):
+    pdf, pngs = deck.export_deck(tmp_path / "deck", slides=SMALL)
+    pages = pypdf.PdfReader(pdf).pages
+    assert len(pages) == len(SMALL)
+    for page in pages:
+        assert float(page.mediabox.width) / float(page.mediabox.height) == pytest.approx(16 / 9, rel=1e-3)
+    assert [p.name for p in pngs] == ["01_line.png", "05_grid.png", "06_line.png"]
+    assert all(Image.open(p).size == (1920, 1080) for p in pngs)
+    assert sorted(x.name for x in (tmp_path / "deck").iterdir()) == sorted([pdf.name] + [p.name for p in pngs])
+
+
+def test_a_failing_slide_leaves_no_partial_deck(tmp_path):
+    def broken(_models):
+        raise ValueError("this slide cannot be drawn")
+
+    with pytest.raises(ValueError, match="cannot be drawn"):
+        deck.export_deck(tmp_path, slides=SMALL[:1] + [deck.Slide("02_broken", broken)])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_deck_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="No slides"):
+        deck.export_deck(tmp_path, slides=[])
+
+
+def test_registry_covers_every_notebook_with_unique_names():
+    names = [s.name for s in deck.SLIDES]
+    assert len(set(names)) == len(names)
+    assert {n[:2] for n in names} >= {"01", "02", "03", "04", "05", "06"}
+
+
+@pytest.mark.skipif("classroom" not in shipped_models(), reason="the classroom model is not in data/ yet")
+def test_every_registered_slide_builds_and_is_legible_at_1920x1080():
+    models = deck.Models(n_stories=8)
+    for name, fig in deck.build_figures(models=models):
+        with _slide_sized(fig, deck.SIZE):
+            assert tuple(fig.get_size_inches()) == pytest.approx((1920 / 144, 1080 / 144))
+            for ax in fig.axes:
+                for label in ax.get_xticklabels() + ax.get_yticklabels():
+                    if label.get_visible() and label.get_text():
+                        assert label.get_fontsize() >= MIN_FONT_PT, (name, label.get_text())
+            sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+            assert min(sizes) >= MIN_FONT_PT, name

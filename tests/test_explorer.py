@@ -1,0 +1,202 @@
+"""The explorer driven headless: no browser, only its plain methods and widget values."""
+
+import numpy as np
+import pytest
+import torch
+
+import helpers as H
+from helpers.explorer import Explorer
+from helpers.views import head_mosaic
+
+
+@pytest.fixture(scope="module")
+def lm():
+    """A small random model of the classroom language: 3 layers × 2 heads, context 12."""
+    torch.manual_seed(0)
+    config = H.GPTConfig(vocab_size=len(H.vocabulary()), n_ctx=12, n_layer=3, n_head=2, n_embd=16)
+    return H.LanguageModel("tiny", H.GPT(config).eval(), H.WordTokenizer(H.vocabulary()))
+
+
+@pytest.fixture
+def explorer(lm, tmp_path):
+    return Explorer(lm, "I like to draw", layer=1, head=0, folder=tmp_path)
+
+
+def shown(explorer):
+    """What the explorer currently plots: the grid's data, the zoomed map, the PNG bytes."""
+    grid = explorer.grid.image.get_array().filled(np.nan)
+    zoom = np.asarray(explorer.zoom.image.get_array())
+    return grid, zoom, [bytes(image.value) for image in explorer.images]
+
+
+def test_first_view_plots_the_run(lm, explorer):
+    run = H.run_sentence(lm, "I like to draw")
+    grid, zoom, pngs = shown(explorer)
+    np.testing.assert_allclose(grid, head_mosaic(run.attentions), equal_nan=True)
+    np.testing.assert_allclose(zoom, run.attentions[1, 0].numpy())
+    assert all(png.startswith(b"\x89PNG") for png in pngs)
+    assert explorer.error == ""
+
+
+def test_select_changes_the_zoom_and_the_highlight(lm, explorer):
+    before = shown(explorer)
+    assert explorer.select(2, 1) is True
+    grid, zoom, pngs = shown(explorer)
+    np.testing.assert_allclose(zoom, explorer.run.attentions[2, 1].numpy())
+    assert (explorer.layer_slider.value, explorer.head_slider.value) == (2, 1)
+    T = len(explorer.run.tokens)
+    assert (explorer.grid.rect.get_x() + 0.5, explorer.grid.rect.get_y() + 0.5) == ((T + 1) * 1, (T + 1) * 2)
+    assert pngs[0] != before[2][0] and pngs[1] != before[2][1]  # the pictures were redrawn
+
+
+def test_moving_the_sliders_selects(explorer):
+    explorer.head_slider.value = 1
+    explorer.layer_slider.value = 0
+    assert (explorer.layer, explorer.head) == (0, 1)
+    np.testing.assert_allclose(shown(explorer)[1], explorer.run.attentions[0, 1].numpy())
+
+
+def test_new_sentence_from_the_text_box_changes_every_view(lm, explorer):
+    explorer.text.value = "the cat is tired ."
+    run = H.run_sentence(lm, "the cat is tired .")
+    assert explorer.run.tokens == run.tokens
+    grid, zoom, _ = shown(explorer)
+    assert grid.shape == head_mosaic(run.attentions).shape
+    np.testing.assert_allclose(grid, head_mosaic(run.attentions), equal_nan=True)
+    np.testing.assert_allclose(zoom, run.attentions[1, 0].numpy())
+    assert [t.get_text() for t in explorer.zoom.ax.get_yticklabels()] == run.tokens
+
+
+@pytest.mark.parametrize("bad, words", [
+    ("I like zebras", "Unknown word"),
+    ("   ", "empty"),
+    ("the cat " * 10, "at most 12"),
+])
+def test_bad_sentence_shows_the_error_and_keeps_the_last_good_view(explorer, bad, words):
+    grid, zoom, pngs = shown(explorer)
+    tokens = explorer.run.tokens
+    assert explorer.set_sentence(bad) is False  # no exception
+    assert words in explorer.error and "\n" not in explorer.error
+    assert words in explorer.status.value
+    assert explorer.run.tokens == tokens
+    after = shown(explorer)
+    np.testing.assert_array_equal(after[0], grid)
+    np.testing.assert_array_equal(after[1], zoom)
+    assert after[2] == pngs
+    assert explorer.set_sentence("I like to draw") and explorer.error == ""  # recovers
+
+
+def test_bad_text_box_value_does_not_raise(explorer):
+    explorer.text.value = "xyzzy"
+    assert "Unknown word" in explorer.error
+
+
+def test_selecting_a_missing_head_shows_an_error(explorer):
+    assert explorer.select(3, 0) is False
+    assert "does not exist" in explorer.error
+    assert (explorer.layer, explorer.head) == (1, 0)
+
+
+def test_query_word_shows_only_its_links(explorer):
+    explorer.word.value = 2
+    assert explorer.query == 2
+    alphas = explorer.links.lines.get_colors()[:, 3]
+    segments = explorer.links.lines.get_segments()
+    assert all(a == 0 for s, a in zip(segments, alphas) if int(-s[1][1]) != 2)
+
+
+def test_export_writes_every_view_for_slides(explorer, tmp_path):
+    explorer.select(2, 1)
+    paths = explorer.export(tmp_path / "slides")
+    assert {p.suffix for p in paths} == {".png", ".svg", ".pdf"}
+    assert len(paths) == 9 and all(p.is_file() and p.stat().st_size > 0 for p in paths)
+    assert any("L2H1" in p.name for p in paths)
+    assert all(str(p) in explorer.export_note.value for p in paths)
+
+
+def test_export_into_an_unwritable_place_shows_the_error(explorer, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert explorer.export(blocker / "sub") == []
+    assert explorer.error
+
+
+def test_the_button_exports(explorer, tmp_path):
+    explorer.button.click()
+    assert len(list(tmp_path.glob("*.png"))) == 3
+
+
+# --- notebook 05's exercise checks ----------------------------------------------------------
+def planted_maps(L=3, H=4, T=6) -> torch.Tensor:
+    """Maps with one clear previous-word head (1, 2), one self head (2, 0), the rest on <bos>."""
+    maps = torch.zeros(L, H, T, T)
+    maps[..., 0] = 1.0  # everyone rests on the first token
+    maps[1, 2] = torch.diag(torch.ones(T - 1), -1)
+    maps[1, 2, 0, 0] = 1.0
+    maps[2, 0] = torch.eye(T)
+    maps[0, 3] = 0.5 * maps[1, 2] + 0.5 * maps[0, 0]  # a half-hearted previous-word head
+    return maps
+
+
+def reference_previous_word_head(attentions):
+    scores = attentions.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)  # (L, H)
+    return divmod(int(scores.argmax()), attentions.shape[1])
+
+
+def test_previous_word_check_passes_the_reference_and_a_plain_answer(capsys):
+    maps = planted_maps()
+    assert reference_previous_word_head(maps) == (1, 2)
+    assert H.check_previous_word_head(reference_previous_word_head, maps)
+    assert H.check_previous_word_head((1, 2), maps)
+    assert capsys.readouterr().out.count("✓") == 2
+
+
+@pytest.mark.parametrize("answer, words", [
+    ((2, 0), "itself"),
+    ((2, 1), "swapped"),
+    ((0, 3), "below the diagonal"),
+    ((5, 0), "no head"),
+    ("L1H2", "expected (layer, head)"),
+    (lambda a: None, "not attempted"),
+    (lambda a: 1 / 0, "ZeroDivisionError"),
+])
+def test_previous_word_check_names_the_mistake(capsys, answer, words):
+    assert H.check_previous_word_head(answer, planted_maps()) is False
+    assert words in capsys.readouterr().out
+
+
+def repeated_run(lm):
+    return H.run_sentence(lm, "list : red mat . again : red mat .")  # 10 tokens: fits n_ctx=12
+
+
+def test_induction_prediction_points_after_the_earlier_copy():
+    tokens = ["<bos>", "a", "b", "c", "a", "b", "c"]
+    pattern = H.induction_prediction(tokens)
+    assert pattern.shape == (7, 7) and (pattern.sum(-1) == 1).all()
+    assert [int(pattern[q].argmax()) for q in range(7)] == [0, 0, 0, 0, 2, 3, 4]
+
+
+def test_induction_check_passes_the_reference(lm, capsys):
+    run = repeated_run(lm)
+    assert H.check_induction_prediction(H.induction_prediction, run)
+    assert "✓" in capsys.readouterr().out
+
+
+def test_induction_check_names_the_mistakes(lm, capsys):
+    run = repeated_run(lm)
+
+    def copy_itself(tokens):
+        want = H.induction_prediction(tokens)
+        return np.roll(want, -1, axis=1)  # one key earlier: the copy itself
+
+    def previous(tokens):
+        return np.eye(len(tokens), k=-1)
+
+    assert not H.check_induction_prediction(copy_itself, run)
+    assert "earlier copy itself" in capsys.readouterr().out
+    assert not H.check_induction_prediction(previous, run)
+    assert "previous word" in capsys.readouterr().out
+    assert not H.check_induction_prediction(lambda tokens: ..., run)
+    assert "not attempted" in capsys.readouterr().out
+    assert not H.check_induction_prediction(lambda tokens: np.zeros((3, 3)), run)
+    assert "shape" in capsys.readouterr().out

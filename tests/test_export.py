@@ -1,0 +1,129 @@
+"""Slide export: PNG at 16:9 and >= 200 dpi, SVG and PDF that parse, atomic writes, clear errors."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import os
+import xml.etree.ElementTree as ET
+
+import matplotlib as mpl
+import pytest
+import torch
+from matplotlib.figure import Figure
+from PIL import Image
+from pypdf import PdfReader
+
+from helpers import export, plots
+
+
+def figure():
+    return plots.plot_attention(torch.tensor([[1.0, 0], [0.4, 0.6]]), ["I", "draw"])
+
+
+def test_writes_png_svg_pdf_at_16_9(tmp_path):
+    fig = figure()
+    size_before = tuple(fig.get_size_inches())
+    paths = export.save_for_slides(fig, "map", folder=tmp_path / "figures")
+    assert [p.name for p in paths] == ["map.png", "map.svg", "map.pdf"]
+    with Image.open(paths[0]) as png:
+        assert png.size == (2560, 1440)  # 12.8 × 7.2 in at 200 dpi: exactly 16:9
+        assert round(png.info["dpi"][0]) == 200
+    assert ET.parse(paths[1]).getroot().tag.endswith("svg")
+    page = PdfReader(paths[2]).pages[0]
+    assert abs(float(page.mediabox.width) / float(page.mediabox.height) - 16 / 9) < 1e-3
+    assert tuple(fig.get_size_inches()) == size_before  # the figure is given back as it was
+    assert not [p for p in os.listdir(tmp_path / "figures") if p.endswith(".tmp")]
+
+
+def test_other_sizes_and_formats(tmp_path):
+    paths = export.save_for_slides(figure(), "small", folder=tmp_path, formats=("png",), size=(4, 3), dpi=100)
+    with Image.open(paths[0]) as png:
+        assert png.size == (400, 300)
+    paths = export.save_for_slides(figure(), "keep", folder=tmp_path, formats=["PNG"], size=None, dpi=100)
+    assert paths[0].name == "keep.png"
+
+
+def test_small_text_is_enlarged_for_the_slide_and_restored(tmp_path, monkeypatch):
+    fig = figure()
+    ax = fig.axes[0]
+    ax.set_title("tiny", fontsize=6)
+    seen = []
+    real_savefig = Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        seen.append(ax.title.get_fontsize())
+        return real_savefig(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
+    export.save_for_slides(fig, "t", folder=tmp_path, formats=("svg",))
+    assert seen == [export.MIN_FONT_PT] and ax.title.get_fontsize() == 6
+
+
+def test_slide_style_sets_large_fonts_and_a_colour_blind_safe_map():
+    with export.slide_style():
+        assert mpl.rcParams["xtick.labelsize"] >= 14 and mpl.rcParams["ytick.labelsize"] >= 14
+        assert mpl.rcParams["image.cmap"] in ("viridis", "cividis")
+        fig = figure()
+    assert fig.axes[0].xaxis.get_ticklabels()[0].get_fontsize() >= 14
+    assert mpl.rcParams["xtick.labelsize"] != 16 or mpl.rcParamsDefault["xtick.labelsize"] == 16  # restored
+
+
+def test_a_failing_write_leaves_no_file(tmp_path, monkeypatch):
+    real_savefig = Figure.savefig
+
+    def fail_on_pdf(self, fname, *args, **kwargs):
+        if kwargs.get("format") == "pdf":
+            with open(fname, "wb") as f:
+                f.write(b"%PDF-half")  # a half-written file …
+            raise OSError("disk full")
+        return real_savefig(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", fail_on_pdf)
+    with pytest.raises(OSError, match="disk full"):
+        export.save_for_slides(figure(), "broken", folder=tmp_path)
+    assert os.listdir(tmp_path) == []  # … and no PNG or SVG either: all formats or none
+
+
+def test_unwritable_folder_gives_a_clear_error_and_no_file(tmp_path):
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("a file where the folder should be")
+    with pytest.raises(PermissionError) as err:
+        export.save_for_slides(figure(), "map", folder=blocker / "figures")
+    assert "folder=" in str(err.value) and "\n" not in str(err.value)
+    assert sorted(os.listdir(tmp_path)) == ["not_a_folder"]
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may write into read-only folders")
+def test_read_only_folder_gives_a_clear_error(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(PermissionError, match="not writable"):
+            export.save_for_slides(figure(), "map", folder=folder)
+        assert os.listdir(folder) == []
+    finally:
+        folder.chmod(0o700)
+
+
+def test_read_only_folder_even_for_root(tmp_path, monkeypatch):
+    monkeypatch.setattr(export.os, "access", lambda path, mode: False)
+    with pytest.raises(PermissionError, match="not writable"):
+        export.save_for_slides(figure(), "map", folder=tmp_path)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("kwargs", [dict(name="../escape"), dict(name="map.png"), dict(name=""),
+                                    dict(formats=("jpg",)), dict(formats=()), dict(size="21:9"), dict(dpi=0)])
+def test_bad_arguments(tmp_path, kwargs):
+    args = dict(name="map", folder=tmp_path) | kwargs
+    with pytest.raises(ValueError) as err:
+        export.save_for_slides(figure(), **args)
+    assert "\n" not in str(err.value)
+    assert os.listdir(tmp_path) == []
+
+
+def test_not_a_figure(tmp_path):
+    with pytest.raises(ValueError, match="Figure"):
+        export.save_for_slides("figure.png", "map", folder=tmp_path)

@@ -1,0 +1,166 @@
+"""Every notebook: committed clean, navigation fresh, runs top to bottom headless, same text twice.
+
+Each notebook is executed exactly twice per test run: once for the error check and once more
+for the determinism check (the first run's outputs are cached).
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+CELL_TIMEOUT = 600  # seconds; generous for a busy 2-core machine
+_runs: dict[Path, list[list[str]]] = {}
+
+
+def test_there_are_notebooks():
+    names = [p.name for p in NOTEBOOKS]
+    assert names[:3] == ["01_single_head_attention.ipynb", "02_shrinking_the_head.ipynb",
+                         "03_decompression_and_recombination.ipynb"]
+
+
+def _text_outputs(nb) -> list[list[str]]:
+    """The text each code cell printed or returned, with memory addresses blanked out.
+
+    Consecutive stream outputs are joined: the kernel may cut the same printout into chunks differently."""
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        texts = []
+        for out in cell.outputs:
+            if out.output_type == "stream":
+                if texts and texts[-1].startswith(f"{out.name}: "):
+                    texts[-1] += out.text
+                else:
+                    texts.append(f"{out.name}: {out.text}")
+            elif out.output_type in ("execute_result", "display_data"):
+                texts.append(out.get("data", {}).get("text/plain", ""))
+            elif out.output_type == "error":
+                texts.append(f"error: {out.ename}: {out.evalue}")
+        cells.append([re.sub(r"0x[0-9a-fA-F]+", "0x…", t) for t in texts])
+    return cells
+
+
+def _execute(path: Path) -> list[list[str]]:
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        pytest.fail(f"{path.name} failed:\n{str(err)[-3000:]}", pytrace=False)
+    outputs = _text_outputs(nb)
+    for texts in outputs:
+        for text in texts:
+            assert "Traceback" not in text, f"{path.name} printed a traceback:\n{text[-2000:]}"
+    return outputs
+
+
+def _first_run(path: Path) -> list[list[str]]:
+    if path not in _runs:
+        _runs[path] = _execute(path)
+    return _runs[path]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_without_outputs_and_with_a_kernel(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3", f"{path.name}: set the python3 kernelspec"
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert not cell.outputs, f"{path.name} cell {i} carries outputs; clear them before committing"
+            assert cell.execution_count is None, f"{path.name} cell {i} carries an execution count"
+
+
+def test_navigation_is_fresh():
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "make_nav.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_runs_top_to_bottom(path):
+    _first_run(path)
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_same_text_output_twice(path):
+    first = _first_run(path)
+    second = _execute(path)
+    for i, (a, b) in enumerate(zip(first, second)):
+        assert a == b, f"{path.name}: code cell {i} printed different text on the second run:\n{a}\n---\n{b}"
+
+
+# Every number notebooks 01–03 state, as the notebooks print it.
+STATED = {
+    "01_single_head_attention.ipynb": [
+        "embeddings: [4 × 768]", "layer input X = LayerNorm(embeddings): [4, 768]", "W_Q, W_K, W_V: [768, 768] each",
+        "Q = X·W_Q + b_Q: [4, 768]", "query of 'draw': [768]   keys: [4, 768]", "they add up to 1.00",
+        "update(draw): [768], the same as head.z[draw]: True", "each row sums to 1: True",
+        "new draw = embedding [768] + update [768] = [768]",
+    ],
+    "02_shrinking_the_head.ipynb": [
+        "heads: 12, head size: 768 / 12 = 64", "[1 × 768] · [768 × 64] -> [1, 64]",
+        "keys: [4, 768] · [768, 64] -> [4, 64]", "scores: [1, 64] · [64, 4] -> [1, 4]",
+        "weights after ÷ √64 = 8 and softmax: [1, 4]", "values: [4, 64]", "update: [1, 64]",
+        "RuntimeError: The size of tensor a (768) must match the size of tensor b (64)",
+        "-> [4, 768] -> split -> [12, 4, 64]", "equals its own [768 × 64] product: True",
+    ],
+    "03_decompression_and_recombination.ipynb": [
+        "[64] · W_O", "[64, 768] -> [768]", "now they fit", "concatenated: [4, 768]  (12 × 64 = 768)",
+        "recombination: [768, 768] = 12 blocks of [64, 768]", "equal: True",
+        "total 2,362,368", "the same: True", "this model's attention layer holds 2,362,368 numbers",
+        "in:  [2, 10, 64]", "out: [2, 10, 64]", "each head looks at 8 numbers; 8 heads × 8 = 64",
+        "ValueError: n_heads=7 does not divide d_model=64",
+    ],
+}
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", list(STATED))
+def test_walkthrough_notebooks_print_the_numbers_they_teach(name):
+    text = "\n".join(t for cell in _first_run(ROOT / "notebooks" / name) for t in cell)
+    for line in STATED[name]:
+        assert line in text, f"{name} no longer prints {line!r}"
+    assert "✗" not in text  # the unattempted exercises report "not attempted", never a wrong answer
+
+
+def test_make_nav_writes_links_and_detects_staleness(tmp_path):
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import make_nav
+    finally:
+        sys.path.pop(0)
+    (tmp_path / "notebooks").mkdir()
+    for name, title in [("01_a.ipynb", "01 · First"), ("02_b.ipynb", "02 · Second"), ("10_c.ipynb", "10 · Last")]:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nOne line about it.\n\n- a point"),
+                    nbformat.v4.new_code_cell("1 + 1")]
+        nbformat.write(nb, tmp_path / "notebooks" / name)
+    (tmp_path / "README.md").write_text("intro\n<!-- notebooks:start -->\nold\n<!-- notebooks:end -->\nend\n")
+    assert make_nav.main(["--check", "--root", str(tmp_path)]) == 1
+    assert make_nav.main(["--root", str(tmp_path)]) == 0
+    assert make_nav.main(["--check", "--root", str(tmp_path)]) == 0
+    middle = nbformat.read(tmp_path / "notebooks" / "02_b.ipynb", as_version=4)
+    assert middle.cells[0].source == middle.cells[-1].source
+    assert "< [01 · First](01_a.ipynb)" in middle.cells[0].source and "[10 · Last](10_c.ipynb) >" in middle.cells[0].source
+    assert len(middle.cells) == 4 and middle.cells[1].source.startswith("# 02")
+    readme = (tmp_path / "README.md").read_text()
+    assert "- [02 · Second](notebooks/02_b.ipynb): One line about it." in readme and "old" not in readme
+    # a renamed title makes the neighbours stale
+    first = nbformat.read(tmp_path / "notebooks" / "01_a.ipynb", as_version=4)
+    first.cells[1].source = "# 01 · Renamed"
+    nbformat.write(first, tmp_path / "notebooks" / "01_a.ipynb")
+    assert make_nav.main(["--check", "--root", str(tmp_path)]) == 1
+    assert make_nav.main(["--root", str(tmp_path)]) == 0 and make_nav.main(["--check", "--root", str(tmp_path)]) == 0

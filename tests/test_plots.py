@@ -1,0 +1,80 @@
+"""Plot helpers: they draw what they say, label the axes, take ax=None and return the Figure."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from helpers import plots
+
+TOKENS = ["I", "like", "to", "draw"]
+W = torch.tensor([[1.0, 0, 0, 0], [0.7, 0.3, 0, 0], [0.1, 0.4, 0.5, 0], [0.62, 0.12, 0.19, 0.07]])
+
+
+def test_attention_map_rows_are_queries_and_columns_keys():
+    fig = plots.plot_attention(W, TOKENS, title="map")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert "query" in ax.get_ylabel() and "key" in ax.get_xlabel()
+    assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
+    assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
+    assert np.allclose(ax.images[0].get_array(), W.numpy())
+    cells = [t.get_text() for t in ax.texts]
+    assert "0.62" in cells and len(cells) == 16  # small maps are annotated
+    assert ax.get_title() == "map"
+
+
+def test_attention_map_draws_into_a_given_axes_and_skips_numbers_when_big():
+    fig = Figure()
+    ax = fig.add_subplot()
+    big = torch.rand(20, 20).softmax(-1)
+    assert plots.plot_attention(big, [f"w{i}" for i in range(20)], ax=ax, colorbar=False) is fig
+    assert len(ax.texts) == 0
+
+
+def test_word_weights_bar_chart():
+    fig = plots.plot_word_weights(W[3], TOKENS, "draw")
+    ax = fig.axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    assert np.allclose(heights, W[3].numpy())
+    assert "draw" in ax.get_ylabel() and "draw" in ax.get_title()
+    assert plots.plot_word_weights(W[3].numpy(), TOKENS, 3).axes[0].get_ylabel().endswith("'draw'")
+
+
+def test_heads_grid_matmul_recombination_and_vectors():
+    fig = plots.plot_heads(torch.rand(12, 4, 4).softmax(-1), TOKENS, title="12 heads")
+    assert len([a for a in fig.axes if a.get_visible()]) == 12
+    fig = plots.plot_matmul((1, 768), (768, 64), ("draw", "W_Q", "query"))
+    assert "[1 × 768] · [768 × 64] → [1 × 64]" in fig.axes[0].get_title()
+    fig = plots.plot_recombination(torch.randn(12, 64, 768), highlight=2)
+    ax = fig.axes[0]
+    assert len(ax.get_yticklabels()) == 12 and ax.images[0].get_array().shape[0] <= 256
+    fig = plots.plot_vectors({"update": torch.randn(64), "embedding": torch.randn(768)})
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["update (64)", "embedding (768)"]
+
+
+def test_plots_never_touch_pyplot():
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    plots.plot_attention(W, TOKENS)
+    plots.plot_heads(torch.rand(3, 4, 4), TOKENS)
+    assert plt.get_fignums() == before
+
+
+@pytest.mark.parametrize("call", [
+    lambda: plots.plot_attention(W, TOKENS[:3]),
+    lambda: plots.plot_attention(W[0], TOKENS),
+    lambda: plots.plot_word_weights(W[0], TOKENS[:2], "I"),
+    lambda: plots.plot_matmul((1, 768), (64, 768)),
+    lambda: plots.plot_recombination(torch.randn(2, 3, 6), highlight=5),
+    lambda: plots.plot_vectors({}),
+])
+def test_bad_input_gives_one_line_errors(call):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert "\n" not in str(err.value)

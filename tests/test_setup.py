@@ -1,0 +1,82 @@
+"""The setup files agree: pyproject.toml is the one list of dependencies, environment.yml and
+README follow it, and .ci/run runs exactly the README's test command."""
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+tomllib = pytest.importorskip("tomllib") if sys.version_info < (3, 11) else __import__("tomllib")
+
+
+def pyproject():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def environment():
+    return yaml.safe_load((ROOT / "environment.yml").read_text())
+
+
+def minimum(requirements, name):
+    for req in requirements:
+        m = re.fullmatch(rf"{name}\s*>=\s*([\d.]+)", req.strip())
+        if m:
+            return m.group(1)
+    raise AssertionError(f"no '{name}>=…' in {requirements}")
+
+
+def test_environment_installs_the_project_with_pip():
+    deps = environment()["dependencies"]
+    pip_sections = [d["pip"] for d in deps if isinstance(d, dict) and "pip" in d]
+    assert pip_sections == [["-e ."]], "environment.yml must install the project itself, nothing else, with pip"
+    assert "pip" in deps
+    assert environment()["channels"] == ["conda-forge"]
+
+
+def test_environment_and_pyproject_agree_on_python_and_torch():
+    project = pyproject()["project"]
+    conda = [d for d in environment()["dependencies"] if isinstance(d, str)]
+    assert project["requires-python"] == ">=3.10"
+    assert minimum(conda, "python") == "3.10"
+    assert minimum(conda, "pytorch-cpu") == minimum(project["dependencies"], "torch")
+    # conda installs only python, pip and torch; every other package comes from pyproject via pip
+    names = {re.split(r"[<>=\s]", d)[0] for d in conda}
+    assert names == {"python", "pip", "pytorch-cpu"}
+
+
+def test_pyproject_declares_the_package_and_its_dependencies():
+    data = pyproject()
+    names = {re.split(r"[<>=\[\s]", d)[0].lower() for d in data["project"]["dependencies"]}
+    assert {"numpy", "torch", "matplotlib", "ipywidgets", "jupyterlab", "ipykernel", "tqdm"} <= names
+    assert data["tool"]["setuptools"]["packages"] == ["helpers"]
+    test_extra = {re.split(r"[<>=\s]", d)[0].lower() for d in data["project"]["optional-dependencies"]["test"]}
+    assert {"pytest", "hypothesis", "nbclient", "nbformat", "pypdf"} <= test_extra
+
+
+def readme_commands():
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    return [line for block in blocks for line in block.splitlines() if line.startswith("python3 -m venv")]
+
+
+def test_readme_has_exactly_two_fresh_machine_commands():
+    commands = readme_commands()
+    assert len(commands) == 2
+    lab, tests = commands
+    for command in commands:
+        assert "torch==2.13.0" in command and "--index-url" not in command  # CPU build, never CUDA
+    assert "jupyter lab" in lab and "notebooks" in lab
+    assert tests.endswith("-m pytest") and '".[test]"' in tests
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = ROOT / ".ci" / "run"
+    text = ci.read_text()
+    assert os.access(ci, os.X_OK)
+    assert "set -euo pipefail" in text and "apt-get install" in text and "/usr/bin/chromium" in text
+    pattern = re.search(r"grep -m1 -E '(.+?)' README.md", text).group(1)
+    assert re.search(pattern, readme_commands()[1]) and not re.search(pattern, readme_commands()[0])
+    assert "|| true" not in text and "set +e" not in text

@@ -1,0 +1,278 @@
+"""The head-count slider: the shapes and counts notebook 04 states, merging heads, the widget headless."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import helpers as H
+from helpers import slider as S
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return H.HeadCountExplorer(heads=4)
+
+
+# --- shapes and parameter counts ------------------------------------------------------------
+@pytest.mark.parametrize("n_heads", H.HEAD_COUNTS)
+def test_head_shapes_match_what_the_trained_layer_computes(n_heads):
+    lm = H.load_variant(n_heads)
+    assert lm.config.n_head == n_heads and lm.config.n_embd == H.WIDTH == 96 and lm.config.n_layer == 2
+    tokens, inputs = S.layer_inputs(lm, H.SENTENCE)
+    steps = H.multi_head_from(inputs[0], H.head_weights(lm.model, 0), causal=True)
+    shapes = H.head_shapes(H.WIDTH, n_heads, len(tokens))
+    d = H.WIDTH // n_heads
+    assert shapes["Q, K, V (per head)"] == tuple(steps.Q.shape[1:]) == (len(tokens), d)
+    assert shapes["scores (per head)"] == tuple(steps.scores.shape[1:]) == (len(tokens), len(tokens))
+    assert shapes["head output (per head)"] == tuple(steps.z.shape[1:])
+    assert shapes["concatenation"] == tuple(steps.concat.shape) == (len(tokens), H.WIDTH)
+    assert shapes["recombination W_O"] == tuple(steps.recombination.shape) == (H.WIDTH, H.WIDTH)
+    assert shapes["W_Q, W_K, W_V (per head)"] == tuple(H.head_weights(lm.model, 0)["W_Q"].shape[1:])
+    assert steps.weights.shape[0] == n_heads
+
+
+def test_head_shapes_rejects_a_head_count_that_does_not_divide_the_width():
+    with pytest.raises(ValueError, match="divide"):
+        H.head_shapes(96, 5, 4)
+    with pytest.raises(ValueError):
+        H.head_shapes(96, 4, 0)
+
+
+@pytest.mark.parametrize("n_heads", H.HEAD_COUNTS)
+def test_attention_parameters_are_the_same_for_every_head_count(n_heads):
+    counted = sum(p.numel() for p in H.load_variant(n_heads).model.h[0].attn.parameters())
+    assert H.attention_param_count(96, n_heads) == counted == 4 * 96 ** 2 + 4 * 96 == 37_248  # notebook 04, §3
+
+
+def test_every_slider_model_is_shipped_and_has_a_held_out_loss():
+    losses = H.loss_by_heads()
+    assert sorted(losses) == list(H.HEAD_COUNTS) == H.available_head_counts()
+    for h, loss in losses.items():
+        assert loss == pytest.approx(H.load_variant(h).info["held_out_loss"])
+        assert 0 < loss < math.log(len(H.vocabulary()))  # better than guessing uniformly
+
+
+def test_load_variant_is_cached_and_rejects_untrained_head_counts():
+    assert H.load_variant(3) is H.load_variant(3)
+    for bad in (5, 0, "4", True):
+        with pytest.raises(ValueError, match="choose one of"):
+            H.load_variant(bad)
+
+
+def test_loss_plot_marks_the_current_head_count():
+    losses = {1: 2.0, 2: 1.5, 4: 1.2}
+    plot = S.LossPlot(losses, current=2)
+    assert list(plot.marker.get_xdata()) == [2] and list(plot.marker.get_ydata()) == [1.5]
+    plot.update(4)
+    assert list(plot.marker.get_ydata()) == [1.2]
+    assert H.plot_loss_vs_heads(losses).axes[0].get_xlabel().startswith("heads")
+    with pytest.raises(ValueError):
+        H.plot_loss_vs_heads({})
+
+
+# --- merging heads ------------------------------------------------------------------------------
+def test_merging_in_groups_of_one_reproduces_the_trained_maps():
+    lm = H.load_variant(12)
+    weights = H.head_weights(lm.model, 1)
+    merged = H.merge_head_groups(weights, 1)
+    assert all(torch.equal(merged[k], weights[k]) for k in weights)
+    tokens, maps = H.merged_maps(lm, H.SENTENCE, 1)
+    run = H.run_sentence(lm, H.SENTENCE)
+    assert tokens == run.tokens
+    assert torch.allclose(maps, run.attentions, atol=1e-6)
+
+
+@pytest.mark.parametrize("g", [2, 3, 4, 6, 12])
+def test_merging_only_moves_the_cuts_between_heads(g):
+    """Merged weights are the same numbers read by a model with 12 / g heads (notebook 04, §6)."""
+    lm = H.load_variant(12)
+    wider = H.merged_model(lm, g)
+    assert wider.config.n_head == 12 // g and wider.config.d_head == 8 * g
+    for layer in range(2):
+        merged = H.merge_head_groups(H.head_weights(lm.model, layer), g)
+        direct = H.head_weights(wider, layer)
+        assert all(torch.equal(merged[k], direct[k]) for k in direct)
+        assert merged["W_Q"].shape == (12 // g, 96, 8 * g) and merged["W_O"].shape == (12 // g, 8 * g, 96)
+
+
+def test_a_merged_head_scores_with_the_sum_of_its_members_scores():
+    """The notebook's claim: merged score = sum of member scores, scaled by 1/√(g·d) instead of 1/√d."""
+    lm, g, layer = H.load_variant(12), 3, 1
+    _, inputs = S.layer_inputs(lm, H.SENTENCE)
+    members = H.multi_head_from(inputs[layer], H.head_weights(lm.model, layer), causal=True)
+    raw = members.scores.reshape(4, g, *members.scores.shape[1:]).sum(1)  # (4, T, T) summed raw scores
+    T = raw.shape[-1]
+    expected = (raw / math.sqrt(8 * g)).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf).softmax(-1)
+    _, maps = H.merged_maps(lm, H.SENTENCE, g)
+    assert torch.allclose(maps[layer], expected, atol=1e-5)
+    assert maps.shape == (2, 4, T, T)
+
+
+def test_merge_rejects_a_group_size_that_does_not_divide_the_heads():
+    weights = H.head_weights(H.load_variant(12).model, 0)
+    for bad in (5, 0, 24, 1.5):
+        with pytest.raises(ValueError, match="group_size"):
+            H.merge_head_groups(weights, bad)
+
+
+def test_merged_loss_in_groups_of_one_is_the_trained_loss():
+    assert H.merged_loss(1) == pytest.approx(H.loss_by_heads()[12], abs=0.01)  # fp16 weights on disk
+
+
+def test_plot_merge_example_is_labelled_a_thought_experiment():
+    fig = H.plot_merge_example(H.SENTENCE, layer=1, first=3, group_size=3)
+    assert "Thought experiment" in fig.get_suptitle()
+    assert len([ax for ax in fig.axes if ax.images]) == 4  # three trained heads and their merge
+    with pytest.raises(ValueError):
+        H.plot_merge_example(H.SENTENCE, first=2, group_size=3)
+
+
+# --- exercise checks ----------------------------------------------------------------------------
+def test_head_size_check_passes_the_reference_and_names_mistakes(capsys):
+    assert H.check_head_size_and_params(lambda w, n: (w // n, H.attention_param_count(w, n)))
+    assert not H.check_head_size_and_params(lambda w, n: (w // n, 4 * w * w))
+    assert "biases" in capsys.readouterr().out
+    assert not H.check_head_size_and_params(lambda w, n: (n, H.attention_param_count(w, n)))
+    assert "width / heads" in capsys.readouterr().out
+    assert not H.check_head_size_and_params(lambda w, n: None)
+    assert "not attempted" in capsys.readouterr().out
+
+
+def test_concat_check_passes_the_reference_and_names_mistakes(capsys):
+    assert H.check_concat_shape(lambda T, w, n: (T, w))
+    assert not H.check_concat_shape(lambda T, w, n: (T, w // n))
+    assert "one head's output" in capsys.readouterr().out
+    assert not H.check_concat_shape(lambda T, w, n: (n, T, w // n))
+    assert "stacking" in capsys.readouterr().out
+    assert not H.check_concat_shape(lambda T, w, n: 1 / 0)
+    assert "raised ZeroDivisionError" in capsys.readouterr().out
+
+
+# --- the widget, driven headless ---------------------------------------------------------------
+def snapshot(e):
+    return {"maps": e.maps_view.image.get_array().copy(), "png": bytes(e.maps_image.value),
+            "merge": e.merge_view.image.get_array().copy(), "merge_png": bytes(e.merge_image.value),
+            "info": e.info.value, "heads": e.heads, "sentence": e.sentence, "merge_k": e.merge}
+
+
+def same_array(a, b) -> bool:
+    return a.shape == b.shape and np.array_equal(np.ma.filled(a, -1), np.ma.filled(b, -1))
+
+
+def test_moving_the_head_slider_redraws_the_maps(explorer):
+    e = explorer
+    assert e.set_heads(4)
+    before = snapshot(e)
+    assert e.set_heads(12)
+    after = snapshot(e)
+    T = len(e.run.tokens)
+    assert after["maps"].shape == (2 * (T + 1) - 1, 12 * (T + 1) - 1) != before["maps"].shape
+    assert after["png"] != before["png"] and after["png"].startswith(b"\x89PNG")
+    assert "12 heads" in after["info"] and "96 / 12 = <b>8</b>" in after["info"] and "37,248" in after["info"]
+    assert e.heads_slider.value == 12
+    assert list(e.loss_plot.marker.get_xdata()) == [12]
+    e.heads_slider.value = 2  # what the browser does
+    assert e.heads == 2 and "2 heads" in e.info.value and not same_array(e.maps_view.image.get_array(), after["maps"])
+
+
+def test_redraws_reuse_the_same_figure_and_artists(explorer):
+    e = explorer
+    fig, image = e.maps_fig, e.maps_view.image
+    for h in (1, 6, 3):
+        assert e.set_heads(h)
+    assert e.maps_fig is fig and e.maps_view.image is image and len(fig.axes[0].images) == 1
+
+
+def test_the_merge_control_redraws_the_thought_experiment(explorer):
+    e = explorer
+    assert e.set_merge(1)
+    before = snapshot(e)
+    assert e.set_merge(3)
+    T = len(e.merge_tokens)
+    assert e.merge_view.image.get_array().shape == (2 * (T + 1) - 1, 4 * (T + 1) - 1)
+    assert bytes(e.merge_image.value) != before["merge_png"]
+    assert "4 heads of 24" in e.merge_info.value and e.merge_slider.value == 3
+    assert "THOUGHT EXPERIMENT" in e.merge_view.ax.get_title()
+
+
+def test_a_new_sentence_redraws_both_views(explorer):
+    e = explorer
+    before = snapshot(e)
+    assert e.set_sentence("the cat near the dogs is tired .")
+    assert e.run.tokens[1:3] == ["the", "cat"] and e.merge_tokens == e.run.tokens
+    assert bytes(e.maps_image.value) != before["png"] and bytes(e.merge_image.value) != before["merge_png"]
+    assert e.set_sentence(H.SENTENCE)
+
+
+@pytest.mark.parametrize("action, value", [("set_heads", 5), ("set_heads", "twelve"), ("set_merge", 5),
+                                           ("set_sentence", "the zebra flies"), ("set_sentence", ""),
+                                           ("set_sentence", " ".join(["cat"] * 80))])
+def test_bad_input_shows_one_line_and_keeps_the_last_good_view(explorer, action, value):
+    e = explorer
+    assert e.set_heads(6) and e.set_merge(2)
+    before = snapshot(e)
+    assert getattr(e, action)(value) is False
+    assert "⚠" in e.status.value and "\n" not in e.status.value and "Traceback" not in e.status.value
+    after = snapshot(e)
+    assert same_array(after["maps"], before["maps"]) and same_array(after["merge"], before["merge"])
+    assert {k: after[k] for k in ("png", "merge_png", "info", "heads", "sentence", "merge_k")} == \
+        {k: before[k] for k in ("png", "merge_png", "info", "heads", "sentence", "merge_k")}
+    assert e.set_heads(4) and e.status.value == ""  # the next good move clears the message
+
+
+def test_export_writes_slides_and_leaves_the_view_as_it_was(explorer, tmp_path):
+    e = explorer
+    assert e.set_heads(3) and e.set_merge(4)
+    png = bytes(e.maps_image.value)
+    paths = e.export(tmp_path / "figs")
+    names = sorted(p.name for p in paths)
+    assert len(paths) == 9 and all(p.is_file() and p.stat().st_size > 0 for p in paths)
+    assert {"heads_3_maps.png", "heads_3_maps.svg", "heads_3_maps.pdf", "loss_vs_heads.pdf",
+            "heads_12_merged_by_4.png"} <= set(names)
+    assert "Saved 9 files" in e.status.value
+    assert e.set_heads(1) and e.set_heads(3) and bytes(e.maps_image.value) == png  # the live view is unchanged
+
+
+def test_export_into_an_unwritable_place_shows_one_line(explorer, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert explorer.export(blocker / "figs") == []
+    assert "⚠" in explorer.status.value
+
+
+# --- the claims notebook 04's prose makes about the trained models ----------------------------
+def test_one_head_per_layer_is_clearly_worst_and_two_to_twelve_are_close():
+    losses = H.loss_by_heads()
+    repeats = {h: H.load_variant(h).info["accuracy_induction"] for h in losses}
+    more = [h for h in losses if h > 1]
+    assert losses[1] > max(losses[h] for h in more) + 0.03
+    assert repeats[1] < 0.5 < 0.8 < min(repeats[h] for h in more)
+    assert max(losses[h] for h in more) - min(losses[h] for h in more) < 0.05  # "within a few hundredths"
+
+
+def test_the_two_head_model_has_a_layer_1_head_that_finds_the_word_after_the_earlier_copy():
+    run = H.run_sentence(H.load_variant(2), H.SENTENCE)
+    tokens = run.tokens
+    second = tokens.index("again") + 2  # the second copy of the list starts after "again :"
+    pairs = [(q, tokens.index(tokens[q]) + 1) for q in range(second, len(tokens) - 1)]
+    stripe = [sum(run.attentions[1, h, q, k].item() for q, k in pairs) / len(pairs) for h in range(2)]
+    assert max(stripe) > 0.5
+
+
+def test_merging_raises_the_loss_more_as_groups_grow_and_training_beats_it():
+    losses = H.loss_by_heads()
+    merged = [H.merged_loss(g) for g in H.HEAD_COUNTS]
+    assert merged == sorted(merged) and merged[0] < merged[1]
+    assert all(H.merged_loss(g) > losses[12 // g] for g in H.HEAD_COUNTS[1:])
+
+
+def test_in_the_notebooks_merge_example_the_merged_head_keeps_one_members_stripe():
+    lm, sentence = H.load_variant(12), H.SENTENCE
+    members = H.run_sentence(lm, sentence).attentions[1, 0:3]  # (3, T, T): the example's heads 1.0-1.2
+    merged = H.merged_maps(lm, sentence, 3)[1][1, 0]  # (T, T)
+    distance = (members - merged).abs().sum(-1).mean(-1)  # (3,) how far the merged map is from each member
+    assert distance[2] < 0.5 * min(distance[0], distance[1])  # it follows head 1.2 and drops the others' jobs

@@ -1,0 +1,149 @@
+"""The 144-head views: the mosaic layout, the plotted data, and export for slides."""
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pypdf
+import pytest
+import torch
+from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
+from PIL import Image
+
+from helpers.export import save_for_slides
+from helpers.views import (AllHeadsView, HeadView, TokenLinksView, head_mosaic, mosaic_cell, plot_all_heads,
+                           plot_head, plot_token_links)
+
+
+def random_maps(L=3, H=4, T=5, seed=0) -> np.ndarray:
+    """Causal, row-normalised maps whose every entry differs, so a misplaced value shows."""
+    g = np.random.default_rng(seed)
+    a = g.random((L, H, T, T)) + 0.1
+    a = np.tril(a)  # (L, H, T, T): rows are queries, only earlier keys
+    return a / a.sum(-1, keepdims=True)
+
+
+def test_mosaic_cell_holds_the_map_rows_queries_columns_keys():
+    a = random_maps(L=3, H=4, T=5)
+    mosaic = head_mosaic(a)
+    assert mosaic.shape == (3 * 6 - 1, 4 * 6 - 1)
+    for l in range(3):
+        for h in range(4):
+            np.testing.assert_array_equal(mosaic_cell(mosaic, l, h, 5), a[l, h])
+            for q, k in [(4, 0), (0, 0), (3, 2)]:  # row = query, column = key, explicitly
+                assert mosaic[l * 6 + q, h * 6 + k] == a[l, h, q, k]
+    assert mosaic[1 * 6 + 4, 2 * 6 + 0] != mosaic[1 * 6 + 0, 2 * 6 + 4]  # not transposed: causal rows
+
+
+def test_mosaic_gaps_are_nan_and_cells_are_not():
+    a = random_maps(L=2, H=3, T=4)
+    mosaic = head_mosaic(torch.tensor(a))  # tensors work too
+    gap_rows, gap_cols = [4], [4, 9]
+    assert np.isnan(mosaic[gap_rows, :]).all() and np.isnan(mosaic[:, gap_cols]).all()
+    assert np.isnan(mosaic).sum() == mosaic.size - a.size
+
+
+@pytest.mark.parametrize("bad", [np.zeros((2, 3, 4)), np.zeros((2, 3, 4, 5))])
+def test_mosaic_rejects_wrong_shapes(bad):
+    with pytest.raises(ValueError, match="rows are queries"):
+        head_mosaic(bad)
+
+
+def test_plot_all_heads_is_one_image_of_the_mosaic_with_labels():
+    a = random_maps(L=12, H=12, T=4)
+    fig = plot_all_heads(a, tokens=["<bos>", "I", "like", "draw"], highlight=(3, 7))
+    assert isinstance(fig, Figure)
+    images = [im for ax in fig.axes for im in ax.get_images()]
+    assert len(images) == 1  # one imshow, not 144
+    np.testing.assert_array_equal(np.asarray(images[0].get_array().filled(np.nan)), head_mosaic(a))
+    ax = images[0].axes
+    rows = sorted((t.get_position()[1], t.get_text()) for t in ax.texts if t.get_text().startswith("L"))
+    cols = sorted((t.get_position()[0], t.get_text()) for t in ax.texts if t.get_text().startswith("H"))
+    assert [text for _, text in rows] == [f"L{l}" for l in range(12)]  # top to bottom
+    assert [text for _, text in cols] == [f"H{h}" for h in range(12)]  # left to right
+    assert [y for y, _ in rows] == [l * 5 + 1.5 for l in range(12)]  # the middle of each cell row
+    assert len(fig.axes) == 2  # the grid and one shared colour bar
+
+
+def test_highlight_frames_exactly_the_selected_cell_and_moves_on_update():
+    a = random_maps(L=4, H=5, T=6)
+    view = AllHeadsView(a, highlight=(2, 3))
+    x, y, w, h = view.rect.get_x(), view.rect.get_y(), view.rect.get_width(), view.rect.get_height()
+    assert (x + 0.5, y + 0.5, w, h) == (3 * 7, 2 * 7, 6, 6) and view.rect.get_visible()
+    image = view.image
+    b = random_maps(L=4, H=5, T=6, seed=1)
+    view.update(b, highlight=(0, 4))
+    assert view.image is image  # the same artist, new data
+    np.testing.assert_array_equal(image.get_array().filled(np.nan), head_mosaic(b))
+    assert (view.rect.get_x() + 0.5, view.rect.get_y() + 0.5) == (4 * 7, 0)
+    view.update(highlight=None)
+    assert not view.rect.get_visible()
+    with pytest.raises(ValueError, match="outside the grid"):
+        view.update(highlight=(4, 0))
+
+
+def test_update_to_a_longer_sentence_resizes_the_grid():
+    view = AllHeadsView(random_maps(L=2, H=2, T=3))
+    longer = random_maps(L=2, H=2, T=7)
+    view.update(longer)
+    assert view.image.get_array().shape == head_mosaic(longer).shape
+    left, right, bottom, top = view.image.get_extent()
+    assert (right - left, bottom - top) == (2 * 8 - 1, 2 * 8 - 1)
+
+
+def test_plot_head_shows_the_map_with_the_words():
+    a = random_maps(L=1, H=1, T=4)[0, 0]
+    tokens = ["<bos>", "I", "like", "draw"]
+    fig = plot_head(a, tokens, title="L0 H0")
+    image = fig.axes[0].get_images()[0]
+    np.testing.assert_allclose(image.get_array(), a)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == tokens
+    with pytest.raises(ValueError):
+        plot_head(a, tokens[:3])
+
+
+def test_head_view_update_changes_data_and_words():
+    view = HeadView(random_maps(1, 1, 4)[0, 0], ["a", "b", "c", "d"])
+    new = random_maps(1, 1, 6, seed=3)[0, 0]
+    view.update(new, list("uvwxyz"), title="new")
+    np.testing.assert_allclose(view.image.get_array(), new)
+    assert [t.get_text() for t in view.ax.get_xticklabels()] == list("uvwxyz")
+
+
+def test_token_links_width_and_opacity_follow_the_weights():
+    a = random_maps(1, 1, 5)[0, 0]
+    fig = plot_token_links(a, list("abcde"))
+    lines = [c for c in fig.axes[0].collections if isinstance(c, LineCollection)][0]
+    segments = lines.get_segments()
+    widths = np.asarray(lines.get_linewidths())
+    alphas = lines.get_colors()[:, 3]
+    assert len(segments) == 25
+    for (x0, y0), (x1, y1) in segments:  # keys on the left (x=0), queries on the right (x=1)
+        assert (x0, x1) == (0, 1)
+    weight = {(int(-s[1][1]), int(-s[0][1])): i for i, s in enumerate(segments)}  # (query, key) -> line
+    for (q, k), i in weight.items():
+        assert alphas[i] == pytest.approx(a[q, k])
+        assert widths[i] == pytest.approx(TokenLinksView.MAX_WIDTH * a[q, k])
+
+
+def test_token_links_with_a_selected_query_draws_only_its_lines():
+    a = random_maps(1, 1, 5)[0, 0]
+    view = TokenLinksView(a, list("abcde"), query=3)
+    segments, alphas = view.lines.get_segments(), view.lines.get_colors()[:, 3]
+    for s, alpha in zip(segments, alphas):
+        q, k = int(-s[1][1]), int(-s[0][1])
+        assert alpha == pytest.approx(a[q, k] if q == 3 else 0.0)
+    with pytest.raises(ValueError, match="query=9"):
+        view.update(a, list("abcde"), query=9)
+
+
+def test_all_heads_figure_exports_png_16_9_svg_and_one_page_pdf(tmp_path):
+    fig = plot_all_heads(random_maps(L=12, H=12, T=5), tokens=["<bos>", "I", "like", "to", "draw"],
+                         highlight=(1, 1))
+    paths = save_for_slides(fig, "all_heads", tmp_path)
+    by_format = {p.suffix: p for p in paths}
+    assert set(by_format) == {".png", ".svg", ".pdf"}
+    width, height = Image.open(by_format[".png"]).size
+    assert width / height == pytest.approx(16 / 9, rel=0.01)
+    assert ET.parse(by_format[".svg"]).getroot().tag.endswith("svg")
+    assert len(pypdf.PdfReader(by_format[".pdf"]).pages) == 1
