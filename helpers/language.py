@@ -89,10 +89,6 @@ def vocabulary() -> list[str]:
 LIST_WORDS = sorted(set(ADJECTIVES) | set(PLACES) | set(ANIMALS) | {o for v in HOBBIES.values() for o in v})
 
 
-# The partner game: each of these words has a fixed partner (a rotation of the list).
-PARTNERS = dict(zip(LIST_WORDS, LIST_WORDS[5:] + LIST_WORDS[:5]))
-
-
 @dataclass
 class Story:
     """One training sequence: tokens plus the ground truth of every relation."""
@@ -202,17 +198,6 @@ class StoryWriter:
         for i in range(-1, len(words) - 1):  # from the second ":" on, each word recalls its successor
             s.link_induction(second + i, first + i + 1)
 
-    def partners(self, s: Story) -> None:
-        # "red cat box fox old ..." : after each random word comes the partner of the word
-        # before it, so half the next words depend on the word two back, whatever it is.
-        # There is no marker, so only a head that always looks one word back can serve it.
-        r = self.rng
-        s.add(r.choice(LIST_WORDS))
-        for _ in range(r.randint(4, 8)):
-            s.add(r.choice(LIST_WORDS))
-            s.add(PARTNERS[s.tokens[-2]])
-        s.add(".")
-
     def refrain(self, s: Story, start: int, end: int) -> None:
         # An earlier sentence said again, with no marker. It was added hoping to make every word
         # carry its previous word along (a previous-word head); the trained models predict
@@ -225,8 +210,7 @@ class StoryWriter:
         for relation, positions in s.forced.items():
             s.forced[relation] += [p - start + first for p in positions if start <= p < end]
 
-    def story(self, n_ctx: int, list_chance: float = 0.5, bos: bool = True, refrain_chance: float = 0.5,
-              partner_chance: float = 0.0) -> Story:
+    def story(self, n_ctx: int, list_chance: float = 0.5, bos: bool = True, refrain_chance: float = 0.5) -> Story:
         """Sentences until n_ctx tokens are filled; a word list somewhere with list_chance,
         an earlier sentence repeated with refrain_chance.
         bos=False starts with the first word (the walkthrough models read sentences that way)."""
@@ -235,16 +219,12 @@ class StoryWriter:
         writers = [self.hobby, self.agreement, self.pronoun, self.verb_object]
         list_at = r.randint(0, 2) if r.random() < list_chance else -1
         refrain_at = r.randint(1, 4) if r.random() < refrain_chance else -1
-        partner_at = (r.randint(0, 3) if r.random() < partner_chance else -1) if partner_chance else -1
         sentences = []  # (start, end) of each ordinary sentence so far
         while len(s.tokens) < n_ctx:
             start, n = len(s.tokens), len(sentences)
             if n == list_at:
                 self.word_list(s)
                 list_at = -1
-            elif n == partner_at:
-                self.partners(s)
-                partner_at = -1
             elif n == refrain_at:
                 self.refrain(s, *r.choice(sentences))
                 refrain_at = -1

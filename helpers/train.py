@@ -34,7 +34,6 @@ class Recipe:
     list_chance: float = 0.5  # share of stories holding a "say this list twice" game
     warmup: int = 100
     bos: bool = True  # start every story with <bos>; the walkthrough models read bare sentences
-    partner_chance: float = 0.0  # share of stories holding the partner game (see language.py)
     note: str = ""
     extras: dict = field(default_factory=dict)
 
@@ -57,10 +56,9 @@ RECIPES = {
 }
 
 
-def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_chance: float, bos: bool = True,
-                partner_chance: float = 0.0):
+def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_chance: float, bos: bool = True):
     """(batch, N_CTX) token ids and the stories they came from."""
-    stories = [writer.story(N_CTX, list_chance, bos, partner_chance=partner_chance) for _ in range(batch)]
+    stories = [writer.story(N_CTX, list_chance, bos) for _ in range(batch)]
     ids = torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
     return ids, stories
 
@@ -94,7 +92,7 @@ def train(name: str, progress: bool = True) -> tuple[GPT, dict]:
     for step in bar:
         for group in opt.param_groups:
             group["lr"] = learning_rate(step, steps, recipe)
-        ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos, recipe.partner_chance)
+        ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos)
         loss = next_token_loss(model, ids)
         opt.zero_grad(set_to_none=True)
         loss.backward()
