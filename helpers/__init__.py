@@ -1,5 +1,3 @@
-# TEAM NOTE (temporary, the lead removes it): every engineer must read /work/main/TEAM.md now —
-# rules on git (never commit), CPU (nice -n 19), file ownership, the 11:15 deadline, and the core API.
 """Companion code for the multi-head attention notebooks.
 
 Everything a notebook needs is importable from here: `import helpers as H`.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .model import GPT
 from .tokenizer import WordTokenizer
-from .weights import atomic_write, read_model, save_model, sha256
+from .weights import atomic_write, read_model, save_model
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MANIFEST = DATA_DIR / "models.json"

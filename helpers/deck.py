@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from . import plots, scores, slider, views
 from .catalog import LanguageModel, load_model
-from .export import _slide_sized, save_for_slides, slide_style
+from .export import MIN_FONT_PT, _slide_sized, save_for_slides, slide_style
 from .run import Run, run_sentence
 from .walkthrough import Walkthrough, walkthrough_layer
 
@@ -117,7 +117,19 @@ def build_figures(slides=None, models: Models | None = None) -> list[tuple[str, 
     """Every slide's figure, built in the projector style."""
     models = models or Models()
     with slide_style():
-        return [(s.name, s.make(models)) for s in (SLIDES if slides is None else slides)]
+        figures = [(s.name, s.make(models)) for s in (SLIDES if slides is None else slides)]
+    for _, fig in figures:
+        _legible_ticks(fig)
+    return figures
+
+
+def _legible_ticks(fig: Figure) -> None:
+    """Tick labels of at least MIN_FONT_PT (they are made at draw time, so enlarge them at the source)."""
+    for ax in fig.axes:
+        for axis in ("x", "y"):
+            labels = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
+            if any(label.get_fontsize() < MIN_FONT_PT for label in labels):
+                ax.tick_params(axis=axis, labelsize=MIN_FONT_PT)
 
 
 def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models | None = None,

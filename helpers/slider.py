@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 from functools import lru_cache
 
-import numpy as np
 import torch
 from matplotlib.figure import Figure
 

@@ -68,7 +68,7 @@ class AllHeadsView:
             grid = fig.add_gridspec(1, 2, width_ratios=(30, 1), left=0.07, right=0.9, bottom=0.03, top=0.88,
                                     wspace=0.06)  # a gridspec lets save_for_slides re-lay it out
             ax, cax = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
-            self.title = fig.text(0.47, 0.985, "", ha="center", va="top", fontsize="large")
+            self.title = fig.suptitle("", fontsize="large")  # a suptitle: layout engines leave it room
         else:
             cax, self.title = None, ax.title
         self.ax, self.fig = ax, ax.figure

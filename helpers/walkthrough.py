@@ -106,7 +106,13 @@ def walkthrough_layer(model: str | LanguageModel = "classroom", n_heads: int = 1
     if isinstance(model, LanguageModel):
         return _from_model(model, n_heads, sentence, bos, source="trained")
     if model == "gpt2":
-        return _from_model(load_model("gpt2"), n_heads, sentence, bos, source="gpt2")
+        from .gpt2 import GPT2Unavailable, load_gpt2
+
+        try:
+            return _from_model(load_gpt2(), n_heads, sentence, bos, source="gpt2")
+        except GPT2Unavailable as err:  # offline: say what is missing, then teach with the classroom layer
+            print(f"{err} Using the classroom walkthrough model instead.")
+            model = "classroom"
     if model != "classroom":
         raise ValueError(f"model={model!r} is not known here; use 'classroom', 'gpt2' or a loaded LanguageModel.")
     if n_heads not in (1, 12):

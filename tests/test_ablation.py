@@ -136,15 +136,19 @@ def test_removing_the_induction_heads_breaks_the_second_copy(classroom):
     lm, table = classroom
     top = [head for head, _ in S.ranked_heads(table, k=K)]
     base = A.forced_accuracy(lm, "induction")
-    assert base - A.forced_accuracy(lm, "induction", top) >= 0.5, (top, base)
+    after = A.forced_accuracy(lm, "induction", top)
+    assert base - after >= 0.5, f"removing {top}: accuracy {base:.3f} -> {after:.3f}"
 
 
 @needs_classroom
+@pytest.mark.xfail(strict=True, reason="not met: the 4 lowest induction scorers include L1 H2, an upstream part of the "
+                   "induction circuit; removing them takes the second copy from 100% to ~61% (see notebook 06)")
 def test_removing_as_many_unrelated_heads_barely_matters(classroom):
     lm, table = classroom
     bottom = [head for head, _ in S.ranked_heads(-table, k=K)]
     base = A.forced_accuracy(lm, "induction")
-    assert base - A.forced_accuracy(lm, "induction", bottom) < 0.05, (bottom, base)
+    after = A.forced_accuracy(lm, "induction", bottom)
+    assert base - after < 0.05, f"removing {bottom}: accuracy {base:.3f} -> {after:.3f}"
 
 
 # --- exercise checks -----------------------------------------------------------------
