@@ -70,7 +70,7 @@ class AllHeadsView:
             ax, cax = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
             self.title = fig.suptitle("", fontsize="large")  # a suptitle: layout engines leave it room
         else:
-            cax, self.title = None, ax.title
+            cax, self.title = None, ax.set_title("", pad=16)  # room for the H0.. labels above the grid
         self.ax, self.fig = ax, ax.figure
         mosaic = head_mosaic(attentions)
         self.image = ax.imshow(mosaic, cmap=self._cmap(), vmin=0, vmax=1, interpolation="nearest")
