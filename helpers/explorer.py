@@ -10,20 +10,19 @@ which works the same in JupyterLab, Voilà and a headless notebook run (no ipymp
 from __future__ import annotations
 
 import html
-import io
 import re
 from pathlib import Path
 
 import ipywidgets as widgets
 import numpy as np
-import PIL.Image
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from .catalog import LanguageModel
 from .export import save_for_slides, slide_style
 from .run import Run, run_sentence
-from .views import AllHeadsView, HeadView, TokenLinksView, links_height, plot_all_heads, plot_head, plot_token_links
+from .views import (AllHeadsView, HeadView, TokenLinksView, canvas_png, links_height, plot_all_heads, plot_head,
+                    plot_token_links)
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
 
@@ -55,10 +54,7 @@ class Frame:
             self.canvas.restore_region(self.background)
         for artist in self.moving:
             self.fig.draw_artist(artist)
-        pixels = np.asarray(self.canvas.buffer_rgba())[..., :3]  # (height, width, RGB): opaque figure
-        buffer = io.BytesIO()
-        PIL.Image.fromarray(pixels).save(buffer, format="png", compress_level=1)  # fast, still small
-        return buffer.getvalue()
+        return canvas_png(self.canvas)
 
 
 class Explorer:

@@ -8,10 +8,10 @@ heads differs, so moving the slider shows what the head count changes.
 
 from __future__ import annotations
 
-import io
 from functools import lru_cache
 
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .attention import attention_param_count, check_heads, multi_head_from
@@ -246,10 +246,16 @@ def check_concat_shape(fn) -> bool:
 
 # --- the widget --------------------------------------------------------------------------------
 def figure_png(fig: Figure, dpi: int = 80) -> bytes:
-    """The figure as PNG bytes, for an ipywidgets Image (renders in JupyterLab, Voilà and nbclient)."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
-    return buffer.getvalue()
+    """The figure as PNG bytes, for an ipywidgets Image (renders in JupyterLab, Voilà and nbclient).
+
+    One Agg draw and a light PNG compression: savefig would draw twice and compress harder,
+    which is most of a slider move's time."""
+    from .views import canvas_png
+
+    fig.set_dpi(dpi)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas_png(canvas)
 
 
 def fit_top_left(ax, rows: int, cols: int) -> None:

@@ -11,14 +11,29 @@ the `plot_*` functions build one and return its Figure.
 
 from __future__ import annotations
 
+import io
+
 import matplotlib as mpl
 import numpy as np
+import PIL.Image
 from matplotlib import transforms
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .plots import plot_attention
+
+
+def canvas_png(canvas) -> bytes:
+    """What an Agg canvas holds, as PNG bytes for an ipywidgets Image.
+
+    Read straight from the canvas's RGBA buffer (no copy) and lightly compressed:
+    in the widgets this encoding, not the drawing, is most of an update's time."""
+    rgba = canvas.buffer_rgba()  # (height, width, 4)
+    height, width = np.asarray(rgba).shape[:2]
+    buffer = io.BytesIO()
+    PIL.Image.frombuffer("RGBA", (width, height), rgba, "raw", "RGBA", 0, 1).save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
 
 CMAP = "viridis"  # the project's attention colour map (export.SLIDE_CMAP); NaN gaps are drawn white
 HIGHLIGHT = "#D55E00"  # Okabe–Ito vermillion: stands out on viridis
@@ -84,11 +99,7 @@ class AllHeadsView:
         self.label_texts = []
         ax.set_xticks([])  # plain texts instead of ticks: much faster to draw, same look
         ax.set_yticks([])
-        above = transforms.offset_copy(ax.transData, fig=self.fig, y=3, units="points")
-        left = transforms.offset_copy(ax.transData, fig=self.fig, x=-4, units="points")
-        L, H = np.shape(attentions)[:2]
-        self.head_texts = [ax.text(0, 0, f"H{h}", ha="center", va="bottom", transform=above) for h in range(H)]
-        self.layer_texts = [ax.text(0, 0, f"L{l}", ha="right", va="center", transform=left) for l in range(L)]
+        self.head_texts, self.layer_texts = [], []  # made in _set_shape, one per head and per layer
         self.shape = None
         self.update(attentions, highlight, tokens, title)
         self.set_labels(labels)
@@ -115,11 +126,21 @@ class AllHeadsView:
         self.image.set_extent((-0.5, width - 0.5, height - 0.5, -0.5))
         self.gaps.set_segments([[(h * (T + 1) - 1, -0.5), (h * (T + 1) - 1, height - 0.5)] for h in range(1, H)]
                                + [[(-0.5, l * (T + 1) - 1), (width - 0.5, l * (T + 1) - 1)] for l in range(1, L)])
+        self._label_count(self.head_texts, H, "H", ha="center", va="bottom", dx=0, dy=3)
+        self._label_count(self.layer_texts, L, "L", ha="right", va="center", dx=-4, dy=0)
         centre = (T - 1) / 2
         for h, text in enumerate(self.head_texts):
             text.set_position((h * (T + 1) + centre, -0.5))
         for l, text in enumerate(self.layer_texts):
             text.set_position((-0.5, l * (T + 1) + centre))
+
+    def _label_count(self, texts: list, n: int, prefix: str, ha: str, va: str, dx: float, dy: float) -> None:
+        """Keep exactly n edge labels (H0, H1 ... or L0, L1 ...): a new model may have more or fewer."""
+        while len(texts) > n:
+            texts.pop().remove()
+        offset = transforms.offset_copy(self.ax.transData, fig=self.fig, x=dx, y=dy, units="points")
+        while len(texts) < n:
+            texts.append(self.ax.text(0, 0, f"{prefix}{len(texts)}", ha=ha, va=va, transform=offset))
 
     def _move_rect(self, highlight) -> None:
         if highlight is None:

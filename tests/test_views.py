@@ -147,3 +147,14 @@ def test_all_heads_figure_exports_png_16_9_svg_and_one_page_pdf(tmp_path):
     assert width / height == pytest.approx(16 / 9, rel=0.01)
     assert ET.parse(by_format[".svg"]).getroot().tag.endswith("svg")
     assert len(pypdf.PdfReader(by_format[".pdf"]).pages) == 1
+
+
+def test_grid_labels_follow_a_new_head_count():
+    """The slider swaps a 4-head model for a 12-head one: every head needs its H label."""
+    rng = np.random.default_rng(0)
+    view = AllHeadsView(rng.random((2, 4, 5, 5)))
+    view.update(rng.random((2, 12, 5, 5)))
+    assert [t.get_text() for t in view.head_texts] == [f"H{h}" for h in range(12)]
+    view.update(rng.random((3, 2, 5, 5)))
+    assert [t.get_text() for t in view.head_texts] == ["H0", "H1"]
+    assert [t.get_text() for t in view.layer_texts] == ["L0", "L1", "L2"]
