@@ -16,6 +16,7 @@ import torch
 from matplotlib.figure import Figure
 
 from .catalog import LanguageModel
+from .checks import judge, run_student
 from .language import FORCED
 from .run import run_sentence
 from .scores import held_out_stories, previous_token_scores, ranked_heads, repeated_random_tokens, story_ids
@@ -228,7 +229,7 @@ def check_previous_token_detector(student_fn) -> bool:
     attn = scores.softmax(-1)  # (3, 4, 9, 9) causal maps
     attn[1, 2] = torch.diag_embed(torch.ones(8), offset=-1)[:9, :9] + torch.eye(9) * (torch.arange(9) == 0)
     diag = attn.diagonal(offset=-1, dim1=-2, dim2=-1)  # (L, H, T-1)
-    expected = torch.as_tensor(previous_token_scores(attn))
+    expected = torch.as_tensor(previous_token_scores(attn)).float()
     mistakes = {"you looked at the token after (t + 1); in a causal model that weight is always 0.":
                     attn.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
                 "you scored each token's attention to itself (t, t) instead of to t - 1.":
@@ -236,25 +237,9 @@ def check_previous_token_detector(student_fn) -> bool:
                 "you summed over the queries instead of averaging (a score should lie in 0..1).": diag.sum(-1),
                 "you divided by T, counting the first token, which has no previous token.": diag.sum(-1) / 9,
                 "the axes are swapped: return (layer, head), not (head, layer).": expected.T}
-    try:
-        got = student_fn(attn.clone())
-    except Exception as err:  # the student's bug is reported, not raised
-        print(f"✗ previous-token detector: your function raised {type(err).__name__}: {err}")
-        return False
-    if got is None:
-        print("… previous-token detector: not attempted yet; the notebook goes on with H.previous_token_scores.")
-        return False
-    got = torch.as_tensor(np.asarray(got, dtype=np.float32))
-    if got.shape == expected.shape and torch.allclose(got, expected, atol=1e-4):
-        print(f"✓ previous-token detector: correct, shape {list(got.shape)}; the perfect head 1.2 scores {got[1, 2]:.2f}.")
-        return True
-    for message, wrong in mistakes.items():
-        if got.shape == wrong.shape and torch.allclose(got, wrong, atol=1e-4):
-            print(f"✗ previous-token detector: {message}")
-            return False
-    print(f"✗ previous-token detector: got shape {list(got.shape)}, expected {list(expected.shape)} "
-          f"with the perfect head 1.2 at 1.0; average attn[l, h, t, t - 1] over t = 1 .. T-1.")
-    return False
+    got, problem = run_student("previous-token detector", student_fn, attn)
+    return judge("previous-token detector", got, problem, expected, mistakes,
+                 shape_hint="Average attn[l, h, t, t - 1] over t = 1 .. T-1 for each (layer, head).")
 
 
 def check_knockout_prediction(predicted, lm: LanguageModel, relation: str, heads, mode: str = "zero",

@@ -25,7 +25,7 @@ def _inputs(*shape: int, seed: int) -> torch.Tensor:
     return torch.randn(*shape, generator=g)
 
 
-def _run(name: str, fn: Callable, *args):
+def run_student(name: str, fn: Callable, *args):
     """Call the student's function; return (answer, None) or (None, message)."""
     if not callable(fn):
         return None, f"✗ {name}: expected a function, got {type(fn).__name__}; pass the function itself, not its result."
@@ -42,7 +42,7 @@ def _run(name: str, fn: Callable, *args):
         return None, f"✗ {name}: expected a tensor, got {type(got).__name__}."
 
 
-def _judge(name: str, got: torch.Tensor | None, problem: str | None, expected: torch.Tensor,
+def judge(name: str, got: torch.Tensor | None, problem: str | None, expected: torch.Tensor,
            mistakes: dict[str, torch.Tensor], shape_hint: str = "") -> bool:
     """Print the verdict: pass, a named mistake, a wrong shape, or the largest difference."""
     if problem:
@@ -67,7 +67,7 @@ def _judge(name: str, got: torch.Tensor | None, problem: str | None, expected: t
 def check_attention_weights(student_fn: Callable) -> bool:
     """student_fn(Q (T, d), K (T, d)) -> weights (T, T): softmax over keys of Q·Kᵀ/√d."""
     Q, K = _inputs(5, 16, seed=1) * 1.5, _inputs(5, 16, seed=2) * 1.5
-    got, problem = _run("attention weights", student_fn, Q, K)
+    got, problem = run_student("attention weights", student_fn, Q, K)
     d = Q.shape[-1]
     mistakes = {
         "forgot the 1/√d scaling: divide the scores by √d_head (here √16 = 4) before the softmax.":
@@ -81,14 +81,14 @@ def check_attention_weights(student_fn: Callable) -> bool:
         "divided by d_head instead of √d_head.": (Q @ K.T / d).softmax(-1),
     }
     expected = A.softmax_over_keys(A.scale(A.raw_scores(Q, K), d))
-    return _judge("attention weights", got, problem, expected, mistakes, "Rows are queries, columns are keys: [T × T].")
+    return judge("attention weights", got, problem, expected, mistakes, "Rows are queries, columns are keys: [T × T].")
 
 
 def check_weighted_sum(student_fn: Callable) -> bool:
     """student_fn(weights (T, T), V (T, d)) -> updates (T, d): row i = Σ_j weights[i, j] · V[j]."""
     weights = _inputs(5, 5, seed=3).softmax(-1)
     V = _inputs(5, 8, seed=4)
-    got, problem = _run("weighted sum", student_fn, weights, V)
+    got, problem = run_student("weighted sum", student_fn, weights, V)
     mistakes = {
         "used the weights transposed (columns instead of rows): a query's weights are its row, use weights @ V.":
             weights.T @ V,
@@ -97,7 +97,7 @@ def check_weighted_sum(student_fn: Callable) -> bool:
         "averaged the value vectors equally: the point is the *attention-weighted* sum, weights @ V.":
             V.mean(0, keepdim=True).expand(5, 8),
     }
-    return _judge("weighted sum", got, problem, A.weighted_sum(weights, V), mistakes,
+    return judge("weighted sum", got, problem, A.weighted_sum(weights, V), mistakes,
                   "One update per word, as long as a value vector: weights [T × T] @ V [T × d].")
 
 
@@ -106,7 +106,7 @@ def check_one_head(student_fn: Callable) -> bool:
     """student_fn(X (T, D), W_Q, W_K, W_V (D, d)) -> z (T, d): one head's update for every word."""
     X = _inputs(4, 48, seed=5)
     W_Q, W_K, W_V = (_inputs(48, 8, seed=s) * 0.5 for s in (6, 7, 8))
-    got, problem = _run("one head", student_fn, X, W_Q, W_K, W_V)
+    got, problem = run_student("one head", student_fn, X, W_Q, W_K, W_V)
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
     d = W_Q.shape[-1]
     mistakes = {
@@ -117,13 +117,13 @@ def check_one_head(student_fn: Callable) -> bool:
         "used the embeddings X as the values: project them with W_V first.": (Q @ K.T / math.sqrt(d)).softmax(-1) @ X,
     }
     expected = A.single_head(X, W_Q, W_K, W_V).z
-    return _judge("one head", got, problem, expected, mistakes, "The update is [T × d_head], here [4 × 8].")
+    return judge("one head", got, problem, expected, mistakes, "The update is [T × d_head], here [4 × 8].")
 
 
 def check_split_heads(student_fn: Callable) -> bool:
     """student_fn(x (T, D), n_heads) -> (n_heads, T, D // n_heads): head h gets features h·d … (h+1)·d − 1."""
     x = _inputs(5, 12, seed=9)
-    got, problem = _run("split heads", (lambda t: student_fn(t, 3)) if callable(student_fn) else student_fn, x)
+    got, problem = run_student("split heads", (lambda t: student_fn(t, 3)) if callable(student_fn) else student_fn, x)
     mistakes = {
         "heads split in the wrong order: x.reshape(n_heads, T, d) mixes words; reshape to (T, n_heads, d) "
         "and then swap the first two axes (.transpose(0, 1)).": x.reshape(3, 5, 4),
@@ -132,14 +132,14 @@ def check_split_heads(student_fn: Callable) -> bool:
         "forgot to move the head axis first: the result should be (n_heads, T, d), not (T, n_heads, d).":
             x.reshape(5, 3, 4),
     }
-    return _judge("split heads", got, problem, A.split_heads(x, 3), mistakes, "Expected (n_heads, T, d_head).")
+    return judge("split heads", got, problem, A.split_heads(x, 3), mistakes, "Expected (n_heads, T, d_head).")
 
 
 # --- notebook 03 -------------------------------------------------------------------------------------
 def check_merge_heads(student_fn: Callable) -> bool:
     """student_fn(z (H, T, d)) -> (T, H·d): each word's head updates side by side, head 0 first."""
     z = _inputs(3, 5, 4, seed=10)
-    got, problem = _run("merge heads", student_fn, z)
+    got, problem = run_student("merge heads", student_fn, z)
     mistakes = {
         "heads merged in the wrong order: z.reshape(T, H·d) mixes words; move the head axis next to the "
         "features first (z.transpose(0, 1)) and then reshape.": z.reshape(5, 12),
@@ -147,13 +147,13 @@ def check_merge_heads(student_fn: Callable) -> bool:
         "at positions h·d … (h+1)·d − 1.": z.permute(1, 2, 0).reshape(5, 12),
         "added the heads instead of putting them side by side: concatenate, the result has H·d features.": z.sum(0),
     }
-    return _judge("merge heads", got, problem, A.merge_heads(z), mistakes, "Expected (T, n_heads · d_head).")
+    return judge("merge heads", got, problem, A.merge_heads(z), mistakes, "Expected (T, n_heads · d_head).")
 
 
 def check_recombine(student_fn: Callable) -> bool:
     """student_fn(z (H, T, d), W_O (H, d, D)) -> (T, D): Σ_h z[h] @ W_O[h] = concat(z) @ W_O stacked."""
     z, W_O = _inputs(3, 5, 4, seed=11), _inputs(3, 4, 6, seed=12)
-    got, problem = _run("recombine", student_fn, z, W_O)
+    got, problem = run_student("recombine", student_fn, z, W_O)
     per_head = z @ W_O  # (H, T, D)
     mistakes = {
         "returned each head's decompressed update separately: add them up over the heads (.sum(0)).": per_head,
@@ -161,5 +161,5 @@ def check_recombine(student_fn: Callable) -> bool:
         "heads matched to the wrong blocks of W_O: head h must use W_O[h].": (z @ W_O.flip(0)).sum(0),
         "averaged the heads instead of adding them: the recombination is a sum.": per_head.mean(0),
     }
-    return _judge("recombine", got, problem, A.merge_heads(z) @ A.recombination_matrix(W_O), mistakes,
+    return judge("recombine", got, problem, A.merge_heads(z) @ A.recombination_matrix(W_O), mistakes,
                   "One update of d_model features per word: (T, D).")

@@ -9,18 +9,18 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
+from .catalog import DATA_DIR, record_model
 from .language import FORCED, StoryWriter, vocabulary
 from .model import GPT, GPTConfig
 from .tokenizer import WordTokenizer
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 HELD_OUT_SEED = 1_000_003  # stories for evaluation come from their own seed, never seen in training
 
 
@@ -35,7 +35,6 @@ class Recipe:
     warmup: int = 100
     bos: bool = True  # start every story with <bos>; the walkthrough models read bare sentences
     note: str = ""
-    extras: dict = field(default_factory=dict)
 
 
 N_CTX = 64
@@ -129,9 +128,6 @@ def main(argv=None) -> None:
     parser.add_argument("name", choices=list(RECIPES), help="which model to train")
     parser.add_argument("--out", type=Path, default=None, help="where to write (default data/NAME.safetensors)")
     args = parser.parse_args(argv)
-    from .catalog import record_model  # writing the manifest is the catalog's job
-
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     model, info = train(args.name)
     path = args.out or DATA_DIR / f"{args.name}.safetensors"
     record_model(args.name, model, vocabulary(), info, path)
