@@ -33,10 +33,12 @@ from .views import (AllHeadsView, HeadView, TokenLinksView, head_mosaic, mosaic_
 from .explorer import Explorer, check_induction_prediction, check_previous_word_head, induction_prediction
 from .deck import SLIDES, export_deck
 
-# --- the head-count slider (slider.py)
-from .slider import (HEAD_COUNTS, SENTENCE, WIDTH, HeadCountExplorer, available_head_counts, check_concat_shape,
-                     check_head_size_and_params, describe_shapes, head_shapes, load_variant, loss_by_heads,
-                     merge_head_groups, merged_loss, merged_maps, merged_model, plot_loss_vs_heads, plot_merge_example)
+# --- head counts and the slider (headcount.py, slider.py)
+from .headcount import (HEAD_COUNTS, SENTENCE, WIDTH, available_head_counts, check_concat_shape,
+                        check_head_size_and_params, describe_shapes, head_shapes, load_variant, loss_by_heads,
+                        merge_head_groups, merged_loss, merged_maps, merged_model, plot_loss_vs_heads,
+                        plot_merge_example)
+from .slider import HeadCountExplorer
 
 # --- head scores and knock-outs (scores.py, ablation.py)
 from .scores import (PUBLISHED_GPT2_HEADS, best_head_types, describe_links, duplicate_token_scores, first_token_scores,

@@ -20,7 +20,7 @@ from typing import Callable
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
-from . import plots, scores, slider, views
+from . import headcount, plots, scores, views
 from .catalog import LanguageModel, load_model
 from .export import MIN_FONT_PT, _slide_sized, save_for_slides, slide_style
 from .run import Run, run_sentence
@@ -101,8 +101,8 @@ SLIDES = [
                                                         title="Twelve heads of 64 read 'I like to draw'")),
     Slide("02_shrunk_query", lambda m: plots.plot_matmul((1, 768), (768, 64), ("draw", "W_Q of one head", "query"))),
     Slide("03_recombination", lambda m: plots.plot_recombination(m.walk(12).W_O, highlight=_draw_head(m, 12))),
-    Slide("04_loss_vs_heads", lambda m: slider.plot_loss_vs_heads(slider.loss_by_heads())),
-    Slide("04_merged_heads", lambda m: slider.plot_merge_example()),
+    Slide("04_loss_vs_heads", lambda m: headcount.plot_loss_vs_heads(headcount.loss_by_heads())),
+    Slide("04_merged_heads", lambda m: headcount.plot_merge_example()),
     Slide("05_all_heads_draw", lambda m: views.plot_all_heads(m.run(DRAW).attentions, m.run(DRAW).tokens)),
     Slide("05_all_heads_list", lambda m: views.plot_all_heads(m.run(LIST).attentions, m.run(LIST).tokens,
                                                               highlight=m.best("induction"))),

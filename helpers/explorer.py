@@ -16,45 +16,14 @@ from pathlib import Path
 import ipywidgets as widgets
 import numpy as np
 import torch
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from .catalog import LanguageModel
 from .export import save_for_slides, slide_style
 from .run import Run, run_sentence
-from .views import (AllHeadsView, HeadView, TokenLinksView, canvas_png, links_height, plot_all_heads, plot_head,
+from .views import (AllHeadsView, Frame, HeadView, TokenLinksView, links_height, plot_all_heads, plot_head,
                     plot_token_links)
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
-
-
-class Frame:
-    """Renders one figure to PNG bytes for an Image widget, redrawing only what moves.
-
-    The first render draws everything except the `moving` artists and keeps that
-    picture as the background; later renders paste the background back and draw only
-    the moving artists on top (matplotlib's "blitting"), which skips all the text
-    layout. Call `invalidate()` after changing anything that is not a moving artist.
-    """
-
-    def __init__(self, fig, moving=(), dpi: int = 72):
-        fig.set_dpi(dpi)
-        self.fig, self.canvas, self.moving = fig, FigureCanvasAgg(fig), list(moving)
-        for artist in self.moving:
-            artist.set_animated(True)
-        self.background = None
-
-    def invalidate(self) -> None:
-        self.background = None
-
-    def png(self) -> bytes:
-        if self.background is None:
-            self.canvas.draw()  # everything but the moving artists
-            self.background = self.canvas.copy_from_bbox(self.fig.bbox)
-        else:
-            self.canvas.restore_region(self.background)
-        for artist in self.moving:
-            self.fig.draw_artist(artist)
-        return canvas_png(self.canvas)
 
 
 class Explorer:
@@ -74,9 +43,13 @@ class Explorer:
         self.grid = AllHeadsView(attn, self.run.tokens, highlight=(self.layer, self.head))
         self.grid.fig.set_size_inches(7.5, 6.8)
         self.zoom = HeadView(attn[self.layer, self.head], self.run.tokens, title=self._head_title())
+        self.zoom.ax.tick_params(length=0)  # tick marks would poke 1 px into the map that blitting redraws
         self.links = TokenLinksView(attn[self.layer, self.head], self.run.tokens)
-        self.frames = [Frame(self.grid.fig, [self.grid.image, self.grid.gaps, self.grid.rect], dpi),
-                       Frame(self.zoom.fig, [self.zoom.image, self.zoom.ax.title], dpi),
+        # Selecting a head only moves the highlight: the grid image is part of the background
+        # until a new sentence invalidates it.
+        self.frames = [Frame(self.grid.fig, [self.grid.rect], dpi),
+                       Frame(self.zoom.fig, [self.zoom.image, *self.zoom.ax.spines.values(), self.zoom.ax.title],
+                             dpi),  # the frame lines go over the map, as in a full draw
                        Frame(self.links.fig, [self.links.lines, self.links.ax.title], dpi)]
         self._build_widgets()
         self._draw()

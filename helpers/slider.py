@@ -1,261 +1,28 @@
-"""The head-count slider (notebook 04): models trained with 1 to 12 heads at one width.
+"""The head-count slider widget (notebook 04).
 
-Pure functions first (shapes, parameter counts, losses, merging heads), then the
-`HeadCountExplorer` widget that wires a slider to them. The six "heads-N" models
-are 2 layers of width 96 trained on the classroom language; only the number of
-heads differs, so moving the slider shows what the head count changes.
+`HeadCountExplorer` wires two controls to the plain functions in headcount.py: a slider
+over the trained head counts, and a second control that merges the trained 12-head
+model's neighbouring heads into wider ones (a thought experiment on trained weights).
+
+Each redraw changes the existing matplotlib artists and pastes back a cached background
+(the colour bar never changes), so only the maps and their H0 … / L0 … labels are drawn.
+Titles and the sentence are HTML captions above the images: text is the slowest thing
+Agg draws, and the browser draws HTML for free. Export builds fresh, titled figures.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import html
 
-import torch
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .attention import attention_param_count, check_heads, multi_head_from
-from .catalog import LanguageModel, load_model, manifest
-from .model import GPT, head_weights
+from .attention import attention_param_count
+from .export import save_for_slides, slide_style
+from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, available_head_counts,
+                        check_head_count, head_shapes, load_variant, loss_by_heads, merged_loss, merged_maps,
+                        plot_loss_vs_heads)
 from .run import run_sentence
-
-HEAD_COUNTS = (1, 2, 3, 4, 6, 12)  # every divisor of 12 (and of the width 96) we trained
-WIDTH = 96
-MERGE_SOURCE = 12  # the merge thought experiment works on the trained 12-head model
-SENTENCE = "list : red fox old mat . again : red fox old mat ."
-
-
-# --- shapes and counts ---------------------------------------------------------------------
-def head_shapes(width: int, n_heads: int, n_tokens: int) -> dict[str, tuple[int, ...]]:
-    """Every shape in one multi-head attention layer for a sentence of n_tokens (T)."""
-    d, T = check_heads(width, n_heads), n_tokens
-    if not (isinstance(T, int) and T > 0):
-        raise ValueError(f"n_tokens={n_tokens!r} must be a positive whole number.")
-    return {
-        "input": (T, width),
-        "W_Q, W_K, W_V (per head)": (width, d),
-        "Q, K, V (per head)": (T, d),
-        "scores (per head)": (T, T),
-        "attention weights (per head)": (T, T),
-        "head output (per head)": (T, d),
-        "concatenation": (T, width),  # n_heads outputs of d numbers side by side
-        "recombination W_O": (width, width),
-        "output": (T, width),
-    }
-
-
-def describe_shapes(width: int, n_heads: int, n_tokens: int) -> str:
-    """head_shapes as aligned text lines, for printing."""
-    rows = head_shapes(width, n_heads, n_tokens)
-    return "\n".join(f"{name:<30}{' × '.join(map(str, shape))}" for name, shape in rows.items())
-
-
-# --- the trained variants ------------------------------------------------------------------
-@lru_cache(maxsize=None, typed=True)  # typed: True is not the head count 1
-def load_variant(n_heads: int) -> LanguageModel:
-    """The model "heads-N", loaded once per kernel so the slider answers at once."""
-    return load_model(f"heads-{check_head_count(n_heads)}")
-
-
-def available_head_counts() -> list[int]:
-    """The head counts whose trained model is shipped in data/."""
-    shipped = manifest()
-    return [h for h in HEAD_COUNTS if f"heads-{h}" in shipped]
-
-
-def check_head_count(n_heads) -> int:
-    if n_heads not in HEAD_COUNTS or isinstance(n_heads, bool):
-        raise ValueError(f"No model trained with {n_heads!r} heads; choose one of {', '.join(map(str, HEAD_COUNTS))}.")
-    return int(n_heads)
-
-
-def loss_by_heads() -> dict[int, float]:
-    """Held-out loss of every shipped heads-N model, from its recorded info."""
-    shipped = manifest()
-    return {h: float(shipped[f"heads-{h}"]["info"]["held_out_loss"]) for h in available_head_counts()}
-
-
-def plot_loss_vs_heads(losses: dict[int, float], current: int | None = None, ax=None) -> Figure:
-    """Held-out loss against head count; a ring marks the `current` head count."""
-    return LossPlot(losses, current, ax).fig
-
-
-class LossPlot:
-    """The small loss-versus-heads plot; `.update(current)` moves the marker only."""
-
-    def __init__(self, losses: dict[int, float], current: int | None = None, ax=None):
-        if not losses:
-            raise ValueError("No losses to plot; train the heads-N models first (python -m helpers.train heads-12).")
-        if ax is None:
-            ax = Figure(figsize=(3.6, 2.6), layout="constrained").add_subplot()
-        self.ax, self.fig, self.losses = ax, ax.figure, dict(sorted(losses.items()))
-        hs = list(self.losses)
-        ax.plot(hs, list(self.losses.values()), "o-", color="#0072B2", lw=2)
-        (self.marker,) = ax.plot([], [], "o", ms=14, mfc="none", mec="#D55E00", mew=3)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(hs, [str(h) for h in hs])
-        ax.minorticks_off()
-        ax.set_xlabel("heads (width 96 for all)")
-        ax.set_ylabel("held-out loss")
-        ax.set_title("lower is better", fontsize=10)
-        self.update(current)
-
-    def update(self, current: int | None) -> None:
-        if current is None or current not in self.losses:
-            self.marker.set_data([], [])
-        else:
-            self.marker.set_data([current], [self.losses[current]])
-
-
-# --- merging heads: a thought experiment on trained weights -----------------------------------
-def merge_head_groups(weights: dict[str, torch.Tensor], group_size: int) -> dict[str, torch.Tensor]:
-    """Join each run of `group_size` neighbouring heads into one wider head.
-
-    Head j of the result owns the query, key and value slices of heads j·g … j·g+g-1 side
-    by side, and the matching rows of W_O. No number changes: only where the width is cut.
-    """
-    H, D, d = weights["W_Q"].shape  # (H, D, d)
-    if not isinstance(group_size, int) or group_size < 1 or H % group_size:
-        raise ValueError(f"group_size={group_size!r} must divide the {H} heads; choose one of "
-                         f"{', '.join(str(g) for g in range(1, H + 1) if H % g == 0)}.")
-    G, g = H // group_size, group_size
-    out = {}
-    for name in ("W_Q", "W_K", "W_V"):
-        out[name] = weights[name].reshape(G, g, D, d).permute(0, 2, 1, 3).reshape(G, D, g * d)  # (G, D, g·d)
-        bias = "b_" + name[-1]
-        out[bias] = weights[bias].reshape(G, g * d)  # (G, g·d)
-    out["W_O"] = weights["W_O"].reshape(G, g * d, D)  # (G, g·d, D): the rows stay in order
-    out["b_O"] = weights["b_O"]
-    return out
-
-
-@torch.no_grad()
-def layer_inputs(lm: LanguageModel, sentence: str) -> tuple[list[str], list[torch.Tensor]]:
-    """The tokens, and what each layer's attention reads (after its LayerNorm): L × (T, D)."""
-    tokens = lm.tokenizer.tokens(sentence)
-    run_sentence(lm, sentence)  # checks the length against the context
-    x = lm.model.embed(torch.tensor([lm.tokenizer.encode(sentence)]))  # (1, T, D)
-    inputs = []
-    for block in lm.model.h:
-        inputs.append(block.ln_1(x)[0])  # (T, D)
-        x, _ = block(x)
-    return tokens, inputs
-
-
-@torch.no_grad()
-def merged_maps(lm: LanguageModel, sentence: str, group_size: int) -> tuple[list[str], torch.Tensor]:
-    """Every layer's maps with heads merged in groups, each layer reading the trained model's input.
-
-    Returns the tokens and (L, H / group_size, T, T) maps.
-    """
-    tokens, inputs = layer_inputs(lm, sentence)
-    maps = [multi_head_from(x, merge_head_groups(head_weights(lm.model, i), group_size), causal=True).weights
-            for i, x in enumerate(inputs)]  # L × (H / group_size, T, T)
-    return tokens, torch.stack(maps)
-
-
-def merged_model(lm: LanguageModel, group_size: int) -> GPT:
-    """The same weights read as fewer, wider heads: merging is only moving the cuts."""
-    cfg = lm.config
-    if cfg.n_head % group_size:
-        raise ValueError(f"group_size={group_size} must divide the {cfg.n_head} heads of {lm.name}.")
-    config = type(cfg)(**{**cfg.to_dict(), "n_head": cfg.n_head // group_size})
-    model = GPT(config)
-    model.load_state_dict(lm.model.state_dict())
-    return model.eval()
-
-
-@lru_cache(maxsize=None, typed=True)
-def merged_loss(group_size: int) -> float:
-    """Held-out loss of heads-12 with every layer's heads merged in groups (no retraining)."""
-    from .train import evaluate  # the same held-out stories the trained models were scored on
-
-    lm = load_variant(MERGE_SOURCE)
-    return float(evaluate(merged_model(lm, group_size), lm.tokenizer)["held_out_loss"])
-
-
-def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0, group_size: int = 3) -> Figure:
-    """Thought experiment, one group: heads first … first+g-1 of heads-12 and the single head they merge into."""
-    from .views import HeadView
-
-    lm = load_variant(MERGE_SOURCE)
-    if first % group_size or not 0 <= first < lm.config.n_head:
-        raise ValueError(f"first={first} must be a head that starts a group of {group_size} (0, {group_size}, …).")
-    tokens, merged = merged_maps(lm, sentence, group_size)  # (L, 12 / g, T, T)
-    members = run_sentence(lm, sentence).attentions[layer, first:first + group_size]  # (g, T, T)
-    fig = Figure(figsize=(3.4 * (group_size + 1), 3.8), layout="constrained")
-    axes = fig.subplots(1, group_size + 1)
-    for i, ax in enumerate(axes[:-1]):
-        HeadView(members[i], tokens, ax=ax, title=f"trained head {layer}.{first + i} ({WIDTH // 12} numbers)")
-    HeadView(merged[layer, first // group_size], tokens, ax=axes[-1],
-             title=f"merged: one head of {group_size * WIDTH // 12}")
-    fig.suptitle(f"Thought experiment on trained weights (not a trained model): {group_size} heads of layer "
-                 f"{layer} joined into one", fontsize=12)
-    return fig
-
-
-# --- exercise checks -------------------------------------------------------------------------
-def _verdict(name: str, fn, cases, want, hints) -> bool:
-    """Run fn on every case; print one line: pass, not attempted, raised, or the likely mistake."""
-    for case in cases:
-        try:
-            got = fn(*case)
-        except Exception as err:  # the student's bug, reported instead of stopping the notebook
-            print(f"✗ {name}: your function raised {type(err).__name__}: {err}")
-            return False
-        if got is None:
-            print(f"… {name}: not attempted yet (the function returned None). The notebook goes on with the reference.")
-            return False
-        expected = want(*case)
-        if tuple(got) != expected:
-            print(f"✗ {name}{case}: expected {expected}, got {tuple(got)}; {hints(case, tuple(got), expected)}.")
-            return False
-    print(f"✓ {name}: right for all {len(cases)} cases.")
-    return True
-
-
-def check_head_size_and_params(fn) -> bool:
-    """Exercise: fn(width, n_heads) -> (head size, attention parameters of the layer, biases included)."""
-    def hints(case, got, want):
-        (width, n), (size, params) = case, (list(got) + [None, None])[:2]
-        d = width // n
-        one_head = 3 * (width * d + d) + d * width
-        if size != d:
-            return "the head size is width / heads"
-        if params in (one_head, one_head + width) and n > 1:
-            return "that is one head's share: multiply by the number of heads (and add the output bias)"
-        if params == 4 * width ** 2:
-            return "you left out the biases: 3·width for Q, K, V together and width for the output"
-        return "per head 3·(width·d + d) for Q, K, V and d·width for its rows of W_O; then add width"
-    return _verdict("head_size_and_params", fn, [(96, 1), (96, 4), (96, 12), (768, 12), (64, 8)],
-                    lambda w, n: (w // n, attention_param_count(w, n)), hints)
-
-
-def check_concat_shape(fn) -> bool:
-    """Exercise: fn(n_tokens, width, n_heads) -> shape of the concatenated head outputs."""
-    def hints(case, got, want):
-        T, width, n = case
-        if got == (T, width // n):
-            return "that is one head's output; concatenation puts all heads side by side"
-        if len(got) == 3:
-            return "that keeps a heads axis (stacking); concatenating joins the heads' columns"
-        return "rows are tokens, columns are heads × head size"
-    return _verdict("concat_shape", fn, [(5, 96, 12), (9, 96, 1), (4, 768, 12), (7, 96, 3)],
-                    lambda T, w, n: head_shapes(w, n, T)["concatenation"], hints)
-
-
-# --- the widget --------------------------------------------------------------------------------
-def figure_png(fig: Figure, dpi: int = 80) -> bytes:
-    """The figure as PNG bytes, for an ipywidgets Image (renders in JupyterLab, Voilà and nbclient).
-
-    One Agg draw and a light PNG compression: savefig would draw twice and compress harder,
-    which is most of a slider move's time."""
-    from .views import canvas_png
-
-    fig.set_dpi(dpi)
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    return canvas_png(canvas)
+from .views import AllHeadsView, Frame, plot_all_heads
 
 
 def fit_top_left(ax, rows: int, cols: int) -> None:
@@ -277,12 +44,18 @@ def mosaic_size(view) -> tuple[int, int]:
     return L * (T + 1) - 1, H * (T + 1) - 1
 
 
-def freeze_layout(fig: Figure) -> None:
-    """Lay the figure out once, then keep the axes where they are: redraws skip the layout pass."""
-    if fig.get_layout_engine() is None:
-        fig.set_layout_engine("constrained")
-    fig.draw_without_rendering()
+def live_grid(maps, dpi: int) -> tuple[AllHeadsView, Frame]:
+    """An all-heads grid for a widget, laid out once, and the Frame that renders it.
+
+    Only the maps' axes redraw (its image and edge labels); the colour bar is background."""
+    fig = Figure(figsize=(10, 3.3), layout="constrained")
+    view = AllHeadsView(maps, ax=fig.add_subplot())
+    view.title.set_text(" ")  # keeps room for the H0 … labels above the grid
+    view.ax.set_aspect("auto")
+    view.ax.spines[:].set_visible(False)
+    fig.draw_without_rendering()  # lay out once, then keep every axes where it is
     fig.set_layout_engine("none")
+    return view, Frame(fig, [view.ax], dpi)
 
 
 class HeadCountExplorer:
@@ -303,36 +76,14 @@ class HeadCountExplorer:
         self.heads, self.merge, self.sentence, self.folder = check_head_count(heads), merge, sentence, folder
         self.run = run_sentence(load_variant(self.heads), sentence)
         self.merge_tokens, self.merge_maps = merged_maps(load_variant(MERGE_SOURCE), sentence, merge)
-        self.maps_view = self._map_view(self.run.attentions, self.run.tokens)
-        self.merge_view = self._map_view(self.merge_maps, self.merge_tokens)
+        self.maps_view, self.maps_frame = live_grid(self.run.attentions, self.DPI)
+        self.merge_view, self.merge_frame = live_grid(self.merge_maps, self.DPI)
         self.maps_fig, self.merge_fig = self.maps_view.fig, self.merge_view.fig
         self.loss_plot = LossPlot(loss_by_heads(), self.heads)
-        for fig in (self.maps_fig, self.merge_fig, self.loss_plot.fig):
-            freeze_layout(fig)
-        self._loss_png: dict[int, bytes] = {}  # the loss plot only moves its marker: one PNG per head count
+        self.loss_frame = Frame(self.loss_plot.fig, [self.loss_plot.marker], self.DPI)  # only the ring moves
         self._build_widgets(W)
         self._draw_heads()
         self._draw_merge()
-
-    @staticmethod
-    def _map_view(maps, tokens):
-        """An all-heads grid in a fixed box (see fit_top_left), the sentence written underneath."""
-        from .views import AllHeadsView
-
-        fig = Figure(figsize=(10, 3.6), layout="constrained")
-        view = AllHeadsView(maps, tokens, ax=fig.add_subplot())
-        view.ax.set_aspect("auto")
-        view.ax.spines[:].set_visible(False)
-        view.reading = view.ax.set_xlabel(" ", fontsize=10, loc="left")  # "reading: …", set on each draw
-        view.ax.xaxis.set_label_position("bottom")
-        return view
-
-    def _show(self, view, maps, tokens, title: str) -> bytes:
-        """New maps into the existing image, refit the box, one PNG."""
-        view.update(maps, tokens=tokens, title=title)
-        view.reading.set_text("reading: " + " ".join(tokens))
-        fit_top_left(view.ax, *mosaic_size(view))
-        return figure_png(view.fig, self.DPI)
 
     def _build_widgets(self, W) -> None:
         self._syncing = False
@@ -344,9 +95,8 @@ class HeadCountExplorer:
                                               value=self.merge, description="merge groups of",
                                               continuous_update=False, style={"description_width": "initial"})
         self.export_button = W.Button(description="Export for slides", icon="download")
-        self.status = W.HTML()
-        self.info = W.HTML()
-        self.merge_info = W.HTML()
+        self.status, self.info, self.merge_info = W.HTML(), W.HTML(), W.HTML()
+        self.maps_caption, self.merge_caption = W.HTML(), W.HTML()
         px = lambda fig: W.Layout(width=f"{round(fig.get_figwidth() * self.DPI)}px", max_width="100%",
                                   height="auto", flex="none")  # natural size: sharp, never stretched
         self.maps_image = W.Image(format="png", layout=px(self.maps_fig))
@@ -365,8 +115,9 @@ class HeadCountExplorer:
                          "value slices side by side). Each merged head must do its group's jobs with one map.")
         self.widget = W.VBox([
             self.sentence_box, W.HBox([self.heads_slider, self.export_button]), self.status,
-            self.maps_image, W.HBox([self.info, self.loss_image], layout=W.Layout(align_items="flex-start")),
-            caption, self.merge_slider, self.merge_info, self.merge_image])
+            self.maps_caption, self.maps_image,
+            W.HBox([self.info, self.loss_image], layout=W.Layout(align_items="flex-start")),
+            caption, self.merge_slider, self.merge_info, self.merge_caption, self.merge_image])
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -383,7 +134,7 @@ class HeadCountExplorer:
             self._syncing = False
 
     def _fail(self, err: Exception) -> bool:
-        self.status.value = f"<span style='color:#D55E00'>⚠ {err}</span>"
+        self.status.value = f"<span style='color:#D55E00'>⚠ {html.escape(str(err))}</span>"
         return False
 
     # --- the logic the controls call ---------------------------------------------------
@@ -428,43 +179,55 @@ class HeadCountExplorer:
         self._draw_merge()
         return True
 
+    def slide_figures(self) -> dict[str, tuple[Figure, tuple[float, float] | str]]:
+        """Fresh, titled, projector-styled figures of the current views: name -> (figure, slide size)."""
+        with slide_style():
+            return {
+                f"heads_{self.heads}_maps": (plot_all_heads(
+                    self.run.attentions, title=f"{self.heads_title()}\nreading: {' '.join(self.run.tokens)}"), "16:9"),
+                "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), (6.0, 4.5)),
+                f"heads_12_merged_by_{self.merge}": (plot_all_heads(
+                    self.merge_maps, title=f"{self.merge_title()}\nreading: {' '.join(self.merge_tokens)}"), "16:9"),
+            }
+
     def export(self, folder=None) -> list:
         """Write the three figures as PNG, SVG and PDF for slides; return the paths."""
-        from .export import save_for_slides
-
         folder = self.folder if folder is None else folder
-        views = (self.maps_view, self.merge_view)
-        for view in views:  # on a slide the box changes shape: let matplotlib keep the maps square
-            rows, cols = mosaic_size(view)
-            view.ax.set_aspect("equal", adjustable="box")
-            view.ax.set_xlim(-0.5, cols - 0.5)
-            view.ax.set_ylim(rows - 0.5, -0.5)
         try:
-            paths = save_for_slides(self.maps_fig, f"heads_{self.heads}_maps", folder)
-            paths += save_for_slides(self.loss_plot.fig, "loss_vs_heads", folder, size=(6.0, 4.5))
-            paths += save_for_slides(self.merge_fig, f"heads_12_merged_by_{self.merge}", folder)
+            paths = []
+            for name, (fig, size) in self.slide_figures().items():
+                paths += save_for_slides(fig, name, folder, size=size)
         except (ValueError, OSError) as err:
             self._fail(err)
             return []
-        finally:
-            for view in views:
-                view.ax.set_aspect("auto")
-            for fig in (self.maps_fig, self.merge_fig, self.loss_plot.fig):
-                freeze_layout(fig)  # saving for slides laid them out at slide size
-            for view in views:
-                fit_top_left(view.ax, *mosaic_size(view))
-        self.status.value = f"Saved {len(paths)} files in {paths[0].parent}/"
+        self.status.value = f"Saved {len(paths)} files in {html.escape(str(paths[0].parent))}/"
         return paths
 
     # --- drawing: existing artists get new data, then one PNG each ----------------------
+    def heads_title(self) -> str:
+        n = self.heads
+        return f"heads-{n}: {n} head{'s' * (n > 1)} of {WIDTH // n} numbers, both layers"
+
+    def merge_title(self) -> str:
+        g = self.merge
+        G, d = MERGE_SOURCE // g, g * WIDTH // MERGE_SOURCE
+        return (f"THOUGHT EXPERIMENT: heads-12 merged in groups of {g} → {G} head{'s' * (G > 1)} of {d} "
+                f"(trained weights, not retrained)")
+
+    def _caption(self, title: str, tokens) -> str:
+        return f"<b>{html.escape(title)}</b><br>reading: <code>{html.escape(' '.join(tokens))}</code>"
+
+    def _show(self, view, frame, maps) -> bytes:
+        """New maps into the existing image, refit the box, one PNG."""
+        view.update(maps)
+        fit_top_left(view.ax, *mosaic_size(view))
+        return frame.png()
+
     def _draw_heads(self) -> None:
-        n, d = self.heads, WIDTH // self.heads
-        self.maps_image.value = self._show(self.maps_view, self.run.attentions, self.run.tokens,
-                                           f"heads-{n}: {n} head{'s' * (n > 1)} of {d} numbers, both layers")
-        self.loss_plot.update(n)
-        if n not in self._loss_png:
-            self._loss_png[n] = figure_png(self.loss_plot.fig, self.DPI)
-        self.loss_image.value = self._loss_png[n]
+        self.maps_image.value = self._show(self.maps_view, self.maps_frame, self.run.attentions)
+        self.maps_caption.value = self._caption(self.heads_title(), self.run.tokens)
+        self.loss_plot.update(self.heads)
+        self.loss_image.value = self.loss_frame.png()
         self.info.value = self._info_html()
         self.status.value = ""
 
@@ -482,10 +245,8 @@ class HeadCountExplorer:
     def _draw_merge(self) -> None:
         g = self.merge
         G, d = MERGE_SOURCE // g, g * WIDTH // MERGE_SOURCE
-        self.merge_image.value = self._show(
-            self.merge_view, self.merge_maps, self.merge_tokens,
-            f"THOUGHT EXPERIMENT: heads-12 merged in groups of {g} → {G} head{'s' * (G > 1)} of {d} "
-            f"(trained weights, not retrained)")
+        self.merge_image.value = self._show(self.merge_view, self.merge_frame, self.merge_maps)
+        self.merge_caption.value = self._caption(self.merge_title(), self.merge_tokens)
         trained = self.loss_plot.losses.get(G)
         self.merge_info.value = (
             f"12 heads of 8 → <b>{G} head{'s' * (G > 1)} of {d}</b>. Held-out loss with merged heads "

@@ -49,6 +49,17 @@ def test_select_changes_the_zoom_and_the_highlight(lm, explorer):
     assert pngs[0] != before[2][0] and pngs[1] != before[2][1]  # the pictures were redrawn
 
 
+def test_a_blitted_redraw_matches_a_full_draw(explorer, full_draw_of):
+    """Selecting pastes a cached grid and draws only the highlight, the zoomed map and the
+    links: each picture must equal the whole figure drawn from scratch."""
+    explorer.set_sentence("the cat is tired .")
+    for layer, head in ((2, 1), (0, 0), (1, 1)):
+        assert explorer.select(layer, head)
+    for frame in explorer.frames:
+        blitted, full = full_draw_of(frame)
+        assert np.array_equal(blitted, full)
+
+
 def test_moving_the_sliders_selects(explorer):
     explorer.head_slider.value = 1
     explorer.layer_slider.value = 0

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import helpers as H
-from helpers import slider as S
+from helpers import headcount as S
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +196,7 @@ def test_the_merge_control_redraws_the_thought_experiment(explorer):
     assert e.merge_view.image.get_array().shape == (2 * (T + 1) - 1, 4 * (T + 1) - 1)
     assert bytes(e.merge_image.value) != before["merge_png"]
     assert "4 heads of 24" in e.merge_info.value and e.merge_slider.value == 3
-    assert "THOUGHT EXPERIMENT" in e.merge_view.ax.get_title()
+    assert "THOUGHT EXPERIMENT" in e.merge_caption.value and "groups of 3 → 4 heads of 24" in e.merge_caption.value
 
 
 def test_a_new_sentence_redraws_both_views(explorer):
@@ -235,6 +235,28 @@ def test_export_writes_slides_and_leaves_the_view_as_it_was(explorer, tmp_path):
             "heads_12_merged_by_4.png"} <= set(names)
     assert "Saved 9 files" in e.status.value
     assert e.set_heads(1) and e.set_heads(3) and bytes(e.maps_image.value) == png  # the live view is unchanged
+
+
+def test_exported_figures_carry_the_titles_the_captions_show(explorer):
+    e = explorer
+    assert e.set_heads(6) and e.set_merge(2)
+    figures = e.slide_figures()
+    maps, _ = figures["heads_6_maps"]
+    merged, _ = figures["heads_12_merged_by_2"]
+    assert "heads-6: 6 heads of 16 numbers" in maps.get_suptitle() and "reading: <bos> list" in maps.get_suptitle()
+    assert "THOUGHT EXPERIMENT" in merged.get_suptitle() and "6 heads of 16" in merged.get_suptitle()
+    assert "heads-6: 6 heads of 16 numbers" in e.maps_caption.value
+
+
+def test_a_blitted_redraw_matches_a_full_draw(explorer, full_draw_of):
+    """The live image pastes a cached background and draws only the maps' axes: it must look
+    exactly like drawing the whole figure from scratch."""
+    e = explorer
+    for h in (12, 1, 4):
+        assert e.set_heads(h)
+    blitted, full = full_draw_of(e.maps_frame)
+    assert np.array_equal(blitted, full)
+    assert e.set_merge(6) and np.array_equal(*full_draw_of(e.merge_frame))
 
 
 def test_export_into_an_unwritable_place_shows_one_line(explorer, tmp_path):
