@@ -42,15 +42,15 @@ class Explorer:
         attn = self.run.attentions
         self.grid = AllHeadsView(attn, self.run.tokens, highlight=(self.layer, self.head))
         self.grid.fig.set_size_inches(7.5, 6.8)
-        self.zoom = HeadView(attn[self.layer, self.head], self.run.tokens, title=self._head_title())
+        self.zoom = HeadView(attn[self.layer, self.head], self.run.tokens)  # titled by an HTML caption
         self.zoom.ax.tick_params(length=0)  # tick marks would poke 1 px into the map that blitting redraws
         self.links = TokenLinksView(attn[self.layer, self.head], self.run.tokens)
         # Selecting a head only moves the highlight: the grid image is part of the background
         # until a new sentence invalidates it.
         self.frames = [Frame(self.grid.fig, [self.grid.rect], dpi),
-                       Frame(self.zoom.fig, [self.zoom.image, *self.zoom.ax.spines.values(), self.zoom.ax.title],
+                       Frame(self.zoom.fig, [self.zoom.image, *self.zoom.ax.spines.values()],
                              dpi),  # the frame lines go over the map, as in a full draw
-                       Frame(self.links.fig, [self.links.lines, self.links.ax.title], dpi)]
+                       Frame(self.links.fig, [self.links.lines], dpi)]
         self._build_widgets()
         self._draw()
 
@@ -145,8 +145,9 @@ class Explorer:
     def _draw(self) -> None:
         """Update the zoom and links artists, then re-render the three figures into the Image widgets."""
         attn = self.run.attentions[self.layer, self.head]  # (T, T)
-        self.zoom.update(attn, self.run.tokens, title=self._head_title())
-        self.links.update(attn, self.run.tokens, query=self.query, title=self._head_title())
+        self.zoom.update(attn, self.run.tokens)
+        self.links.update(attn, self.run.tokens, query=self.query)
+        self.head_caption.value = f"<b>{self._head_title()}</b>: its map (queries down, keys across) and its links"
         for frame, image in zip(self.frames, self.images):
             image.value = frame.png()
 
@@ -160,6 +161,7 @@ class Explorer:
         self.word = widgets.Dropdown(options=[ALL_WORDS] + self._word_options(), value=-1,
                                      description="query")
         self.status = widgets.HTML()
+        self.head_caption = widgets.HTML()  # text in HTML: the browser draws it, Agg need not
         self.images = [widgets.Image(format="png") for _ in self.frames]  # grid, zoomed head, token links
         self.button = widgets.Button(description="Export for slides", icon="download",
                                      tooltip=f"PNG, SVG and PDF into {self.folder}/")
@@ -172,7 +174,7 @@ class Explorer:
         self.button.on_click(lambda _: self.export())
         self.widget = widgets.VBox([
             self.text, widgets.HBox([self.layer_slider, self.head_slider, self.word]), self.status,
-            widgets.HBox([self.images[0], widgets.VBox(self.images[1:])]),
+            widgets.HBox([self.images[0], widgets.VBox([self.head_caption, *self.images[1:]])]),
             widgets.HBox([self.button, self.export_note]),
         ])
 
