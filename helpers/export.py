@@ -151,20 +151,21 @@ def _slide_sized(fig: Figure, inches: tuple[float, float] | None) -> Iterator[No
     old_size = tuple(fig.get_size_inches())
     old_engine = fig.get_layout_engine()
     old_fonts = [(text, text.get_fontsize()) for text in fig.findobj(Text)]
+    relayout = old_engine is None and any(ax.get_subplotspec() for ax in fig.axes)  # axes it can move
     try:
         if inches is not None:
             fig.set_size_inches(*inches, forward=False)
         for text, pt in old_fonts:
             if text.get_text() and pt < MIN_FONT_PT:
                 text.set_fontsize(MIN_FONT_PT)
-        if old_engine is None:
+        if relayout:
             fig.set_layout_engine("constrained")
         yield
     finally:
         fig.set_size_inches(*old_size, forward=False)
         for text, pt in old_fonts:
             text.set_fontsize(pt)
-        if old_engine is None:
+        if relayout:
             fig.set_layout_engine("none")
 
 

@@ -22,6 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.transforms import Bbox
 
 from .plots import plot_attention
 
@@ -113,12 +114,12 @@ class AllHeadsView:
     """The all-heads grid: layers as rows, heads as columns, one shared colour bar."""
 
     def __init__(self, attentions, tokens=None, ax=None, highlight=None, title=None, labels=None):
-        if ax is None:  # fixed positions: the labels never change, so no layout pass is needed
+        if ax is None:  # placed by _place at every draw: no layout pass, right at any figure size
             fig = Figure(figsize=(9, 8))
-            grid = fig.add_gridspec(1, 2, width_ratios=(30, 1), left=0.07, right=0.9, bottom=0.03, top=0.88,
-                                    wspace=0.06)  # a gridspec lets save_for_slides re-lay it out
-            ax, cax = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
-            self.title = fig.suptitle("", fontsize="large")  # a suptitle: layout engines leave it room
+            ax, cax = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
+            ax.set_axes_locator(lambda *_: self._place()[0])
+            cax.set_axes_locator(lambda *_: self._place()[1])
+            self.title = fig.suptitle("", fontsize="large")
         else:
             cax, self.title = None, ax.set_title("", pad=16)  # room for the H0.. labels above the grid
         self.ax, self.fig = ax, ax.figure
@@ -139,6 +140,24 @@ class AllHeadsView:
         self.shape = None
         self.update(attentions, highlight, tokens, title)
         self.set_labels(labels)
+
+    def _place(self) -> tuple[Bbox, Bbox]:
+        """Where the grid and its colour bar go (figure fractions): the grid as large as fits at
+        equal aspect under the title, the bar just right of it, the pair centred. Computed from
+        the figure's current size, so a 16:9 slide keeps the bar next to the grid."""
+        W, H = self.fig.get_size_inches()
+        L, Hn, T, _ = self.shape
+        rows, cols = L * (T + 1) - 1, Hn * (T + 1) - 1
+        pt = (self.layer_texts[0].get_fontsize() if self.layer_texts else 10) / 72  # a label's size in inches
+        title = self.title.get_fontsize() / 72 * (self.title.get_text().count("\n") + 1)
+        labels, gap, bar, bar_text = 2.4 * pt, 0.15, 0.2, 4.5 * pt  # inches: L0.., gaps, bar, its ticks + label
+        top, bottom = 1.35 * title + 2.2 * pt + 0.1, 0.03 * H  # the title and the H0.. labels above the grid
+        height = min(H - top - bottom, (W - labels - gap - bar - bar_text) * rows / cols)
+        width = height * cols / rows
+        left = (W - (labels + width + gap + bar + bar_text)) / 2 + labels
+        y = H - top - height
+        return (Bbox.from_bounds(left / W, y / H, width / W, height / H),
+                Bbox.from_bounds((left + width + gap) / W, y / H, bar / W, height / H))
 
     @staticmethod
     def _cmap():
