@@ -152,12 +152,13 @@ class AllHeadsView:
         title = self.title.get_fontsize() / 72 * (self.title.get_text().count("\n") + 1)
         labels, gap, bar, bar_text = 2.4 * pt, 0.15, 0.2, 4.5 * pt  # inches: L0.., gaps, bar, its ticks + label
         top, bottom = 1.35 * title + 2.2 * pt + 0.1, 0.03 * H  # the title and the H0.. labels above the grid
-        height = min(H - top - bottom, (W - labels - gap - bar - bar_text) * rows / cols)
+        height = max(0.1, min(H - top - bottom, (W - labels - gap - bar - bar_text) * rows / cols))
         width = height * cols / rows
         left = (W - (labels + width + gap + bar + bar_text)) / 2 + labels
         y = H - top - height
+        bar_height = min(max(height, 1.5), H - top - bottom)  # a one-layer grid still gets a readable bar
         return (Bbox.from_bounds(left / W, y / H, width / W, height / H),
-                Bbox.from_bounds((left + width + gap) / W, y / H, bar / W, height / H))
+                Bbox.from_bounds((left + width + gap) / W, (H - top - bar_height) / H, bar / W, bar_height / H))
 
     @staticmethod
     def _cmap():
