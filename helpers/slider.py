@@ -82,6 +82,8 @@ class HeadCountExplorer:
         self.loss_plot = LossPlot(loss_by_heads(), self.heads)
         self.loss_frame = Frame(self.loss_plot.fig, [self.loss_plot.marker], self.DPI)  # only the ring moves
         self._build_widgets(W)
+        for group_size in self.merge_slider.options:  # each costs a held-out evaluation (~0.4 s), cached:
+            merged_loss(group_size)  # paid here once, so no merge move ever waits for one
         self._draw_heads()
         self._draw_merge()
 
