@@ -8,19 +8,20 @@ typical input from that slot, just not one that depends on the sentence).
 
 from __future__ import annotations
 
-import io
 import weakref
 
 import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from .attention import mask_future
 from .catalog import LanguageModel
 from .checks import judge, run_student
 from .language import FORCED
 from .run import run_sentence
 from .scores import held_out_stories, previous_token_scores, ranked_heads, repeated_random_tokens, story_ids
 from .train import HELD_OUT_SEED
+from .views import Frame
 
 MODES = ("zero", "mean")
 _MEANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (L, H, d_head)
@@ -182,6 +183,7 @@ class KnockoutExplorer:
         self.image = w.Image(format="png")
         self.change = None  # the last good next_word_change
         self.figure = Figure(figsize=(6, 3.6), layout="constrained")
+        self.frame = Frame(self.figure, dpi=90)  # the widgets' shared Agg-to-PNG path
         for control in (self.sentence, self.heads, self.mode):
             control.observe(lambda _: self.update(), names="value")
         self.clear.on_click(lambda _: setattr(self.heads, "value", ()))
@@ -203,9 +205,8 @@ class KnockoutExplorer:
             self.message.value = str(err)
             return
         self.message.value = f"{len(heads)} head(s) removed."
-        buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=90)
-        self.image.value = buffer.getvalue()
+        self.frame.invalidate()  # new bars: draw the whole figure
+        self.image.value = self.frame.png()
 
     def _ipython_display_(self):
         from IPython.display import display
@@ -225,8 +226,7 @@ def knockout_summary(lm: LanguageModel, relation: str, table: np.ndarray, k: int
 def check_previous_token_detector(student_fn) -> bool:
     """student_fn(attn (L, H, T, T)) -> (L, H): mean attention from each token to the one before it."""
     g = torch.Generator().manual_seed(7)
-    scores = torch.randn(3, 4, 9, 9, generator=g).masked_fill(torch.ones(9, 9, dtype=torch.bool).triu(1), -1e9)
-    attn = scores.softmax(-1)  # (3, 4, 9, 9) causal maps
+    attn = mask_future(torch.randn(3, 4, 9, 9, generator=g)).softmax(-1)  # (3, 4, 9, 9) causal maps
     attn[1, 2] = torch.diag_embed(torch.ones(8), offset=-1)[:9, :9] + torch.eye(9) * (torch.arange(9) == 0)
     diag = attn.diagonal(offset=-1, dim1=-2, dim2=-1)  # (L, H, T-1)
     expected = torch.as_tensor(previous_token_scores(attn)).float()

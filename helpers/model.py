@@ -16,6 +16,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .attention import mask_future
+
 
 @dataclass(frozen=True)
 class GPTConfig:
@@ -67,8 +69,7 @@ class SelfAttention(nn.Module):
         q, k, v = self.c_attn(x).split(D, dim=-1)  # 3 × (B, T, D)
         q, k, v = (t.view(B, T, self.n_head, self.d_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, T, T)
-        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-        weights = scores.masked_fill(future, float("-inf")).softmax(dim=-1)  # (B, H, T, T)
+        weights = mask_future(scores).softmax(dim=-1)  # (B, H, T, T)
         heads = weights @ v  # (B, H, T, d)
         if head_scale is not None:  # knock-out experiments: 1 keeps a head, 0 removes it
             keep = head_scale.view(1, self.n_head, 1, 1)

@@ -13,7 +13,7 @@ import math
 import torch
 from torch import nn
 
-from .attention import check_heads
+from .attention import check_heads, mask_future
 
 
 class MultiHead(nn.Module):
@@ -55,9 +55,7 @@ class MultiHead(nn.Module):
     def _weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)  # (B, heads, T, T)
         if self.causal:
-            T = scores.shape[-1]
-            future = torch.ones(T, T, dtype=torch.bool, device=scores.device).triu(1)
-            scores = scores.masked_fill(future, float("-inf"))
+            scores = mask_future(scores)
         return scores.softmax(dim=-1)
 
     def extra_repr(self) -> str:
