@@ -25,17 +25,31 @@ def _inputs(*shape: int, seed: int) -> torch.Tensor:
     return torch.randn(*shape, generator=g)
 
 
-def run_student(name: str, fn: Callable, *args):
-    """Call the student's function; return (answer, None) or (None, message)."""
+def call_student(name: str, fn, *args, plain_answer_ok: bool = False):
+    """Call the student's function; return (answer, None) or (None, one-line message).
+
+    Their exceptions become the message, so a bug never stops the notebook. With
+    plain_answer_ok, a value (e.g. (layer, head)) is taken as the answer itself."""
     if not callable(fn):
-        return None, f"✗ {name}: expected a function, got {type(fn).__name__}; pass the function itself, not its result."
-    try:
-        with torch.no_grad():
-            got = fn(*[a.clone() for a in args])
-    except Exception as err:  # the student's bug, reported instead of stopping the notebook
-        return None, f"✗ {name}: your function raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-    if got is None:
+        if not plain_answer_ok:
+            return None, f"✗ {name}: expected a function, got {type(fn).__name__}; pass the function itself, not its result."
+        got = fn
+    else:
+        try:
+            got = fn(*args)
+        except Exception as err:  # the student's bug, reported instead of stopping the notebook
+            return None, f"✗ {name}: your function raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    if got is None or got is Ellipsis:
         return None, f"… {name}: not attempted yet (the function returned None). The notebook goes on with the reference."
+    return got, None
+
+
+def run_student(name: str, fn: Callable, *args):
+    """call_student for functions of tensors: inputs cloned, no gradients, the answer as a tensor."""
+    with torch.no_grad():
+        got, problem = call_student(name, fn, *[a.clone() for a in args])
+    if problem:
+        return None, problem
     try:
         return torch.as_tensor(got, dtype=torch.float32), None
     except (TypeError, ValueError, RuntimeError):

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .catalog import LanguageModel
+from .checks import call_student
 from .export import save_for_slides, slide_style
 from .run import Run, run_sentence
 from .views import (AllHeadsView, Frame, HeadView, TokenLinksView, links_height, plot_all_heads, plot_head,
@@ -218,24 +219,13 @@ def induction_prediction(tokens) -> np.ndarray:
     return pattern
 
 
-def _answer(name: str, fn, *args):
-    """Call the student's function (or take a plain value); return (answer, None) or (None, message)."""
-    try:
-        got = fn(*args) if callable(fn) else fn
-    except Exception as err:  # noqa: BLE001 - the student's bug is reported, the notebook goes on
-        return None, f"✗ {name}: your function raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-    if got is None or got is Ellipsis:
-        return None, f"… {name}: not attempted yet. The notebook goes on with the reference answer."
-    return got, None
-
-
 def check_previous_word_head(answer, attentions) -> bool:
     """answer: (layer, head), or a function attentions (L, H, T, T) -> (layer, head).
     Passes when that head is (within 0.02 of) the one that looks most at the previous word."""
     from .scores import first_token_scores, previous_token_scores
 
     a = torch.as_tensor(attentions).float()  # (L, H, T, T)
-    got, problem = _answer("previous-word head", answer, a.clone())
+    got, problem = call_student("previous-word head", answer, a.clone(), plain_answer_ok=True)
     if problem:
         return _say(False, problem)
     try:
@@ -262,7 +252,7 @@ def check_induction_prediction(student_fn, run: Run) -> bool:
     """student_fn(tokens) -> (T, T) predicted pattern; judged on the words that repeat an
     earlier word, then compared with the model's most induction-like head on `run`."""
     tokens = list(run.tokens)
-    got, problem = _answer("induction pattern", student_fn, tokens)
+    got, problem = call_student("induction pattern", student_fn, tokens, plain_answer_ok=True)
     if problem:
         return _say(False, problem)
     want = induction_prediction(tokens)

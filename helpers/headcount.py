@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from .attention import attention_param_count, check_heads, multi_head_from
 from .catalog import LanguageModel, load_model, manifest
+from .checks import call_student
 from .model import GPT, head_weights
 from .run import run_sentence
 
@@ -197,13 +198,9 @@ def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0,
 def _verdict(name: str, fn, cases, want, hints) -> bool:
     """Run fn on every case; print one line: pass, not attempted, raised, or the likely mistake."""
     for case in cases:
-        try:
-            got = fn(*case)
-        except Exception as err:  # the student's bug, reported instead of stopping the notebook
-            print(f"✗ {name}: your function raised {type(err).__name__}: {err}")
-            return False
-        if got is None:
-            print(f"… {name}: not attempted yet (the function returned None). The notebook goes on with the reference.")
+        got, problem = call_student(name, fn, *case)
+        if problem:
+            print(problem)
             return False
         expected = want(*case)
         if tuple(got) != expected:
