@@ -14,6 +14,10 @@ Relations (see RELATIONS) and the sentence that teaches each one:
 - determiner: "these big cats"   the word before the noun looks back to its determiner
 - subject:   "I like to draw my cat"   the activity looks back to the subject to say my/his/her
 - previous (every word to the one before it) and bos (every word to <bos>) need no annotation.
+  The relay game "relay : red fox is cup ..." is what makes the previous word worth a head:
+  each word there is fixed by the word two places back (RELAY), i.e. by the word just before
+  the one being read. Any word can appear in a relay, so only *position* tells a head where
+  that word is, and the head it grows looks one word back in every sentence.
 Stories may also repeat an earlier sentence word for word (a "refrain"); it keeps its grammar links.
 Each relation is *needed*: a distractor in between points the other way, or the next word
 is chosen at random (list words), so only a head that finds the right word predicts it.
@@ -71,8 +75,11 @@ def _plural(noun: str) -> str:
     return noun + "es" if noun.endswith(("x", "sh", "ch")) else noun + "s"
 
 
-def vocabulary() -> list[str]:
-    """Every token of the language, in a fixed order (<bos> is id 0)."""
+def vocabulary(relay: bool = False) -> list[str]:
+    """Every token of the language, in a fixed order (<bos> is id 0).
+
+    relay=True adds the relay game's marker word at the end. Models trained without relays
+    keep the shorter list, so their seeds still regenerate them exactly."""
     words = [BOS] + list(PRONOUN_SUBJECTS) + list(PRONOUN_SUBJECTS.values()) + ["it"]
     words += list(NAMES) + list(ANIMALS) + [p for p, _ in ANIMALS.values()]
     words += list(PLACES) + list(PLACES.values()) + list(HOBBIES)
@@ -83,10 +90,15 @@ def vocabulary() -> list[str]:
     for move in MOVES:
         words += move.split()
     words += PREPOSITIONS + ADJECTIVES + FEELINGS + DETERMINERS["singular"] + DETERMINERS["plural"] + GLUE
+    words += ["relay"] if relay else []
     return list(dict.fromkeys(words))  # drop repeats, keep first-seen order
 
 
 LIST_WORDS = sorted(set(ADJECTIVES) | set(PLACES) | set(ANIMALS) | {o for v in HOBBIES.values() for o in v})
+# The relay game's fixed table: each word names the word two places after it. It covers every
+# word, so a head can find "the word before" only by position, never by what the words are.
+RELAY_WORDS = vocabulary()[1:]  # all but <bos>
+RELAY = dict(zip(RELAY_WORDS, random.Random(2).sample(RELAY_WORDS, len(RELAY_WORDS))))
 
 
 @dataclass
@@ -95,7 +107,7 @@ class Story:
 
     tokens: list[str] = field(default_factory=lambda: [BOS])
     links: dict[str, list[tuple[int, int]]] = field(default_factory=lambda: {r: [] for r in RELATIONS[2:]})
-    forced: dict[str, list[int]] = field(default_factory=lambda: {r: [] for r in FORCED})
+    forced: dict[str, list[int]] = field(default_factory=lambda: {r: [] for r in FORCED + ("relay",)})
 
     def add(self, *words: str) -> int:
         """Append words; return the position of the first one."""
@@ -198,6 +210,17 @@ class StoryWriter:
         for i in range(-1, len(words) - 1):  # from the second ":" on, each word recalls its successor
             s.link_induction(second + i, first + i + 1)
 
+    def relay(self, s: Story, length: int = 0) -> None:
+        # "relay : red cup fox map ..." : each word fixes the word two places on (RELAY), so to say
+        # the next word the model must know the word just *before* the current one: a task for a
+        # previous-word head. One word in five is a fresh start, so no word is known far ahead.
+        r = self.rng
+        words = r.sample(RELAY_WORDS, 2)
+        for _ in range((length or r.randint(10, 16)) - 2):
+            words.append(r.choice(RELAY_WORDS) if r.random() < 0.2 else RELAY[words[-2]])
+        first = s.add("relay", ":", *words, ".") + 2
+        s.forced["relay"] += [first + i for i in range(2, len(words)) if words[i] == RELAY[words[i - 2]]]
+
     def refrain(self, s: Story, start: int, end: int) -> None:
         # An earlier sentence said again, with no marker. It was added hoping to make every word
         # carry its previous word along (a previous-word head); the trained models predict
@@ -210,19 +233,31 @@ class StoryWriter:
         for relation, positions in s.forced.items():
             s.forced[relation] += [p - start + first for p in positions if start <= p < end]
 
-    def story(self, n_ctx: int, list_chance: float = 0.5, bos: bool = True, refrain_chance: float = 0.5) -> Story:
+    def relay_story(self, n_ctx: int, bos: bool = True) -> Story:
+        """One relay game filling the whole story (the classroom recipe starts training on these)."""
+        s = Story(tokens=[BOS] if bos else [])
+        self.relay(s, length=n_ctx)
+        return s.cut(n_ctx)
+
+    def story(self, n_ctx: int, list_chance: float = 0.5, bos: bool = True, refrain_chance: float = 0.5,
+              relay_chance: float = 0.0) -> Story:
         """Sentences until n_ctx tokens are filled; a word list somewhere with list_chance,
-        an earlier sentence repeated with refrain_chance.
+        an earlier sentence repeated with refrain_chance, a relay game with relay_chance.
         bos=False starts with the first word (the walkthrough models read sentences that way)."""
         r = self.rng
         s = Story(tokens=[BOS] if bos else [])
         writers = [self.hobby, self.agreement, self.pronoun, self.verb_object]
         list_at = r.randint(0, 2) if r.random() < list_chance else -1
         refrain_at = r.randint(1, 4) if r.random() < refrain_chance else -1
+        # no draw at all when relay_chance is 0, so recipes without relays keep their stories
+        relay_at = r.randint(0, 2) if relay_chance and r.random() < relay_chance else -1
         sentences = []  # (start, end) of each ordinary sentence so far
         while len(s.tokens) < n_ctx:
             start, n = len(s.tokens), len(sentences)
-            if n == list_at:
+            if n == relay_at:
+                self.relay(s)
+                relay_at = -1
+            elif n == list_at:
                 self.word_list(s)
                 list_at = -1
             elif n == refrain_at:

@@ -1,5 +1,7 @@
 """The classroom language: deterministic, and every annotation is true of the text."""
 
+import hashlib
+
 import pytest
 
 from helpers import language as L
@@ -97,3 +99,35 @@ def test_stories_without_a_start_token_keep_true_links():
             pronoun = L.NAMES.get(s.tokens[k], s.tokens[k])
             assert s.tokens[q + 1] == (L.PRONOUN_SUBJECTS.get(pronoun) or L.POSSESSIVE[pronoun])
 
+
+
+def test_relay_words_follow_the_table():
+    """Every word the relay game decides is RELAY of the word two places back; the rest are fresh starts."""
+    writer = L.StoryWriter(seed=9)
+    decided = fresh = 0
+    for _ in range(100):
+        s = writer.story(64, relay_chance=1.0)
+        assert "relay" in s.tokens and all(t in L.vocabulary(relay=True) for t in s.tokens)
+        start = s.tokens.index("relay") + 2
+        end = s.tokens.index(".", start) if "." in s.tokens[start:] else 64
+        for p in range(start + 2, end):
+            follows = s.tokens[p] == L.RELAY[s.tokens[p - 2]]
+            assert (p in s.forced["relay"]) == follows
+            decided, fresh = decided + follows, fresh + (not follows)
+    assert 0.7 < decided / (decided + fresh) < 0.9  # one word in five is a fresh start
+
+
+def test_a_relay_story_is_one_long_relay():
+    s = L.StoryWriter(seed=4).relay_story(64)
+    assert len(s.tokens) == 64 and s.tokens[:3] == [BOS, "relay", ":"]
+    assert len(s.forced["relay"]) > 40 and not any(s.links.values())
+
+
+def test_relays_change_nothing_when_switched_off():
+    """relay_chance=0 draws no random number, so the models trained before the relay game was
+    added still see the same stories: the digest is of the stories the generator wrote then."""
+    writer = L.StoryWriter(3)
+    text = " ".join(" ".join(writer.story(64).tokens) for _ in range(20))
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == "b89e329ebf0ffc50"
+    assert L.vocabulary(relay=True) == L.vocabulary() + ["relay"]
+    assert set(L.RELAY) == set(L.RELAY.values()) == set(L.vocabulary()[1:])  # a reshuffle of every word

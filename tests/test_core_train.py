@@ -36,3 +36,10 @@ def test_learning_rate_warms_up_then_decays():
 def test_unknown_recipe_is_refused():
     with pytest.raises(ValueError, match="choose one of"):
         train.train("huge")
+
+
+def test_relay_only_batches_hold_one_long_relay_game():
+    tokenizer = train.WordTokenizer(train.vocabulary(relay=True))
+    ids, stories = train.story_batch(train.StoryWriter(0), tokenizer, 4, 0.5, relay_only=True)
+    assert ids.shape == (4, train.N_CTX)
+    assert all(s.tokens[1:3] == ["relay", ":"] and len(s.forced["relay"]) > 40 for s in stories)
