@@ -100,7 +100,6 @@ def test_stories_without_a_start_token_keep_true_links():
             assert s.tokens[q + 1] == (L.PRONOUN_SUBJECTS.get(pronoun) or L.POSSESSIVE[pronoun])
 
 
-
 def test_relay_words_follow_the_table():
     """Every word the relay game decides is RELAY of the word two places back; the rest are fresh starts."""
     writer = L.StoryWriter(seed=9)
