@@ -20,7 +20,7 @@ from .checks import judge, run_student
 from .language import FORCED
 from .run import run_sentence
 from .scores import held_out_stories, previous_token_scores, ranked_heads, repeated_random_tokens, story_ids
-from .train import HELD_OUT_SEED
+from .train import HELD_OUT_SEED, forced_hits
 from .views import Frame
 
 MODES = ("zero", "mean")
@@ -114,10 +114,8 @@ def forced_accuracy(lm: LanguageModel, relation: str, heads_knocked=(), mode: st
     stories = held_out_stories(n_stories, seed, min(64, lm.config.n_ctx))
     ids = story_ids(lm, stories)  # (B, T)
     head_scale, head_mean = knock_out(lm, heads_knocked, mode)
-    guesses = lm.model(ids, head_scale=head_scale, head_mean=head_mean).logits.argmax(-1)  # (B, T)
-    b, p = zip(*[(b, p) for b, s in enumerate(stories) for p in s.forced[relation]])
-    b, p = torch.tensor(b), torch.tensor(p)
-    return (guesses[b, p - 1] == ids[b, p]).float().mean().item()  # logits at p-1 predict token p
+    logits = lm.model(ids, head_scale=head_scale, head_mean=head_mean).logits  # (B, T, vocab)
+    return forced_hits(logits, ids, stories, relation)
 
 
 # --- next-word probabilities before and after --------------------------------------

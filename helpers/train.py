@@ -132,18 +132,21 @@ def evaluate(model: GPT, tokenizer: WordTokenizer, n_stories: int = 256, bos: bo
     loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)).item()
     result = {"held_out_loss": round(loss, 4)}
     for relation in FORCED:
-        result[f"accuracy_{relation}"] = forced_hits(logits, ids, stories, relation)
+        result[f"accuracy_{relation}"] = round(forced_hits(logits, ids, stories, relation), 4)
     if relay:
         ids, stories = story_batch(StoryWriter(HELD_OUT_SEED), tokenizer, n_stories, 0.5, bos, relay_chance=1.0)
-        result["accuracy_relay"] = forced_hits(model(ids).logits, ids, stories, "relay")
+        result["accuracy_relay"] = round(forced_hits(model(ids).logits, ids, stories, "relay"), 4)
     return result
 
 
 def forced_hits(logits: torch.Tensor, ids: torch.Tensor, stories, game: str) -> float:
-    """Share of the words a relation (or the relay game) decides that the model guesses right."""
-    guesses = logits.argmax(-1)  # guesses[b, t] is the prediction for token t+1
-    hits = [(guesses[b, p - 1] == ids[b, p]).item() for b, s in enumerate(stories) for p in s.forced[game]]
-    return round(sum(hits) / max(1, len(hits)), 4)
+    """Share of the words a relation (or the relay game) decides that the model guesses right
+    (0 when the stories hold none)."""
+    pairs = [(b, p) for b, s in enumerate(stories) for p in s.forced[game]]
+    if not pairs:
+        return 0.0
+    b, p = (torch.tensor(col) for col in zip(*pairs))
+    return (logits[b, p - 1].argmax(-1) == ids[b, p]).float().mean().item()  # logits at p-1 predict word p
 
 
 def main(argv=None) -> None:
