@@ -44,6 +44,6 @@ from .slider import HeadCountExplorer
 from .scores import (PUBLISHED_GPT2_HEADS, best_head_types, describe_links, duplicate_token_scores, first_token_scores,
                      generic_scores, held_out_stories, induction_pattern_scores, induction_scores, plot_head_types,
                      plot_ranked, plot_score_tables, previous_token_scores, published_head_ranks, ranked_heads,
-                     relation_pairs, relation_scores, repeated_random_tokens, story_attentions)
+                     relation_pairs, relation_scores, repeated_random_tokens, story_attentions, word_scores)
 from .ablation import (KnockoutExplorer, check_knockout_prediction, check_previous_token_detector, forced_accuracy,
                        head_means, knock_out, knockout_summary, next_word_change, prediction_bars)

@@ -149,6 +149,23 @@ def first_token_scores(attn) -> np.ndarray:
     return attn[..., 1:, 0].mean(dim=(0, -1)).numpy()  # (L, H)
 
 
+def word_scores(attn, tokens: list[str], word: str) -> np.ndarray:
+    """Mean attention on every copy of `word`, from the queries after its first copy -> (L, H).
+
+    A head with nothing to do can rest on a word that says little, such as a full stop, instead
+    of the first token. Tokens are compared without their spaces, so GPT-2's " ." counts as "."."""
+    attn = _as_batch(attn)  # (B, L, H, T, T)
+    if len(tokens) != attn.shape[-1]:
+        raise ValueError(f"{len(tokens)} tokens do not match attention over {attn.shape[-1]}; pass run.tokens.")
+    is_word = torch.tensor([t.strip() == word for t in tokens])
+    if not is_word[:-1].any():
+        raise ValueError(f"{word!r} is not followed by any query in these tokens; pick a word that occurs "
+                         f"before the end, e.g. {tokens[1].strip()!r}.")
+    first = int(is_word.nonzero()[0])
+    mass = attn[..., first + 1:, :][..., is_word].sum(-1)  # (B, L, H, queries after the first copy)
+    return mass.mean(dim=(0, -1)).numpy()
+
+
 def duplicate_token_scores(attn, ids) -> np.ndarray:
     """Mean attention mass on earlier copies of the same token, over queries that have one."""
     attn = _as_batch(attn)  # (B, L, H, T, T)

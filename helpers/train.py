@@ -36,6 +36,7 @@ class Recipe:
     relay_steps: int = 0  # first steps train on stories that are one long relay game
     warmup: int = 100
     bos: bool = True  # start every story with <bos>; the walkthrough models read bare sentences
+    threads: int = 1  # CPU threads: part of the recipe, since another count sums in another order
     note: str = ""
 
 
@@ -45,10 +46,14 @@ N_CTX = 64
 # The classroom model spends its first 400 steps (0.8M tokens) on relay games only, so a
 # previous-word head forms before the rest of the language is learned. Trained on the mixed
 # stories alone it grew none in our runs (best previous-word score about 0.2; see the closing
-# notes of the classroom-models issue).
+# notes of the classroom-models issue). Seeds 1-8 all grew a previous-word head, but how many
+# heads share induction, and where idle heads rest, changed from seed to seed. Seed 3 is the one
+# whose 4 best induction heads carry that job (removing them costs 63 points of accuracy on the
+# second copy of a list, removing 4 idle heads costs nothing), so notebook 06's knock-outs show it.
 RECIPES = {
-    "classroom": Recipe(dict(n_layer=12, n_head=12, n_embd=96), tokens=5_000_000, seed=1, relay_chance=0.5,
-                        relay_steps=400, note="12 layers × 12 heads of 8: the layout of GPT-2 small at 1/8 of its width"),
+    "classroom": Recipe(dict(n_layer=12, n_head=12, n_embd=96), tokens=5_000_000, seed=3, relay_chance=0.5,
+                        relay_steps=400, threads=2,
+                        note="12 layers × 12 heads of 8: the layout of GPT-2 small at 1/8 of its width"),
     "walkthrough-1": Recipe(dict(n_layer=1, n_head=1, n_embd=768, mlp=False), tokens=1_200_000, lr=1e-3, seed=2, bos=False,
                             note="one attention-only layer with a single head of 768 (notebook 01)"),
     "walkthrough-12": Recipe(dict(n_layer=1, n_head=12, n_embd=768, mlp=False), tokens=1_200_000, lr=1e-3, seed=3, bos=False,
@@ -89,6 +94,15 @@ def train(name: str, progress: bool = True) -> tuple[GPT, dict]:
     if name not in RECIPES:
         raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
     recipe = RECIPES[name]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(recipe.threads)
+    try:
+        return _train(name, recipe, progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(name: str, recipe: Recipe, progress: bool) -> tuple[GPT, dict]:
     torch.manual_seed(recipe.seed)
     tokenizer = WordTokenizer(vocabulary(relay=recipe.relay_chance > 0))
     config = GPTConfig(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)
@@ -115,7 +129,7 @@ def train(name: str, progress: bool = True) -> tuple[GPT, dict]:
     model.eval()
     info = {"recipe": name, "note": recipe.note, "seed": recipe.seed, "train_tokens": steps * recipe.batch * N_CTX,
             "train_seconds": round(seconds, 1), "tokens_per_second": round(steps * recipe.batch * N_CTX / seconds),
-            "params": model.num_params(), "bos": recipe.bos,
+            "params": model.num_params(), "bos": recipe.bos, "threads": recipe.threads,
             **evaluate(model, tokenizer, bos=recipe.bos, relay=recipe.relay_chance > 0)}
     return model, info
 

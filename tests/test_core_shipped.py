@@ -57,11 +57,38 @@ NOT_MET = "not met by the shipped classroom model (see the classroom-models issu
     (("induction",), 0.9),
     (("pronoun", "agreement"), 0.6),
     (("previous",), 0.9),
-    pytest.param(("bos",), 0.8, marks=pytest.mark.xfail(strict=True, reason=NOT_MET + ": best 0.70")),
+    pytest.param(("bos",), 0.8, marks=pytest.mark.xfail(strict=True, reason=NOT_MET + ": best 0.22; in long "
+                                                       "texts its idle heads rest on full stops (notebook 05)")),
 ])
 def test_classroom_has_a_head_for_each_relation(classroom_best, relations, bar):
     """At least one of the 144 heads reaches the bar on (one of) these relations."""
     assert max(classroom_best[r] for r in relations) >= bar, classroom_best
+
+
+@needs("classroom")
+def test_where_idle_heads_rest():
+    """Notebook 05: many heads find nothing to do in "I like to draw" and rest on <bos>; in section 4's
+    long text hardly any rest on <bos>, and many rest on the full stops instead."""
+    from helpers.run import run_sentence
+    from helpers.scores import first_token_scores, word_scores
+
+    lm = catalog.load_model("classroom")
+    short = first_token_scores(run_sentence(lm, "I like to draw").attentions)
+    long = run_sentence(lm, "I like to draw my picture . the cat near these big dogs is tired . "
+                        "the girl sat on the mat because she was tired . the boy eats the red apple . "
+                        "list : red mat old fox . again : red mat old fox .")
+    on_bos, on_stops = first_token_scores(long.attentions), word_scores(long.attentions, long.tokens, ".")
+    assert (short > 0.5).sum() >= 20 and (on_bos > 0.5).sum() <= 2 and (on_stops > 0.5).sum() >= 10, \
+        ((short > 0.5).sum(), (on_bos > 0.5).sum(), (on_stops > 0.5).sum())
+
+
+@needs("classroom")
+def test_classroom_induction_heads_know_the_list_game_not_any_repeat():
+    """Notebook 06, section 7: on random words said twice the classroom model's induction scores stay near 0."""
+    from helpers.scores import generic_scores
+
+    lm = catalog.load_model("classroom")
+    assert generic_scores(lm, length=31, batch=8, seed=0)["induction"].max() < 0.1
 
 
 @needs("walkthrough-12")

@@ -1,5 +1,6 @@
 """Training: a seconds-long recipe learns, deterministically."""
 
+import dataclasses
 import math
 
 import pytest
@@ -24,6 +25,19 @@ def test_training_is_deterministic(tiny):
     again, _ = train.train("tiny", progress=False)
     for (name, a), (_, b) in zip(model.state_dict().items(), again.state_dict().items()):
         assert torch.equal(a, b), name
+
+
+def test_training_runs_on_the_recipes_thread_count_and_restores_the_callers(monkeypatch):
+    seen = []
+    monkeypatch.setattr(train, "_train", lambda name, recipe, progress: seen.append(torch.get_num_threads()))
+    monkeypatch.setitem(train.RECIPES, "tiny", dataclasses.replace(train.RECIPES["tiny"], threads=2))
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        train.train("tiny")
+        assert seen == [2] and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_learning_rate_warms_up_then_decays():

@@ -51,6 +51,22 @@ def test_first_token_detector_finds_the_perfect_head_only():
     assert S.first_token_scores(pattern({(0, 0): 1}))[0, 0] == pytest.approx(1 / (T - 1))  # only t=1 hits
 
 
+def test_word_detector_measures_the_weight_on_every_copy_of_the_word():
+    tokens = ["<bos>", "a", ".", "b", "c", " .", "d"]  # GPT-2 spells a full stop after a space " ."
+    attn = torch.zeros(L, H, 7, 7)
+    attn[..., 0] = 1.0  # every head rests on the first token ...
+    attn[1, 2] = 0.0
+    for t in range(7):
+        attn[1, 2, t, 2 if t < 5 else 5] = 1.0  # ... except one, which rests on the latest full stop
+    s = S.word_scores(attn, tokens, ".")
+    assert s.shape == (L, H) and s[1, 2] == pytest.approx(1.0)
+    assert np.delete(s.ravel(), 1 * H + 2).max() == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="'zebra' is not followed by any query"):
+        S.word_scores(attn, tokens, "zebra")
+    with pytest.raises(ValueError, match="6 tokens do not match"):
+        S.word_scores(attn, tokens[:-1], ".")
+
+
 def test_duplicate_token_detector_on_a_repeated_sequence():
     ids = repeated(10)
     attn = pattern({(0, 1): 10, (0, 3): 1, (2, 2): 9}, T=20)  # exact copy, previous token, induction offset
