@@ -39,6 +39,11 @@ class Recipe:
     threads: int = 1  # CPU threads: part of the recipe, since another count sums in another order
     note: str = ""
 
+    @property
+    def words(self) -> list[str]:
+        """The vocabulary it trains on: with the relay marker only when it plays the relay game."""
+        return vocabulary(relay=self.relay_chance > 0)
+
 
 N_CTX = 64
 # Width 96 = 12 heads of 8: the smallest head size the brief allows, so the 12 × 12 layout of
@@ -104,7 +109,7 @@ def train(name: str, progress: bool = True) -> tuple[GPT, dict]:
 
 def _train(name: str, recipe: Recipe, progress: bool) -> tuple[GPT, dict]:
     torch.manual_seed(recipe.seed)
-    tokenizer = WordTokenizer(vocabulary(relay=recipe.relay_chance > 0))
+    tokenizer = WordTokenizer(recipe.words)
     config = GPTConfig(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)
     model = GPT(config)
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.95), weight_decay=0.01)
@@ -170,7 +175,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     model, info = train(args.name)
     path = args.out or DATA_DIR / f"{args.name}.safetensors"
-    record_model(args.name, model, vocabulary(relay=RECIPES[args.name].relay_chance > 0), info, path)
+    record_model(args.name, model, RECIPES[args.name].words, info, path)
     print({k: v for k, v in info.items() if k != "note"})
 
 

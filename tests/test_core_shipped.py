@@ -34,19 +34,22 @@ def test_data_readme_lists_every_file():
         assert entry["sha256"] in readme and entry["command"] in readme
 
 
+@pytest.fixture(scope="module")
+def classroom():
+    return catalog.load_model("classroom")
+
+
 @needs("classroom")
-def test_classroom_forced_positions_are_predicted():
-    lm = catalog.load_model("classroom")
-    result = train.evaluate(lm.model, lm.tokenizer, relay=True)
+def test_classroom_forced_positions_are_predicted(classroom):
+    result = train.evaluate(classroom.model, classroom.tokenizer, relay=True)
     for relation in FORCED + ("relay",):  # the relay game is what its previous-word head is for
         assert result[f"accuracy_{relation}"] >= 0.95, result
 
 
 @pytest.fixture(scope="module")
-def classroom_best():
-    lm = catalog.load_model("classroom")
-    assert (lm.config.n_layer, lm.config.n_head) == (12, 12)
-    return {r: float(t.max()) for r, t in relation_scores(lm, n_stories=64).items()}
+def classroom_best(classroom):
+    assert (classroom.config.n_layer, classroom.config.n_head) == (12, 12)
+    return {r: float(t.max()) for r, t in relation_scores(classroom, n_stories=64).items()}
 
 
 NOT_MET = "not met by the shipped classroom model (see the classroom-models issue's closing note)"
@@ -66,15 +69,14 @@ def test_classroom_has_a_head_for_each_relation(classroom_best, relations, bar):
 
 
 @needs("classroom")
-def test_where_idle_heads_rest():
+def test_where_idle_heads_rest(classroom):
     """Notebook 05: many heads find nothing to do in "I like to draw" and rest on <bos>; in section 4's
     long text hardly any rest on <bos>, and many rest on the full stops instead."""
     from helpers.run import run_sentence
     from helpers.scores import first_token_scores, word_scores
 
-    lm = catalog.load_model("classroom")
-    short = first_token_scores(run_sentence(lm, "I like to draw").attentions)
-    long = run_sentence(lm, "I like to draw my picture . the cat near these big dogs is tired . "
+    short = first_token_scores(run_sentence(classroom, "I like to draw").attentions)
+    long = run_sentence(classroom, "I like to draw my picture . the cat near these big dogs is tired . "
                         "the girl sat on the mat because she was tired . the boy eats the red apple . "
                         "list : red mat old fox . again : red mat old fox .")
     on_bos, on_stops = first_token_scores(long.attentions), word_scores(long.attentions, long.tokens, ".")
@@ -83,12 +85,11 @@ def test_where_idle_heads_rest():
 
 
 @needs("classroom")
-def test_classroom_induction_heads_know_the_list_game_not_any_repeat():
+def test_classroom_induction_heads_know_the_list_game_not_any_repeat(classroom):
     """Notebook 06, section 7: on random words said twice the classroom model's induction scores stay near 0."""
     from helpers.scores import generic_scores
 
-    lm = catalog.load_model("classroom")
-    assert generic_scores(lm, length=31, batch=8, seed=0)["induction"].max() < 0.1
+    assert generic_scores(classroom, length=31, batch=8, seed=0)["induction"].max() < 0.1
 
 
 @needs("walkthrough-12")
