@@ -30,6 +30,7 @@ class Recipe:
     tokens: int  # training tokens in total
     batch: int = 32
     lr: float = 3e-3
+    weight_decay: float = 0.01
     seed: int = 0
     list_chance: float = 0.5  # share of stories holding a "say this list twice" game
     relay_chance: float = 0.0  # share of stories holding a relay game (needs the previous word)
@@ -55,6 +56,7 @@ N_CTX = 64
 # heads share induction, and where idle heads rest, changed from seed to seed. Seed 3 is the one
 # whose 4 best induction heads carry that job (removing them costs 63 points of accuracy on the
 # second copy of a list, removing 4 idle heads costs nothing), so notebook 06's knock-outs show it.
+# `python tools/sweep.py --seeds 1-8` repeats that comparison.
 RECIPES = {
     "classroom": Recipe(dict(n_layer=12, n_head=12, n_embd=96), tokens=5_000_000, seed=3, relay_chance=0.5,
                         relay_steps=400, threads=2,
@@ -94,25 +96,29 @@ def learning_rate(step: int, steps: int, recipe: Recipe) -> float:
     return recipe.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))  # cosine down to 10%
 
 
-def train(name: str, progress: bool = True) -> tuple[GPT, dict]:
-    """Train one recipe from scratch; return the model and its measurements."""
-    if name not in RECIPES:
+def train(name: str, progress: bool = True, recipe: Recipe | None = None, device: str = "cpu") -> tuple[GPT, dict]:
+    """Train one recipe from scratch; return the model (on the CPU) and its measurements.
+
+    recipe replaces RECIPES[name] (tools/sweep.py tries other seeds that way). The shipped files
+    come from the CPU: a GPU starts from the same weights but sums in another order, so it ends
+    elsewhere."""
+    if recipe is None and name not in RECIPES:
         raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
-    recipe = RECIPES[name]
+    recipe = recipe or RECIPES[name]
     threads = torch.get_num_threads()
     torch.set_num_threads(recipe.threads)
     try:
-        return _train(name, recipe, progress)
+        return _train(name, recipe, progress, torch.device(device))
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(name: str, recipe: Recipe, progress: bool) -> tuple[GPT, dict]:
+def _train(name: str, recipe: Recipe, progress: bool, device: torch.device) -> tuple[GPT, dict]:
     torch.manual_seed(recipe.seed)
     tokenizer = WordTokenizer(recipe.words)
     config = GPTConfig(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)
-    model = GPT(config)
-    opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.95), weight_decay=0.01)
+    model = GPT(config).to(device)  # initialised on the CPU, so every device starts from the same weights
+    opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.95), weight_decay=recipe.weight_decay)
     writer = StoryWriter(recipe.seed)
     steps = recipe.tokens // (recipe.batch * N_CTX)
     start = time.perf_counter()
@@ -122,7 +128,7 @@ def _train(name: str, recipe: Recipe, progress: bool) -> tuple[GPT, dict]:
             group["lr"] = learning_rate(step, steps, recipe)
         ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos, recipe.relay_chance,
                              relay_only=step < recipe.relay_steps)
-        loss = next_token_loss(model, ids)
+        loss = next_token_loss(model, ids.to(device))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -131,7 +137,7 @@ def _train(name: str, recipe: Recipe, progress: bool) -> tuple[GPT, dict]:
             rate = (step + 1) * recipe.batch * N_CTX / (time.perf_counter() - start)
             bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}")
     seconds = time.perf_counter() - start
-    model.eval()
+    model.cpu().eval()
     info = {"recipe": name, "note": recipe.note, "seed": recipe.seed, "train_tokens": steps * recipe.batch * N_CTX,
             "train_seconds": round(seconds, 1), "tokens_per_second": round(steps * recipe.batch * N_CTX / seconds),
             "params": model.num_params(), "bos": recipe.bos, "threads": recipe.threads,

@@ -29,7 +29,7 @@ def test_training_is_deterministic(tiny):
 
 def test_training_runs_on_the_recipes_thread_count_and_restores_the_callers(monkeypatch):
     seen = []
-    monkeypatch.setattr(train, "_train", lambda name, recipe, progress: seen.append(torch.get_num_threads()))
+    monkeypatch.setattr(train, "_train", lambda name, recipe, progress, device: seen.append(torch.get_num_threads()))
     monkeypatch.setitem(train.RECIPES, "tiny", dataclasses.replace(train.RECIPES["tiny"], threads=2))
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -38,6 +38,14 @@ def test_training_runs_on_the_recipes_thread_count_and_restores_the_callers(monk
         assert seen == [2] and torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_recipe_passed_in_replaces_the_named_one(tiny):
+    model, _ = tiny
+    recipe = dataclasses.replace(train.RECIPES["tiny"], weight_decay=0.5)  # same seed, stronger weight decay
+    other, info = train.train("tiny", progress=False, recipe=recipe)
+    assert info["seed"] == train.RECIPES["tiny"].seed
+    assert not torch.equal(model.wte.weight, other.wte.weight)
 
 
 def test_learning_rate_warms_up_then_decays():
