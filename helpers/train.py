@@ -104,7 +104,7 @@ def train(name: str, progress: bool = True, recipe: Recipe | None = None, device
     elsewhere."""
     if recipe is None and name not in RECIPES:
         raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
-    recipe = recipe or RECIPES[name]
+    recipe = RECIPES[name] if recipe is None else recipe
     threads = torch.get_num_threads()
     torch.set_num_threads(recipe.threads)
     try:

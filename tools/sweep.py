@@ -40,12 +40,12 @@ def seed_list(text: str) -> list[int]:
 
 def overrides(pairs: list[str], recipe: train.Recipe) -> dict:
     """['lr=6e-3', 'relay_steps=800'] -> {'lr': 0.006, 'relay_steps': 800}, typed like the recipe's fields."""
+    fields = [f.name for f in dataclasses.fields(recipe) if f.name != "config"]  # config is a dict of sizes
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or key not in {f.name for f in dataclasses.fields(recipe)} or key == "config":
-            raise SystemExit(f"--set {pair!r}: give FIELD=VALUE for one of the recipe's fields "
-                             f"({', '.join(f.name for f in dataclasses.fields(recipe) if f.name != 'config')}).")
+        if not sep or key not in fields:
+            raise SystemExit(f"--set {pair!r}: give FIELD=VALUE for one of the recipe's fields ({', '.join(fields)}).")
         kind = type(getattr(recipe, key))
         out[key] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)  # bool("False") is True
     return out
@@ -85,7 +85,7 @@ def line(result: dict) -> str:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recipe", default="classroom", choices=list(train.RECIPES))
-    parser.add_argument("--seeds", type=seed_list, default=[0], help="e.g. 1-8 or 1,3,5")
+    parser.add_argument("--seeds", type=seed_list, help="e.g. 1-8 or 1,3,5 (default: the recipe's own seed)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE", help="change a recipe field")
     parser.add_argument("--device", default="cpu", help="cpu, or cuda to explore faster (not for shipped files)")
     parser.add_argument("--workers", type=int, default=1, help="runs at a time, each in its own process")
@@ -93,7 +93,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     base = train.RECIPES[args.recipe]
     changed = dataclasses.replace(base, **overrides(args.set, base))
-    jobs = [(args.recipe, dataclasses.replace(changed, seed=s), args.device) for s in args.seeds]
+    jobs = [(args.recipe, dataclasses.replace(changed, seed=s), args.device) for s in args.seeds or [base.seed]]
     with multiprocessing.get_context("spawn").Pool(args.workers) as pool:  # spawn: CUDA cannot fork
         for result in pool.imap(run_one, jobs):
             print(line(result), flush=True)
