@@ -1,42 +1,42 @@
-"""The models the notebooks can use, by name: load_model("classroom"), load_model("gpt2").
+"""The models the notebooks can use, by name: load_model("classroom"), pick_model("gpt2").
 
 Shipped models live in data/ and are listed in data/models.json with their sha256,
-so a damaged file is caught before it is read.
+so a damaged file is caught before it is read. Imports go one way: catalog uses gpt2
+(for "gpt2"), and gpt2 knows nothing of the catalog.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .model import GPT
+from . import gpt2
+from .model import GPT, LanguageModel
 from .tokenizer import WordTokenizer
 from .weights import atomic_write, read_model, save_model
 
+__all__ = ["LanguageModel", "load_model", "pick_model", "shipped_models", "manifest", "record_model"]
+
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MANIFEST = DATA_DIR / "models.json"
+RESTORE = "restore it with `git checkout -- data/models.json` (or a fresh copy of the project)"
 
 
-@dataclass
-class LanguageModel:
-    """A model together with the tokenizer that feeds it."""
-
-    name: str
-    model: GPT
-    tokenizer: object  # WordTokenizer, or the GPT-2 BPE tokenizer: both have .tokens() and .encode()
-    info: dict = field(default_factory=dict)
-    bos: bool = True  # whether the model was trained with a start token in front of every text
-
-    @property
-    def config(self):
-        return self.model.config
-
-
-def manifest(path: Path = MANIFEST) -> dict:
+def manifest(path: Path = MANIFEST, required: bool = True) -> dict:
+    """The manifest's entries by name. A missing or damaged manifest is a one-line error
+    naming the file and the fix; required=False reads a missing one as empty (a new data folder)."""
     if not path.is_file():
-        return {}
-    return json.loads(path.read_text())
+        if not required:
+            return {}
+        raise FileNotFoundError(f"The model list {path} is missing, so no shipped model can be found; {RESTORE}.")
+    try:
+        entries = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"The model list {path} is damaged (not valid JSON: {str(err).splitlines()[0]}); "
+                         f"{RESTORE}.") from None
+    if not isinstance(entries, dict):
+        raise ValueError(f"The model list {path} is damaged (expected a JSON object of models); {RESTORE}.")
+    return entries
 
 
 def shipped_models() -> list[str]:
@@ -50,9 +50,7 @@ def regenerate_command(name: str) -> str:
 def load_model(name: str = "classroom") -> LanguageModel:
     """Load a shipped classroom model, or "gpt2" for GPT-2 small (downloaded once)."""
     if name == "gpt2":
-        from .gpt2 import load_gpt2  # only touches the network when the file is not cached
-
-        return load_gpt2()
+        return gpt2.load_gpt2()  # only touches the network when the files are not cached
     entries = manifest()
     if name not in entries:
         raise ValueError(f"No model named {name!r}; choose one of {', '.join(shipped_models() + ['gpt2'])}.")
@@ -61,11 +59,22 @@ def load_model(name: str = "classroom") -> LanguageModel:
     return LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info, bos=info.get("bos", True))
 
 
+def pick_model(name: str = "classroom") -> LanguageModel:
+    """The notebooks' switch: the named model; for "gpt2" offline, one line and the classroom model."""
+    if name != "gpt2":
+        return load_model(name)
+    try:
+        return gpt2.load_gpt2()
+    except gpt2.GPT2Unavailable as err:
+        print(f"{err} Using the classroom model instead.")
+        return load_model("classroom")
+
+
 def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path) -> None:
     """Save a trained model and write its line in the manifest beside it."""
     digest = save_model(model, path, vocab, info)
     manifest_path = path.parent / MANIFEST.name
-    entries = manifest(manifest_path)
+    entries = manifest(manifest_path, required=False)
     entries[name] = {"file": path.name, "sha256": digest, "bytes": path.stat().st_size,
                      "command": regenerate_command(name), "config": model.config.to_dict(), "info": info}
     text = json.dumps(dict(sorted(entries.items())), indent=1) + "\n"

@@ -1,12 +1,13 @@
-"""Real GPT-2 small, loaded into our own GPT: pick_model("gpt2"), load_gpt2(), download_gpt2().
+"""Real GPT-2 small, loaded into our own GPT: load_gpt2(), download_gpt2() (catalog.pick_model("gpt2") uses them).
 
 Two files of openai-community/gpt2 at one pinned commit are needed: model.safetensors (548 MB)
 and tokenizer.json (1.4 MB). They live in one folder, HELPERS_GPT2_DIR or ~/.cache/helpers/gpt2,
 and are downloaded once with huggingface_hub. A file only gets its final name after its sha256
-matched; a file with the wrong sha256 is removed and refused. Nothing here touches the network
-at import time, nor when both files are already in the folder (or in the Hugging Face cache).
-Offline, pick_model("gpt2") prints one line saying what to download and falls back to the
-classroom model, so every notebook still runs.
+matched. Nothing here ever deletes a file it did not write: a file in the folder with the wrong
+sha256 is left alone (and named in the error) until a checked download replaces it, and then it
+is renamed aside, not removed. Nothing touches the network at import time, nor when both files
+are already in the folder (or in the Hugging Face cache). Offline, catalog.pick_model("gpt2")
+prints one line saying what to download and falls back to the classroom model.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import torch
 
-from .catalog import LanguageModel, load_model
-from .model import GPTConfig
+from .model import GPTConfig, LanguageModel
 
 REPO_ID = "openai-community/gpt2"
 REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"  # the hub commit whose files are pinned below
@@ -91,7 +92,7 @@ def _from_hf_cache(name: str) -> Path | None:
 
 
 def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Path:
-    """Download one file under a temporary name, check it, then give it its final name."""
+    """Download one file into a fresh staging folder of our own, check it, then give it its final name."""
     try:
         from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
         from tqdm.auto import tqdm
@@ -102,10 +103,13 @@ def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Pat
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **{**kwargs, "disable": True})
 
-    staging = folder / ".download"  # huggingface_hub writes *.incomplete here, then renames
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=folder, prefix=".download-"))  # ours alone: safe to remove whole
+    except OSError as err:
+        raise GPT2Unavailable(missing_message(folder, f"cannot write there: {err.strerror}")) from None
     try:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
             url = hf_hub_url(REPO_ID, name, revision=REVISION, endpoint=endpoint)
             get_hf_file_metadata(url, timeout=10, endpoint=endpoint)  # one quick try, not a minute of retries
             staged = Path(hf_hub_download(REPO_ID, name, revision=REVISION, local_dir=staging, endpoint=endpoint,
@@ -114,11 +118,12 @@ def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Pat
             reason = f"download of {name} failed: {type(err).__name__}"
             raise GPT2Unavailable(missing_message(folder, reason)) from None
         if not _matches(staged, name):
-            reason = f"the downloaded {name} had the wrong sha256 and was removed"
+            reason = f"the downloaded {name} had the wrong sha256 and was not kept"
             raise GPT2Unavailable(missing_message(folder, reason))
+        _set_aside(folder / name)
         os.replace(staged, folder / name)  # only a checked file gets the final name
     finally:
-        shutil.rmtree(staging, ignore_errors=True)  # partial, refused or moved: nothing stays behind
+        shutil.rmtree(staging, ignore_errors=True)  # the staging folder and whatever we left in it
     return folder / name
 
 
@@ -128,32 +133,37 @@ def download_gpt2(cache_dir: str | Path | None = None, progress: bool = True,
 
     Looks in cache_dir (default gpt2_dir()), then the Hugging Face cache; only then, unless
     HF_HUB_OFFLINE is set, downloads from the hub (or `endpoint`) at the pinned revision.
+    A file already in the folder with the wrong sha256 stays untouched unless a checked
+    download replaces it; then it is renamed to NAME.rejected (never deleted).
     """
     folder = Path(cache_dir).expanduser() if cache_dir is not None else gpt2_dir()
     paths = {}
     for name in FILES:
         target = folder / name
-        if target.is_file():
-            if _trusted(target, name):
-                paths[name] = target
-                continue
-            _remove_bad(target, folder)
+        if target.is_file() and _trusted(target, name):
+            paths[name] = target
+            continue
         found = _from_hf_cache(name)
         if found is not None:
             paths[name] = found
-        elif _offline():
-            raise GPT2Unavailable(missing_message(folder, "offline: HF_HUB_OFFLINE is set"))
-        else:
-            paths[name] = _fetch(name, folder, progress, endpoint)
+            continue
+        wrong = f"; {target} is not GPT-2 small's file (wrong sha256) and was left as it is" if target.exists() else ""
+        if _offline():
+            raise GPT2Unavailable(missing_message(folder, f"offline: HF_HUB_OFFLINE is set{wrong}"))
+        paths[name] = _fetch(name, folder, progress, endpoint)
     return paths
 
 
-def _remove_bad(path: Path, folder: Path) -> None:
-    try:
-        path.unlink()
-    except OSError:  # e.g. a read-only drive: refuse without removing
-        raise GPT2Unavailable(missing_message(folder, f"{path} has the wrong sha256 and cannot be removed")) from None
-    print(f"Removed {path}: its sha256 is not GPT-2 small's (damaged or incomplete file).")
+def _set_aside(path: Path) -> None:
+    """Rename a file we are about to replace to NAME.rejected (or .rejected-2, ...), and say so."""
+    if not path.exists():
+        return
+    aside, n = path.with_name(path.name + ".rejected"), 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}.rejected-{n}")
+    os.replace(path, aside)
+    print(f"Renamed {path} to {aside.name}: its sha256 is not GPT-2 small's. Delete it yourself if you do not need it.")
 
 
 def _config_for(folder: Path) -> GPTConfig:
@@ -191,17 +201,6 @@ def load_gpt2(path_or_dir: str | Path | None = None) -> LanguageModel:
     model = model_from_checkpoint(load_file(str(model_path)), config, source=str(model_path))
     info = {"repo": REPO_ID, "revision": REVISION, "file": str(model_path)}
     return LanguageModel(name="gpt2", model=model, tokenizer=BPETokenizer(paths["tokenizer.json"]), info=info)
-
-
-def pick_model(name: str = "classroom") -> LanguageModel:
-    """The notebooks' switch: the named model; for "gpt2" offline, one line and the classroom model."""
-    if name != "gpt2":
-        return load_model(name)
-    try:
-        return load_gpt2()
-    except GPT2Unavailable as err:
-        print(f"{err} Using the classroom model instead.")
-        return load_model("classroom")
 
 
 class BPETokenizer:

@@ -10,7 +10,7 @@ because the whole point is to read the maps.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 from torch import nn
@@ -32,9 +32,9 @@ class GPTConfig:
     ln_eps: float = 1e-5
 
     def __post_init__(self):
-        for field in ("vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"):
-            if getattr(self, field) <= 0:
-                raise ValueError(f"{field}={getattr(self, field)} must be a positive integer.")
+        for size in ("vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"):
+            if getattr(self, size) <= 0:
+                raise ValueError(f"{size}={getattr(self, size)} must be a positive integer.")
         if self.n_embd % self.n_head:
             raise ValueError(
                 f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; "
@@ -174,3 +174,18 @@ def head_weights(model: GPT, layer: int) -> dict[str, torch.Tensor]:
     out["W_O"] = attn.c_proj.weight.detach().T.reshape(H, d, D).contiguous()
     out["b_O"] = attn.c_proj.bias.detach().clone()
     return out
+
+
+@dataclass
+class LanguageModel:
+    """A model together with the tokenizer that feeds it (a classroom model or GPT-2 small)."""
+
+    name: str
+    model: GPT
+    tokenizer: object  # WordTokenizer, or the GPT-2 BPE tokenizer: both have .tokens() and .encode()
+    info: dict = field(default_factory=dict)
+    bos: bool = True  # whether the model was trained with a start token in front of every text
+
+    @property
+    def config(self) -> GPTConfig:
+        return self.model.config

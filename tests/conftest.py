@@ -1,10 +1,55 @@
+import ipaddress
 import os
+import sys
 
 os.environ.setdefault("MPLBACKEND", "Agg")  # tests never open windows
+# huggingface_hub asks the hub host for telemetry / version data unless told not to; tests use loopback fakes only.
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1")
+os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+
+OUTSIDE_LOOKUPS: list[str] = []  # every non-loopback host a test tried to reach
+
+
+def _is_loopback(host) -> bool:
+    if host is None:
+        return True
+    host = host.decode() if isinstance(host, bytes) else str(host)
+    if host in ("localhost", "") or host.startswith("/"):  # unix sockets are local
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _no_network(event: str, args) -> None:
+    """Audit hook: refuse (and record) any DNS lookup or connection to a host that is not this machine."""
+    if event in ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr", "socket.gethostbyname_ex"):
+        host = args[0]
+    elif event == "socket.connect":
+        address = args[1]
+        host = address[0] if isinstance(address, tuple) else None
+    else:
+        return
+    if not _is_loopback(host):
+        OUTSIDE_LOOKUPS.append(f"{event} {host}")
+        raise OSError(f"tests may not reach {host}: the network is off in tests")
+
+
+sys.addaudithook(_no_network)
+
+
+@pytest.fixture(autouse=True)
+def no_outside_lookup():
+    """Fail any test that tried to reach another host, even if the library swallowed the refusal."""
+    before = len(OUTSIDE_LOOKUPS)
+    yield
+    assert OUTSIDE_LOOKUPS[before:] == [], f"this test tried to reach the network: {OUTSIDE_LOOKUPS[before:]}"
 
 
 @pytest.fixture

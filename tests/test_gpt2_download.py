@@ -120,22 +120,42 @@ def test_the_folder_comes_from_the_environment(hub, tmp_path, monkeypatch):
     assert paths["model.safetensors"] == tmp_path / "drive" / "model.safetensors"
 
 
-def test_checksum_mismatch_is_refused_and_removed(hub, tmp_path):
+def test_checksum_mismatch_is_refused_and_not_kept(hub, tmp_path):
     FakeHub.files["model.safetensors"] = bytes(reversed(MODEL))  # same size, other bytes
     folder = tmp_path / "gpt2"
-    with pytest.raises(gpt2.GPT2Unavailable, match="wrong sha256 and was removed") as err:
+    with pytest.raises(gpt2.GPT2Unavailable, match="wrong sha256 and was not kept") as err:
         gpt2.download_gpt2(folder, progress=False, endpoint=hub)
     assert "\n" not in str(err.value)
-    assert "model.safetensors" not in leftovers(folder) and not any("safetensors" in f for f in leftovers(folder))
+    assert not any("safetensors" in f for f in leftovers(folder))
 
 
-def test_a_damaged_file_in_the_folder_is_removed_and_fetched_again(hub, tmp_path, capsys):
+def test_a_damaged_file_in_the_folder_is_renamed_aside_not_deleted(hub, tmp_path, capsys):
     folder = tmp_path / "gpt2"
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(MODEL[:1000])  # e.g. a copy that stopped half-way
     paths = gpt2.download_gpt2(folder, progress=False, endpoint=hub)
     assert paths["model.safetensors"].read_bytes() == MODEL
-    assert "Removed" in capsys.readouterr().out
+    assert (folder / "model.safetensors.rejected").read_bytes() == MODEL[:1000]
+    out = capsys.readouterr().out
+    assert "Renamed" in out and "model.safetensors.rejected" in out
+
+
+def test_a_users_files_in_the_folder_are_never_deleted(hub, tmp_path, monkeypatch, capsys):
+    """The reported data loss: another model.safetensors and the user's own .download/notes.txt."""
+    folder = tmp_path / "gpt2"
+    (folder / ".download").mkdir(parents=True)
+    (folder / ".download" / "notes.txt").write_text("my notes")
+    (folder / "model.safetensors").write_bytes(b"someone else's model")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(gpt2.GPT2Unavailable, match="left as it is"):
+        gpt2.download_gpt2(folder, progress=False, endpoint=hub)
+    assert (folder / "model.safetensors").read_bytes() == b"someone else's model"
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    gpt2.download_gpt2(folder, progress=False, endpoint=hub)
+    assert (folder / ".download" / "notes.txt").read_text() == "my notes"
+    assert (folder / "model.safetensors.rejected").read_bytes() == b"someone else's model"
+    assert leftovers(folder) == [".download/notes.txt", "model.safetensors", "model.safetensors.rejected",
+                                 "tokenizer.json"]
 
 
 def test_interrupted_download_leaves_no_file(hub, tmp_path):

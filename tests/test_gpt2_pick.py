@@ -20,15 +20,15 @@ def offline_empty(monkeypatch, tmp_path):
 
 
 def test_helpers_exports_the_switch():
-    assert helpers.pick_model is gpt2.pick_model and helpers.load_gpt2 is gpt2.load_gpt2
+    assert helpers.pick_model is catalog.pick_model and helpers.load_gpt2 is gpt2.load_gpt2
     assert helpers.download_gpt2 is gpt2.download_gpt2 and helpers.drop_first_token is gpt2.drop_first_token
 
 
 def test_offline_gpt2_falls_back_with_one_line(offline_empty, monkeypatch, capsys):
     stand_in = object()
     asked = []
-    monkeypatch.setattr(gpt2, "load_model", lambda name: asked.append(name) or stand_in)
-    assert gpt2.pick_model("gpt2") is stand_in and asked == ["classroom"]
+    monkeypatch.setattr(catalog, "load_model", lambda name: asked.append(name) or stand_in)
+    assert catalog.pick_model("gpt2") is stand_in and asked == ["classroom"]
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1
     assert "548 MB" in lines[0] and str(offline_empty) in lines[0] and "classroom" in lines[0]
@@ -40,8 +40,8 @@ def test_load_model_gpt2_offline_raises_the_line(offline_empty):
 
 
 def test_other_names_go_straight_to_the_catalog(monkeypatch):
-    monkeypatch.setattr(gpt2, "load_model", lambda name: f"loaded {name}")
-    assert gpt2.pick_model("heads-4") == "loaded heads-4"
+    monkeypatch.setattr(catalog, "load_model", lambda name: f"loaded {name}")
+    assert catalog.pick_model("heads-4") == "loaded heads-4"
 
 
 def test_pick_model_gpt2_loads_a_folder_from_the_environment(tmp_path, monkeypatch):
@@ -49,7 +49,7 @@ def test_pick_model_gpt2_loads_a_folder_from_the_environment(tmp_path, monkeypat
     monkeypatch.setenv(gpt2.DIR_ENV, str(fake_gpt2_folder(tmp_path / "drive", n_embd=12)))
     monkeypatch.setenv(gpt2.VERIFY_ENV, "0")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    lm = gpt2.pick_model("gpt2")
+    lm = catalog.pick_model("gpt2")
     assert lm.name == "gpt2" and lm.tokenizer.encode("I like to draw") == [50256, 40, 588, 284, 3197]
     run = helpers.run_sentence(lm, "I like to draw")
     assert run.tokens[1:] == ["I", " like", " to", " draw"]
@@ -59,6 +59,6 @@ def test_pick_model_gpt2_loads_a_folder_from_the_environment(tmp_path, monkeypat
 def test_offline_gpt2_falls_back_to_the_real_classroom_model(offline_empty, capsys):
     if "classroom" not in catalog.shipped_models():
         pytest.skip("data/models.json has no 'classroom' model yet (python -m helpers.train classroom)")
-    lm = gpt2.pick_model("gpt2")
+    lm = catalog.pick_model("gpt2")
     assert lm.name == "classroom"
     assert "548 MB" in capsys.readouterr().out
