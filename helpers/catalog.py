@@ -55,7 +55,8 @@ def load_model(name: str = "classroom") -> LanguageModel:
     if name not in entries:
         raise ValueError(f"No model named {name!r}; choose one of {', '.join(shipped_models() + ['gpt2'])}.")
     entry = entries[name]
-    model, vocab, info = read_model(DATA_DIR / entry["file"], entry["sha256"], regenerate_command(name))
+    remedy = f"{regenerate_command(name)}`, or restore the shipped file with `git checkout -- data/{entry['file']}"
+    model, vocab, info = read_model(DATA_DIR / entry["file"], entry["sha256"], remedy)
     return LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info, bos=info.get("bos", True))
 
 

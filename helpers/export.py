@@ -57,6 +57,10 @@ SLIDE_RC = {
     "savefig.facecolor": "white",
     "svg.hashsalt": "attention-slides",  # the same figure gives the same SVG every time
 }
+SVG_SALT = SLIDE_RC["svg.hashsalt"]
+# No dates and no version strings in the files: exporting an unchanged figure again changes no byte.
+FIXED_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+                  "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
 
 
 @contextlib.contextmanager
@@ -81,7 +85,7 @@ def save_for_slides(
     """
     _check_arguments(fig, name, formats, dpi)
     inches = None if size is None else _inches(size)
-    folder = _writable_folder(Path(folder))
+    folder = _writable_folder(folder)
     targets = [folder / f"{name}.{fmt.lower()}" for fmt in formats]
     with _slide_sized(fig, inches):
         temps = []
@@ -101,9 +105,7 @@ def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -
     if not isinstance(fig, Figure):
         raise ValueError(f"save_for_slides needs a matplotlib Figure, got {type(fig).__name__}; "
                          f"pass the figure a plot function returned.")
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_\-]*", name):
-        raise ValueError(f"name={name!r} is not a plain file name; use letters, digits, '_', '-' "
-                         f"(no folder, no extension), e.g. 'draw_attention'.")
+    check_plain_name(name)
     bad = [f for f in formats if str(f).lower() not in FORMATS]
     if bad or not formats:
         raise ValueError(f"formats={tuple(formats)!r} is not supported; choose from {FORMATS}.")
@@ -111,8 +113,30 @@ def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -
         raise ValueError(f"dpi={dpi!r} must be a positive number; 200 is good for slides.")
 
 
+def check_plain_name(name: str, example: str = "draw_attention") -> str:
+    """A file name without folder or extension, so nothing is ever written outside the chosen folder."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_\-]*", name):
+        raise ValueError(f"name={name!r} is not a plain file name; use letters, digits, '_', '-' "
+                         f"(no folder, no extension), e.g. {example!r}.")
+    return name
+
+
+def check_folder(folder: str | Path) -> Path:
+    """The export folder as a Path, refusing values that would write somewhere unexpected."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise ValueError(f"folder={folder!r} is not a folder name; pass a path such as 'figures'.")
+    text = os.fspath(folder)
+    if not text.strip():
+        raise ValueError("folder='' names no folder; pass a path such as 'figures' ('.' for the current folder).")
+    if os.name != "nt" and re.match(r"^[A-Za-z]:[\\/]", text):
+        raise ValueError(f"folder={text!r} is a Windows drive path, but this machine is not Windows; "
+                         f"pass a path such as 'figures' or '/home/me/slides'.")
+    return Path(text).expanduser()
+
+
 def _writable_folder(folder: Path) -> Path:
     """Create the folder if needed; a one-line error when nothing can be written there."""
+    folder = check_folder(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -136,37 +160,71 @@ def _write_temp(fig: Figure, target: Path, dpi: float) -> str:
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes owner-only files; figures are ordinary files
-    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
     try:
-        fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
-    except BaseException:
+        with mpl.rc_context({"svg.hashsalt": SVG_SALT}):  # fixed clip-path ids, in or out of slide_style()
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=FIXED_METADATA[fmt], facecolor="white")
+    except BaseException as err:
         os.remove(tmp)
-        raise
+        raise _write_error(err, target) from None
     return tmp
+
+
+def _write_error(err: BaseException, target: Path) -> BaseException:
+    """A full disk shows up inside matplotlib's writers as odd follow-on errors (e.g. the PDF
+    writer's AttributeError); find the OSError underneath and say what happened in one line."""
+    cause = err
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__context__ or cause.__cause__
+    if cause is None:
+        return err
+    return OSError(cause.errno, f"Could not write {target.name} into {target.parent} ({cause.strerror or cause}); "
+                                f"free some disk space or pass folder= another directory. Nothing was changed there.")
 
 
 @contextlib.contextmanager
 def _slide_sized(fig: Figure, inches: tuple[float, float] | None) -> Iterator[None]:
-    """Temporarily give the figure the slide size, a layout engine and slide-sized text."""
+    """Temporarily give the figure the slide size, a layout engine and slide-sized text.
+    Everything is put back afterwards, so saving the same figure twice gives the same file."""
     old_size = tuple(fig.get_size_inches())
     old_engine = fig.get_layout_engine()
-    old_fonts = [(text, text.get_fontsize()) for text in fig.findobj(Text)]
+    old_places = [(ax, ax.get_position(original=True), ax.get_position()) for ax in fig.axes]
+    old_ticks = [(axis, dict(axis._major_tick_kw), dict(axis._minor_tick_kw))
+                 for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)]
     relayout = old_engine is None and any(ax.get_subplotspec() for ax in fig.axes)  # axes it can move
+    old_fonts = []
     try:
         if inches is not None:
             fig.set_size_inches(*inches, forward=False)
+        if relayout:
+            fig.set_layout_engine("constrained")
+        fig.draw_without_rendering()  # tick labels are made at draw time: make them, then size them
+        _legible_ticks(fig)
+        old_fonts = [(text, text.get_fontsize()) for text in fig.findobj(Text)]
         for text, pt in old_fonts:
             if text.get_text() and pt < MIN_FONT_PT:
                 text.set_fontsize(MIN_FONT_PT)
-        if relayout:
-            fig.set_layout_engine("constrained")
+        fig.draw_without_rendering()  # constrained layout settles over two draws: the saved one is the next
         yield
     finally:
         fig.set_size_inches(*old_size, forward=False)
         for text, pt in old_fonts:
             text.set_fontsize(pt)
+        for axis, major, minor in old_ticks:  # the sizes future tick labels are made with
+            axis._major_tick_kw.clear(), axis._major_tick_kw.update(major)
+            axis._minor_tick_kw.clear(), axis._minor_tick_kw.update(minor)
         if relayout:
             fig.set_layout_engine("none")
+        for ax, original, active in old_places:  # layout engines move axes; put them back
+            ax._set_position(original, which="original")  # the private setter keeps the axes in the layout
+            ax._set_position(active, which="active")
+
+
+def _legible_ticks(fig: Figure) -> None:
+    """Tick labels of at least MIN_FONT_PT, also for the ticks a later draw makes anew."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if any(label.get_fontsize() < MIN_FONT_PT for label in axis.get_ticklabels(which="both")):
+                axis.set_tick_params(which="both", labelsize=MIN_FONT_PT)
 
 
 def _inches(size) -> tuple[float, float]:

@@ -5,7 +5,8 @@ normalised input X and the layer's per-head weights, from
 
 - "classroom": the trained attention-only one-layer models of width 768 in data/
   ("walkthrough-1": one head of 768; "walkthrough-12": 12 heads of 64). When the
-  file is missing it falls back to *seeded* weights and says so (source="seeded").
+  file is missing it falls back to *seeded* weights with a SeededWeightsWarning
+  (source="seeded"); a damaged file is an error that names the fix.
 - "gpt2": layer 0 of GPT-2 small. GPT-2 has no single 768-wide head, so n_heads=1
   fuses its 12 heads into one 768-wide head: a thought experiment, labelled as one.
 - any `LanguageModel`: layer 0 of that model.
@@ -17,6 +18,7 @@ bos=False (the default) reads just the words, as the article does ([4 × 768] fo
 from __future__ import annotations
 
 import math
+import warnings
 import zlib
 from dataclasses import dataclass, field
 
@@ -122,9 +124,16 @@ def walkthrough_layer(model: str | LanguageModel = "classroom", n_heads: int = 1
     name = f"walkthrough-{n_heads}"
     try:
         lm = load_model(name)
-    except (FileNotFoundError, ValueError) as err:  # not trained yet, or a damaged file
-        return seeded_layer(n_heads, sentence, bos, reason=f"{name} is not available ({str(err).splitlines()[0]})")
+    except FileNotFoundError as err:  # not shipped or not trained yet: teach on, but never in silence
+        reason = f"{name} is not available ({str(err).splitlines()[0]})"
+        warnings.warn(f"SEEDED (untrained) weights in use: {reason}", SeededWeightsWarning, stacklevel=2)
+        return seeded_layer(n_heads, sentence, bos, reason=reason)
+    # a damaged file is not caught: read_model's one-line error names the file and the fix
     return _from_model(lm, n_heads, sentence, bos, source="trained")
+
+
+class SeededWeightsWarning(UserWarning):
+    """The walkthrough model's file is missing, so the numbers come from seeded stand-in weights."""
 
 
 @torch.no_grad()

@@ -96,13 +96,19 @@ def save_model(model: GPT, path: str | Path, vocab: list[str], info: dict | None
     return sha256(path)
 
 
-def read_model(path: str | Path, expected_sha256: str | None = None, remedy: str = "") -> tuple[GPT, list[str], dict]:
-    """Load (model, vocab, info) from a file written by save_model, checking it first."""
+def read_model(path: str | Path, expected_sha256: str, remedy: str = "") -> tuple[GPT, list[str], dict]:
+    """Load (model, vocab, info) from a file written by save_model, after checking its sha256.
+
+    The checksum is required: a flipped byte in fp16 weights still loads and quietly changes
+    the attention, so nothing is read that cannot be checked against the sha256 save_model returned."""
     path = Path(path)
     fix = f" Regenerate it with `{remedy}`." if remedy else ""
+    if not (isinstance(expected_sha256, str) and len(expected_sha256) == 64):
+        raise ValueError(f"read_model needs the sha256 recorded for {path.name} (64 hex digits, as returned by "
+                         f"save_model or listed in data/models.json), got {expected_sha256!r}.")
     if not path.is_file():
         raise FileNotFoundError(f"Model file {path} is missing.{fix}")
-    if expected_sha256 and sha256(path) != expected_sha256:
+    if sha256(path) != expected_sha256:
         raise ValueError(f"Model file {path} is corrupted (its sha256 does not match the recorded one).{fix}")
     try:
         from safetensors import safe_open

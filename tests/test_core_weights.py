@@ -42,7 +42,7 @@ def test_file_uses_the_hub_layout(saved):
 
 def test_missing_file_names_the_fix(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"missing\. Regenerate it with `python -m helpers.train x`"):
-        read_model(tmp_path / "nope.safetensors", remedy="python -m helpers.train x")
+        read_model(tmp_path / "nope.safetensors", "0" * 64, remedy="python -m helpers.train x")
 
 
 def test_checksum_mismatch_is_refused(saved):
@@ -58,7 +58,7 @@ def test_truncated_file_is_a_one_line_error(saved):
     _, path, _ = saved
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(ValueError, match="truncated or not a model file") as err:
-        read_model(path, remedy="python -m helpers.train x")
+        read_model(path, sha256(path), remedy="python -m helpers.train x")
     assert "\n" not in str(err.value)
 
 
@@ -66,7 +66,15 @@ def test_pickle_files_are_never_loaded(tmp_path):
     path = tmp_path / "evil.safetensors"
     torch.save({"a": torch.zeros(1)}, path)  # a pickle, not safetensors
     with pytest.raises(ValueError, match="not a model file"):
-        read_model(path)
+        read_model(path, sha256(path))
+
+
+@pytest.mark.parametrize("digest", [None, "", "abc", 123])
+def test_a_model_is_never_read_without_its_checksum(saved, digest):
+    """A flipped byte in fp16 weights loads fine and silently changes the attention: no checksum, no read."""
+    _, path, _ = saved
+    with pytest.raises(ValueError, match="needs the sha256"):
+        read_model(path, digest)
 
 
 def test_failed_write_leaves_nothing(tmp_path):

@@ -94,8 +94,22 @@ def test_missing_model_falls_back_to_seeded(monkeypatch):
     def missing(name):
         raise FileNotFoundError(f"Model file data/{name}.safetensors is missing.")
     monkeypatch.setattr(W, "load_model", missing)
-    walk = W.walkthrough_layer("classroom", n_heads=12)
+    with pytest.warns(W.SeededWeightsWarning, match="SEEDED .*walkthrough-12 is not available"):
+        walk = W.walkthrough_layer("classroom", n_heads=12)
     assert walk.source == "seeded" and "walkthrough-12 is not available" in walk.describe()
+
+
+def test_a_damaged_model_file_is_an_error_that_names_the_fix(monkeypatch, tmp_path):
+    """Never a silent fall-back to untrained weights: a damaged walkthrough file stops with the fix."""
+    from helpers import catalog
+
+    entry = catalog.manifest()["walkthrough-12"]
+    damaged = bytearray((catalog.DATA_DIR / entry["file"]).read_bytes())
+    damaged[len(damaged) // 2] ^= 0x01  # one flipped bit in the weights
+    (tmp_path / entry["file"]).write_bytes(bytes(damaged))
+    monkeypatch.setattr(catalog, "DATA_DIR", tmp_path)
+    with pytest.raises(ValueError, match="corrupted.*git checkout -- data/walkthrough-12.safetensors"):
+        W.walkthrough_layer("classroom", n_heads=12)
 
 
 def test_any_language_model_and_fused_heads():
