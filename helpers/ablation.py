@@ -21,7 +21,7 @@ from .language import FORCED
 from .run import run_sentence
 from .scores import held_out_stories, previous_token_scores, ranked_heads, repeated_random_tokens, story_ids
 from .train import HELD_OUT_SEED, forced_hits
-from .views import Frame
+from .views import Frame, show_png
 
 MODES = ("zero", "mean")
 _MEANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (L, H, d_head)
@@ -170,20 +170,24 @@ class KnockoutExplorer:
 
         self.lm, self.top_k = lm, top_k
         cfg = lm.config
-        labels = [head_label(l, h) for l in range(cfg.n_layer) for h in range(cfg.n_head)]
+        chosen = [head_label(*h) for h in check_heads(lm, heads)]
+        # The chosen heads head the list, so they are in view when it opens (not 3 of 4 below the fold).
+        labels = chosen + [head_label(l, h) for l in range(cfg.n_layer) for h in range(cfg.n_head)
+                           if head_label(l, h) not in chosen]
         self.sentence = w.Text(value=sentence, description="sentence", continuous_update=False,
                                layout=w.Layout(width="95%"))
-        self.heads = w.SelectMultiple(options=labels, value=[head_label(*h) for h in check_heads(lm, heads)],
-                                      rows=10, description="knock out")
+        self.heads = w.SelectMultiple(options=labels, value=chosen, rows=16, description="knock out")
+        _cached_means(lm)  # computed once now (~0.5 s), so switching to "mean" answers at once
         self.mode = w.ToggleButtons(options=list(MODES), value=mode, description="mode")
         self.clear = w.Button(description="clear")
         self.message = w.Label(value="")
         self.image = w.Image(format="png")
         self.change = None  # the last good next_word_change
-        self.figure = Figure(figsize=(6, 3.6), layout="constrained")
-        self.frame = Frame(self.figure, dpi=90)  # the widgets' shared Agg-to-PNG path
+        self.figure = Figure(figsize=(7.5, 3.8), layout="constrained")
+        self.frame = Frame(self.figure, dpi=96)  # the widgets' shared Agg-to-PNG path
+        self._reverting = False
         for control in (self.sentence, self.heads, self.mode):
-            control.observe(lambda _: self.update(), names="value")
+            control.observe(lambda _: self._reverting or self.update(), names="value")
         self.clear.on_click(lambda _: setattr(self.heads, "value", ()))
         self.widget = w.VBox([self.sentence, w.HBox([self.heads, w.VBox([self.mode, self.clear])]),
                               self.message, self.image])
@@ -196,15 +200,24 @@ class KnockoutExplorer:
         """Redraw for the current controls; bad input shows one line and keeps the last view."""
         try:
             heads = self.knocked()
-            self.change = next_word_change(self.lm, self.sentence.value, heads, self.mode.value, self.top_k)
+            change = next_word_change(self.lm, self.sentence.value, heads, self.mode.value, self.top_k)
+            self.change = dict(change, sentence=self.sentence.value)
             self.figure.clear()
             _draw_bars(self.change, self.sentence.value, heads, self.mode.value, self.figure.subplots())
         except ValueError as err:
-            self.message.value = str(err)
+            shown = self.change["sentence"] if self.change else None
+            if shown is not None and self.sentence.value != shown:
+                self._reverting = True  # the box shows what the bars show; nothing to redraw
+                try:
+                    self.sentence.value = shown
+                finally:
+                    self._reverting = False
+            self.message.value = f"⚠ {err} (still showing “{shown}”)" if shown else f"⚠ {err}"
             return
-        self.message.value = f"{len(heads)} head(s) removed."
+        removed = ", ".join(head_label(*h) for h in heads) or "none"
+        self.message.value = f"{len(heads)} head(s) removed ({self.mode.value}): {removed}"
         self.frame.invalidate()  # new bars: draw the whole figure
-        self.image.value = self.frame.png()
+        show_png(self.image, self.frame)
 
     def _ipython_display_(self):
         from IPython.display import display
@@ -240,6 +253,9 @@ def check_previous_token_detector(student_fn) -> bool:
                  shape_hint="Average attn[l, h, t, t - 1] over t = 1 .. T-1 for each (layer, head).")
 
 
+        for widget, name in ((self.heads, "knockout-heads"), (self.mode, "knockout-mode"),
+                             (self.image, "knockout-bars"), (self.message, "knockout-message")):
+            widget.add_class(name)  # names for the browser tests
 def check_knockout_prediction(predicted, lm: LanguageModel, relation: str, heads, mode: str = "zero",
                               tolerance: float = 0.15) -> float:
     """Measure the accuracy after the knock-out and compare it with the student's prediction."""

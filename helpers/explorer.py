@@ -22,7 +22,7 @@ from .checks import call_student
 from .export import save_for_slides, slide_style
 from .run import Run, run_sentence
 from .views import (AllHeadsView, Frame, HeadView, TokenLinksView, links_height, plot_all_heads, plot_head,
-                    plot_token_links)
+                    plot_token_links, show_png)
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
 
@@ -61,7 +61,8 @@ class Explorer:
         try:
             run = run_sentence(self.lm, text)
         except Exception as err:  # noqa: BLE001 - a widget shows the message instead of raising
-            return self._show_error(err)
+            self._quietly(self.text, self.sentence)  # the box shows what the pictures show
+            return self._show_error(err, f"still showing “{self.sentence}”")
         self.run, self.sentence, self.query = run, text, None
         self._quietly(self.text, text)
         self._quietly(self.word, -1, options=[ALL_WORDS] + self._word_options())
@@ -80,7 +81,7 @@ class Explorer:
             if query is not None and not 0 <= query < len(self.run.tokens):
                 raise ValueError(f"query={query} is not a word of this sentence (0..{len(self.run.tokens) - 1}).")
         except ValueError as err:
-            return self._show_error(err)
+            return self._show_error(err, f"still showing {self._head_title()}")
         if query != self.query:
             self.frames[2].invalidate()  # another word is highlighted in the link view
         self.layer, self.head, self.query = layer, head, query
@@ -100,10 +101,10 @@ class Explorer:
             for name, fig in self.slide_figures().items():
                 paths += save_for_slides(fig, name, folder)
         except Exception as err:  # noqa: BLE001
-            self._show_error(err)
+            self._show_error(err, "nothing was written")
             return []
         self.exported = paths
-        self.export_note.value = "Wrote " + ", ".join(f"<code>{html.escape(str(p))}</code>" for p in paths)
+        self.export_note.value = _written(paths)
         return paths
 
     def slide_figures(self) -> dict:
@@ -132,9 +133,10 @@ class Explorer:
     def _word_options(self) -> list[tuple[str, int]]:
         return [(f"{i}: {t}", i) for i, t in enumerate(self.run.tokens)]
 
-    def _show_error(self, err: Exception) -> bool:
+    def _show_error(self, err: Exception, shown: str) -> bool:
+        """One line in the status: what went wrong, then what the pictures still show."""
         self.error = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        self.status.value = f"<span style='color:#b00020'>⚠ {html.escape(self.error)}</span>"
+        self.status.value = f"<span style='color:#b00020'>⚠ {html.escape(self.error)} ({html.escape(shown)})</span>"
         return False
 
     def _clear_error(self) -> None:
@@ -150,7 +152,7 @@ class Explorer:
         self.links.update(attn, self.run.tokens, query=self.query)
         self.head_caption.value = f"<b>{self._head_title()}</b>: its map (queries down, keys across) and its links"
         for frame, image in zip(self.frames, self.images):
-            image.value = frame.png()
+            show_png(image, frame)  # at its own pixel size: never stretched or blurred
 
     # --- the widgets: thin wiring --------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -165,7 +167,8 @@ class Explorer:
         self.head_caption = widgets.HTML()  # text in HTML: the browser draws it, Agg need not
         self.images = [widgets.Image(format="png") for _ in self.frames]  # grid, zoomed head, token links
         self.button = widgets.Button(description="Export for slides", icon="download",
-                                     tooltip=f"PNG, SVG and PDF into {self.folder}/")
+                                     tooltip=f"PNG, SVG and PDF into {self.folder}/",
+                                     layout=widgets.Layout(width="auto", flex="none"))  # a long note never squeezes it
         self.export_note = widgets.HTML()
         self._clear_error()
         self._busy = False
@@ -173,11 +176,18 @@ class Explorer:
         for control in (self.layer_slider, self.head_slider, self.word):
             control.observe(lambda change: self._react(self._select_from_controls), "value")
         self.button.on_click(lambda _: self.export())
+        # grid | zoomed head | links side by side, so controls, grid and zoom fit one 1080p screen;
+        # in a narrow window the links wrap below instead of squeezing the pictures.
+        pictures = widgets.HBox([self.images[0], widgets.VBox([self.head_caption, self.images[1]]), self.images[2]],
+                                layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
         self.widget = widgets.VBox([
             self.text, widgets.HBox([self.layer_slider, self.head_slider, self.word]), self.status,
-            widgets.HBox([self.images[0], widgets.VBox([self.head_caption, *self.images[1:]])]),
-            widgets.HBox([self.button, self.export_note]),
+            pictures, widgets.HBox([self.button, self.export_note], layout=widgets.Layout(align_items="center")),
         ])
+        for widget, name in ((self.text, "explorer-text"), (self.layer_slider, "explorer-layer"),
+                             (self.head_slider, "explorer-head"), (self.word, "explorer-query"),
+                             (self.status, "explorer-status"), (self.button, "explorer-export")):
+            widget.add_class(name)  # names for the browser tests
 
     def _select_from_controls(self) -> None:
         word = self.word.value
@@ -200,6 +210,14 @@ class Explorer:
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _written(paths: list[Path]) -> str:
+    """'Wrote 9 files in /abs/folder/: a.png, a.svg, …' as one short HTML line."""
+    folder = paths[0].parent.resolve() if paths else Path(".")
+    names = ", ".join(html.escape(p.name) for p in paths)
+    return (f"Wrote {len(paths)} files in <code>{html.escape(str(folder))}/</code>: "
+            f"<span style='font-size:smaller'>{names}</span>")
 
 
 def _plain(name: str) -> str:

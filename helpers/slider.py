@@ -13,6 +13,7 @@ Agg draws, and the browser draws HTML for free. Export builds fresh, titled figu
 from __future__ import annotations
 
 import html
+import textwrap
 
 from matplotlib.figure import Figure
 
@@ -22,40 +23,27 @@ from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, av
                         check_head_count, head_shapes, load_variant, loss_by_heads, merged_loss, merged_maps,
                         plot_loss_vs_heads)
 from .run import run_sentence
-from .views import AllHeadsView, Frame, plot_all_heads
+from .views import AllHeadsView, Frame, plot_all_heads, show_png
 
 
-def fit_top_left(ax, rows: int, cols: int) -> None:
-    """Show a rows × cols image at equal aspect in the top-left of a fixed axes box.
-
-    The box never moves, so no layout pass is needed when the head count changes the
-    mosaic's shape; the labels on the top and left edges stay next to the image.
-    """
-    pos, (fig_w, fig_h) = ax.get_position(), ax.figure.get_size_inches()
-    box = (pos.width * fig_w) / (pos.height * fig_h)  # width / height of the axes box
-    x_span, y_span = (cols, cols / box) if cols / rows > box else (rows * box, rows)
-    ax.set_xlim(-0.5, x_span - 0.5)
-    ax.set_ylim(y_span - 0.5, -0.5)  # rows grow downwards, as in the maps
+MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of a live grid; at 80 dpi at most 1280 × 520 px
 
 
-def mosaic_size(view) -> tuple[int, int]:
-    """Rows and columns of an AllHeadsView's mosaic image."""
-    L, H, T, _ = view.shape
-    return L * (T + 1) - 1, H * (T + 1) - 1
+def live_grid(maps, tokens, dpi: int) -> tuple[AllHeadsView, Frame]:
+    """An all-heads grid with token labels for a widget, and the Frame that renders it.
+
+    The figure is as wide as a notebook and only as tall as its maps need, so one head
+    gets big maps and twelve a strip. Only the maps redraw; titles, words and the colour
+    bar are background, laid out once per head count and sentence."""
+    view = AllHeadsView(maps, tokens, title=" ", token_labels=True)  # " ": the caption above is HTML
+    view.fig.set_size_inches(MAPS_WIDTH, MAPS_MAX_HEIGHT)
+    view.fit_height(MAPS_MAX_HEIGHT)
+    return view, Frame(view.fig, [view.image, view.gaps, *view.ax.spines.values()], dpi)  # spines go over the maps
 
 
-def live_grid(maps, dpi: int) -> tuple[AllHeadsView, Frame]:
-    """An all-heads grid for a widget, laid out once, and the Frame that renders it.
-
-    Only the maps' axes redraw (its image and edge labels); the colour bar is background."""
-    fig = Figure(figsize=(10, 3.3), layout="constrained")
-    view = AllHeadsView(maps, ax=fig.add_subplot())
-    view.title.set_text(" ")  # keeps room for the H0 … labels above the grid
-    view.ax.set_aspect("auto")
-    view.ax.spines[:].set_visible(False)
-    fig.draw_without_rendering()  # lay out once, then keep every axes where it is
-    fig.set_layout_engine("none")
-    return view, Frame(fig, [view.ax], dpi)
+def _wrapped(title: str, tokens) -> str:
+    """A slide title and the sentence, in lines short enough for a 16:9 slide at projector size."""
+    return textwrap.fill(title, 60) + "\n" + textwrap.fill("reading: " + " ".join(tokens), 60)
 
 
 class HeadCountExplorer:
@@ -76,9 +64,7 @@ class HeadCountExplorer:
         self.heads, self.merge, self.sentence, self.folder = check_head_count(heads), merge, sentence, folder
         self.run = run_sentence(load_variant(self.heads), sentence)
         self.merge_tokens, self.merge_maps = merged_maps(load_variant(MERGE_SOURCE), sentence, merge)
-        self.maps_view, self.maps_frame = live_grid(self.run.attentions, self.DPI)
-        self.merge_view, self.merge_frame = live_grid(self.merge_maps, self.DPI)
-        self.maps_fig, self.merge_fig = self.maps_view.fig, self.merge_view.fig
+        self._grids: dict = {}  # ("maps" or "merge", number of heads) -> (view, frame), for this sentence
         self.loss_plot = LossPlot(loss_by_heads(), self.heads)
         self.loss_frame = Frame(self.loss_plot.fig, [self.loss_plot.marker], self.DPI)  # only the ring moves
         self._build_widgets(W)
@@ -99,11 +85,9 @@ class HeadCountExplorer:
         self.export_button = W.Button(description="Export for slides", icon="download")
         self.status, self.info, self.merge_info = W.HTML(), W.HTML(), W.HTML()
         self.maps_caption, self.merge_caption = W.HTML(), W.HTML()
-        px = lambda fig: W.Layout(width=f"{round(fig.get_figwidth() * self.DPI)}px", max_width="100%",
-                                  height="auto", flex="none")  # natural size: sharp, never stretched
-        self.maps_image = W.Image(format="png", layout=px(self.maps_fig))
-        self.loss_image = W.Image(format="png", layout=px(self.loss_plot.fig))
-        self.merge_image = W.Image(format="png", layout=px(self.merge_fig))
+        self.maps_image = W.Image(format="png")  # each shown at its own pixel size (views.show_png)
+        self.loss_image = W.Image(format="png")
+        self.merge_image = W.Image(format="png")
         for widget, name in ((self.heads_slider, "heads-slider"), (self.merge_slider, "merge-slider"),
                              (self.info, "heads-info"), (self.maps_image, "heads-maps"),
                              (self.merge_image, "merge-maps"), (self.status, "slider-status")):
@@ -136,7 +120,9 @@ class HeadCountExplorer:
             self._syncing = False
 
     def _fail(self, err: Exception) -> bool:
-        self.status.value = f"<span style='color:#D55E00'>⚠ {html.escape(str(err))}</span>"
+        """One line: what went wrong and what the pictures still show."""
+        shown = f"still showing heads-{self.heads}, merged in groups of {self.merge}, reading “{self.sentence}”"
+        self.status.value = f"<span style='color:#D55E00'>⚠ {html.escape(str(err))} ({html.escape(shown)})</span>"
         return False
 
     # --- the logic the controls call ---------------------------------------------------
@@ -160,8 +146,10 @@ class HeadCountExplorer:
             run = run_sentence(load_variant(self.heads), sentence)
             tokens, maps = merged_maps(load_variant(MERGE_SOURCE), sentence, self.merge)
         except (ValueError, FileNotFoundError) as err:
+            self._sync(self.sentence_box, self.sentence)  # the box shows what the pictures show
             return self._fail(err)
         self.sentence, self.run, self.merge_tokens, self.merge_maps = sentence, run, tokens, maps
+        self._grids.clear()  # new words: every grid is laid out again
         self._sync(self.sentence_box, sentence)
         self._draw_heads()
         self._draw_merge()
@@ -186,10 +174,12 @@ class HeadCountExplorer:
         with slide_style():
             return {
                 f"heads_{self.heads}_maps": (plot_all_heads(
-                    self.run.attentions, title=f"{self.heads_title()}\nreading: {' '.join(self.run.tokens)}"), "16:9"),
+                    self.run.attentions, self.run.tokens, token_labels=True,
+                    title=_wrapped(self.heads_title(), self.run.tokens)), "16:9"),
                 "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), (6.0, 4.5)),
                 f"heads_12_merged_by_{self.merge}": (plot_all_heads(
-                    self.merge_maps, title=f"{self.merge_title()}\nreading: {' '.join(self.merge_tokens)}"), "16:9"),
+                    self.merge_maps, self.merge_tokens, token_labels=True,
+                    title=_wrapped(self.merge_title(), self.merge_tokens)), "16:9"),
             }
 
     def export(self, folder=None) -> list:
@@ -219,17 +209,28 @@ class HeadCountExplorer:
     def _caption(self, title: str, tokens) -> str:
         return f"<b>{html.escape(title)}</b><br>reading: <code>{html.escape(' '.join(tokens))}</code>"
 
-    def _show(self, view, frame, maps) -> bytes:
-        """New maps into the existing image, refit the box, one PNG."""
+    def _grid(self, which: str, maps, tokens) -> tuple[AllHeadsView, Frame]:
+        """The live grid for this many heads (built on first use, then reused), holding `maps`."""
+        key = (which, maps.shape[1])
+        if key not in self._grids:
+            self._grids[key] = live_grid(maps, tokens, self.DPI)
+        view, frame = self._grids[key]
         view.update(maps)
-        fit_top_left(view.ax, *mosaic_size(view))
-        return frame.png()
+        return view, frame
+
+    # The grids now shown (tests and benchmarks look at them).
+    maps_view = property(lambda self: self._grid("maps", self.run.attentions, self.run.tokens)[0])
+    maps_frame = property(lambda self: self._grid("maps", self.run.attentions, self.run.tokens)[1])
+    maps_fig = property(lambda self: self.maps_view.fig)
+    merge_view = property(lambda self: self._grid("merge", self.merge_maps, self.merge_tokens)[0])
+    merge_frame = property(lambda self: self._grid("merge", self.merge_maps, self.merge_tokens)[1])
+    merge_fig = property(lambda self: self.merge_view.fig)
 
     def _draw_heads(self) -> None:
-        self.maps_image.value = self._show(self.maps_view, self.maps_frame, self.run.attentions)
+        show_png(self.maps_image, self._grid("maps", self.run.attentions, self.run.tokens)[1])
         self.maps_caption.value = self._caption(self.heads_title(), self.run.tokens)
         self.loss_plot.update(self.heads)
-        self.loss_image.value = self.loss_frame.png()
+        show_png(self.loss_image, self.loss_frame)
         self.info.value = self._info_html()
         self.status.value = ""
 
@@ -247,7 +248,7 @@ class HeadCountExplorer:
     def _draw_merge(self) -> None:
         g = self.merge
         G, d = MERGE_SOURCE // g, g * WIDTH // MERGE_SOURCE
-        self.merge_image.value = self._show(self.merge_view, self.merge_frame, self.merge_maps)
+        show_png(self.merge_image, self._grid("merge", self.merge_maps, self.merge_tokens)[1])
         self.merge_caption.value = self._caption(self.merge_title(), self.merge_tokens)
         trained = self.loss_plot.losses.get(G)
         self.merge_info.value = (

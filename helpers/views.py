@@ -71,6 +71,19 @@ class Frame:
         return canvas_png(self.canvas)
 
 
+def show_png(image, frame: Frame) -> None:
+    """Put a frame's picture into an ipywidgets Image shown at its own pixel size.
+
+    Without a fixed width the browser stretches an image to fill its flex box (a 540-px grid
+    was shown 1037 px tall); width in px, height auto and no flex stretching keep the
+    picture's aspect ratio and never enlarge it (max-width may still shrink it to fit)."""
+    png = frame.png()
+    width, _ = frame.canvas.get_width_height()
+    image.layout.width, image.layout.height = f"{width}px", "auto"
+    image.layout.max_width, image.layout.flex, image.layout.align_self = "100%", "none", "flex-start"
+    image.value = png
+
+
 CMAP = "viridis"  # the project's attention colour map (export.SLIDE_CMAP); NaN gaps are drawn white
 HIGHLIGHT = "#D55E00"  # Okabe–Ito vermillion: stands out on viridis
 
@@ -113,7 +126,10 @@ def _new_axes(figsize: tuple[float, float]):
 class AllHeadsView:
     """The all-heads grid: layers as rows, heads as columns, one shared colour bar."""
 
-    def __init__(self, attentions, tokens=None, ax=None, highlight=None, title=None, labels=None):
+    def __init__(self, attentions, tokens=None, ax=None, highlight=None, title=None, labels=None,
+                 token_labels: bool = False):
+        self.token_texts: list = []  # query words left of each layer's first map, key words under the last
+        self.token_labels = token_labels and tokens is not None and ax is None  # room for them comes from _place
         if ax is None:  # placed by _place at every draw: no layout pass, right at any figure size
             fig = Figure(figsize=(9, 8))
             ax, cax = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
@@ -150,15 +166,68 @@ class AllHeadsView:
         rows, cols = L * (T + 1) - 1, Hn * (T + 1) - 1
         pt = (self.layer_texts[0].get_fontsize() if self.layer_texts else 10) / 72  # a label's size in inches
         title = self.title.get_fontsize() / 72 * (self.title.get_text().count("\n") + 1)
-        labels, gap, bar, bar_text = 2.4 * pt, 0.15, 0.2, 4.5 * pt  # inches: L0.., gaps, bar, its ticks + label
-        top, bottom = 1.35 * title + 2.2 * pt + 0.1, 0.03 * H  # the title and the H0.. labels above the grid
-        height = max(0.1, min(H - top - bottom, (W - labels - gap - bar - bar_text) * rows / cols))
+        gap, bar, bar_text = 0.15, 0.2, 4.5 * pt  # inches: gaps, bar, its ticks + label
+        top = 1.35 * title + 2.2 * pt + 0.1  # the title and the H0.. labels above the grid
+        words = 0.0  # room for the token labels, once their size is known
+        for _ in range(2):  # the words' size follows the map size, which follows the room they take
+            labels, bottom = 2.4 * pt + words, 0.03 * H + words
+            height = max(0.1, min(H - top - bottom, (W - labels - gap - bar - bar_text) * rows / cols))
+            words = self._size_token_texts(height / rows * 72, pt * 72)
         width = height * cols / rows
+        self._size_cell_labels(height / rows * T * 72, pt * 72)
+        self.needed_height = top + height + bottom + 0.05  # inches: what fit_height shrinks the figure to
         left = (W - (labels + width + gap + bar + bar_text)) / 2 + labels
         y = H - top - height
         bar_height = min(max(height, 1.5), H - top - bottom)  # a one-layer grid still gets a readable bar
         return (Bbox.from_bounds(left / W, y / H, width / W, height / H),
                 Bbox.from_bounds((left + width + gap) / W, (H - top - bar_height) / H, bar / W, bar_height / H))
+
+    def fit_height(self, max_height: float) -> None:
+        """Make the figure (its own, ax=None) only as tall as the grid needs at the figure's width,
+        at most max_height inches: a few heads get big maps, many heads a short, wide strip."""
+        width = self.fig.get_figwidth()
+        self.fig.set_size_inches(width, max_height)
+        self._place()
+        self.fig.set_size_inches(width, min(max_height, self.needed_height))
+
+    def _size_token_texts(self, row_pt: float, label_pt: float) -> float:
+        """Give the token labels one map row's height (capped at the L0 labels' size, at least
+        5 pt); return the inches they take beside the grid (0 without token labels)."""
+        if not self.token_texts:
+            return 0.0
+        size = float(np.clip(0.85 * row_pt, 5, label_pt))
+        for text in self.token_texts:
+            text.set_fontsize(size)
+        longest = max(len(t.get_text()) for t in self.token_texts)
+        margin = (0.6 * longest * size + 4) / 72  # inches: a word's rough width and a small gap
+        offset = transforms.offset_copy(self.ax.transData, fig=self.fig, x=-4 - margin * 72, y=0, units="points")
+        for text in self.layer_texts:
+            text.set_transform(offset)  # L0, L1 … move out past the words
+        return margin
+
+    def _size_cell_labels(self, cell_pt: float, label_pt: float) -> None:
+        """The notes written into cells (set_labels) as large as fits a cell's width, up to the
+        L0 labels' size: "subject 0.70" no longer has to be cut or drawn at 6 px."""
+        for text in self.label_texts:
+            longest = max(len(line) for line in text.get_text().splitlines() or [""])
+            text.set_fontsize(float(np.clip(0.9 * cell_pt / (0.6 * max(longest, 1)), 4, label_pt)))
+
+    def _set_tokens(self, tokens) -> None:
+        """Query words left of the first map of every layer, key words under the last layer's first map."""
+        for text in self.token_texts:
+            text.remove()
+        self.token_texts = []
+        if not self.token_labels or tokens is None:
+            return
+        L, _, T, _ = self.shape
+        left = transforms.offset_copy(self.ax.transData, fig=self.fig, x=-3, y=0, units="points")
+        below = transforms.offset_copy(self.ax.transData, fig=self.fig, x=0, y=-3, units="points")
+        bottom = (L - 1) * (T + 1) + T - 0.5
+        for layer in range(L):
+            self.token_texts += [self.ax.text(-0.5, layer * (T + 1) + q, word, ha="right", va="center",
+                                              transform=left) for q, word in enumerate(tokens)]
+        self.token_texts += [self.ax.text(k, bottom, word, ha="center", va="top", rotation=90, transform=below)
+                             for k, word in enumerate(tokens)]
 
     @staticmethod
     def _cmap():
@@ -172,6 +241,8 @@ class AllHeadsView:
             if a.shape != self.shape:
                 self._set_shape(a.shape)
         self._move_rect(highlight)
+        if tokens is not None:
+            self._set_tokens([str(t) for t in tokens])
         if title is not None or tokens is not None:
             self.title.set_text(title or _reading(tokens, self.shape))
 
@@ -232,10 +303,12 @@ def _reading(tokens, shape) -> str:
     return f"{head} reading:\n{words if len(words) <= 80 else words[:79] + '…'}"
 
 
-def plot_all_heads(attentions, tokens=None, ax=None, highlight=None, title=None, labels=None) -> Figure:
+def plot_all_heads(attentions, tokens=None, ax=None, highlight=None, title=None, labels=None,
+                   token_labels: bool = False) -> Figure:
     """Every head's map in one grid image; `highlight=(layer, head)` frames one cell,
-    `labels={(layer, head): "prev .93"}` writes a note into cells."""
-    return AllHeadsView(attentions, tokens, ax, highlight, title, labels).fig
+    `labels={(layer, head): "prev .93"}` writes a note into cells, `token_labels=True` writes
+    the words beside the first column (queries) and under the last row (keys)."""
+    return AllHeadsView(attentions, tokens, ax, highlight, title, labels, token_labels).fig
 
 
 # --- one head up close -------------------------------------------------------------------

@@ -112,6 +112,7 @@ def test_knockout_explorer_headless():
     good = ex.change
     ex.sentence.value = "the zebra"
     assert "zebra" in ex.message.value and ex.change is good  # one line, last view kept
+    assert ex.sentence.value == SENTENCE and f"still showing “{SENTENCE}”" in ex.message.value
     ex.sentence.value = "the cat"
     ex.clear.click()
     assert ex.heads.value == () and np.allclose(ex.change["before"], ex.change["after"])

@@ -89,6 +89,8 @@ def test_bad_sentence_shows_the_error_and_keeps_the_last_good_view(explorer, bad
     assert explorer.set_sentence(bad) is False  # no exception
     assert words in explorer.error and "\n" not in explorer.error
     assert words in explorer.status.value
+    assert "still showing “I like to draw”" in explorer.status.value  # says what the pictures show
+    assert explorer.text.value == "I like to draw"  # and the box shows the same sentence
     assert explorer.run.tokens == tokens
     after = shown(explorer)
     np.testing.assert_array_equal(after[0], grid)
@@ -122,7 +124,9 @@ def test_export_writes_every_view_for_slides(explorer, tmp_path):
     assert {p.suffix for p in paths} == {".png", ".svg", ".pdf"}
     assert len(paths) == 9 and all(p.is_file() and p.stat().st_size > 0 for p in paths)
     assert any("L2H1" in p.name for p in paths)
-    assert all(str(p) in explorer.export_note.value for p in paths)
+    note = explorer.export_note.value
+    assert "Wrote 9 files" in note and str((tmp_path / "slides").resolve()) in note
+    assert all(p.name in note for p in paths)
 
 
 def test_export_into_an_unwritable_place_shows_the_error(explorer, tmp_path):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
+import PIL.Image
 import pytest
 import torch
 
@@ -180,11 +182,31 @@ def test_moving_the_head_slider_redraws_the_maps(explorer):
 
 
 def test_redraws_reuse_the_same_figure_and_artists(explorer):
+    """One grid per head count, laid out once: coming back to a head count reuses it."""
     e = explorer
+    assert e.set_heads(1)
     fig, image = e.maps_fig, e.maps_view.image
-    for h in (1, 6, 3):
+    for h in (6, 3, 1):
         assert e.set_heads(h)
     assert e.maps_fig is fig and e.maps_view.image is image and len(fig.axes[0].images) == 1
+
+
+def test_maps_grow_when_there_are_fewer_heads_and_carry_the_words(explorer):
+    e = explorer
+    sizes = {}
+    for h in (1, 12):
+        assert e.set_heads(h)
+        grid, _ = e.maps_view._place()
+        sizes[h] = grid.height * e.maps_fig.get_figheight() / 2  # inches of one map (2 layers)
+        words = [t.get_text() for t in e.maps_view.token_texts]
+        assert words[:len(e.run.tokens)] == e.run.tokens and words[-len(e.run.tokens):] == e.run.tokens
+        png = PIL.Image.open(io.BytesIO(bytes(e.maps_image.value)))
+        assert png.size == tuple(round(x * e.DPI) for x in e.maps_fig.get_size_inches())  # shown as rendered
+        assert e.maps_image.layout.width == f"{png.size[0]}px" and e.maps_image.layout.height == "auto"
+    assert sizes[1] > 2 * sizes[12]
+    figures = e.slide_figures()
+    slide, _ = figures["heads_12_maps"]
+    assert [t.get_text() for t in slide.axes[0].texts].count(e.run.tokens[1]) >= 2  # a query row and a key column
 
 
 def test_the_merge_control_redraws_the_thought_experiment(explorer):
@@ -217,6 +239,8 @@ def test_bad_input_shows_one_line_and_keeps_the_last_good_view(explorer, action,
     before = snapshot(e)
     assert getattr(e, action)(value) is False
     assert "⚠" in e.status.value and "\n" not in e.status.value and "Traceback" not in e.status.value
+    assert "still showing heads-6, merged in groups of 2" in e.status.value
+    assert e.sentence_box.value == e.sentence  # the box shows the sentence the pictures show
     after = snapshot(e)
     assert same_array(after["maps"], before["maps"]) and same_array(after["merge"], before["merge"])
     assert {k: after[k] for k in ("png", "merge_png", "info", "heads", "sentence", "merge_k")} == \
@@ -243,8 +267,9 @@ def test_exported_figures_carry_the_titles_the_captions_show(explorer):
     figures = e.slide_figures()
     maps, _ = figures["heads_6_maps"]
     merged, _ = figures["heads_12_merged_by_2"]
-    assert "heads-6: 6 heads of 16 numbers" in maps.get_suptitle() and "reading: <bos> list" in maps.get_suptitle()
-    assert "THOUGHT EXPERIMENT" in merged.get_suptitle() and "6 heads of 16" in merged.get_suptitle()
+    title, merged_title = (" ".join(fig.get_suptitle().split()) for fig in (maps, merged))  # wrapped for a slide
+    assert "heads-6: 6 heads of 16 numbers" in title and "reading: <bos> list" in title
+    assert "THOUGHT EXPERIMENT" in merged_title and "6 heads of 16" in merged_title
     assert "heads-6: 6 heads of 16 numbers" in e.maps_caption.value
 
 
