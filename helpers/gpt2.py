@@ -236,6 +236,8 @@ class BPETokenizer:
         """Token ids; <|endoftext|> (50256) first unless bos=False."""
         if not isinstance(sentence, str) or not sentence.strip():
             raise ValueError(f"The sentence is empty ({sentence!r}); type a few words, e.g. 'I like to draw'.")
+        if EOT in sentence:
+            raise ValueError(f"Leave {EOT} out of the sentence: it is put in front for you (bos=True).")
         ids = self._tok.encode(sentence, add_special_tokens=False).ids
         return ([self.bos_id] if bos else []) + ids
 

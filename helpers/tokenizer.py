@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 
 BOS = "<bos>"
 PUNCTUATION = ".,!?:;|"
 _PUNCT_RE = re.compile(f"([{re.escape(PUNCTUATION)}])")
+MAX_NAMED = 5  # unknown words named in an error; the rest are counted
 
 
 def split_words(sentence: str) -> list[str]:
@@ -25,7 +27,15 @@ def split_words(sentence: str) -> list[str]:
     words = _PUNCT_RE.sub(r" \1 ", sentence).split()
     if not words:
         raise ValueError("The sentence is empty; type a few words, e.g. 'I like to draw'.")
+    if BOS in (w.lower() for w in words):
+        raise ValueError(f"Leave {BOS} out of the sentence: the start token is put in front for you (bos=True).")
     return ["I" if w.lower() == "i" else w.lower() for w in words]
+
+
+def visible(word: str) -> str:
+    """The word with invisible characters (zero-width spaces, control codes) shown as <U+200B>."""
+    return "".join(c if c.isprintable() and unicodedata.category(c)[0] not in "CZ" else f"<U+{ord(c):04X}>"
+                   for c in word)
 
 
 class WordTokenizer:
@@ -55,12 +65,20 @@ class WordTokenizer:
         return [self.vocab[int(i)] for i in ids]
 
     def _unknown_message(self, unknown: list[str]) -> str:
-        hints = []
-        for w in unknown:
-            close = difflib.get_close_matches(w, self.vocab, n=3)
-            hints.append(f"'{w}'" + (f" (did you mean {', '.join(close)}?)" if close else ""))
+        """One line however much was pasted: the first few words with a hint each, then the count."""
+        hints = [self._hint(w) for w in unknown[:MAX_NAMED]]
+        more = f" and {len(unknown) - MAX_NAMED} more" if len(unknown) > MAX_NAMED else ""
         examples = ", ".join(w for w in ("cat", "dog", "draw", "tired") if w in self.ids) or ", ".join(self.vocab[1:5])
         return (
-            f"Unknown word(s) for this model: {'; '.join(hints)}. "
+            f"Unknown word(s) for this model: {'; '.join(hints)}{more}. "
             f"Use words of the classroom language (e.g. {examples}) or switch to GPT-2 small."
         )
+
+    def _hint(self, word: str) -> str:
+        if word in PUNCTUATION:
+            return f"'{word}' (drop the '{word}')"
+        shown = visible(word)
+        if shown != word:
+            return f"'{shown}' (remove the invisible character)"
+        close = difflib.get_close_matches(word, self.vocab, n=3)
+        return f"'{word}'" + (f" (did you mean {', '.join(close)}?)" if close else "")
