@@ -11,6 +11,7 @@ smaller than 14 pt there (export.save_for_slides enlarges anything smaller).
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,9 +21,10 @@ from typing import Callable
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
-from . import headcount, plots, scores, views
+from . import headcount, plots, scores, slides, views
 from .catalog import LanguageModel, load_model
-from .export import MIN_FONT_PT, _slide_sized, save_for_slides, slide_style
+from .export import (FIXED_METADATA, MIN_FONT_PT, _slide_sized, _writable_folder, _write_error,
+                     check_folder, check_plain_name, save_for_slides, slide_style)
 from .run import Run, run_sentence
 from .walkthrough import Walkthrough, walkthrough_layer
 
@@ -39,6 +41,7 @@ class Models:
         self.n_stories = n_stories
         self._walks: dict[int, Walkthrough] = {}
         self._runs: dict[str, Run] = {}
+        self.used_seeded = False  # set when a slide was built from seeded (untrained) walkthrough weights
 
     @cached_property
     def classroom(self) -> LanguageModel:
@@ -47,6 +50,8 @@ class Models:
     def walk(self, n_heads: int) -> Walkthrough:
         if n_heads not in self._walks:
             self._walks[n_heads] = walkthrough_layer("classroom", n_heads=n_heads, sentence=DRAW)
+        if self._walks[n_heads].source == "seeded":  # the trained file is missing: the slide must say so
+            self.used_seeded = True
         return self._walks[n_heads]
 
     def run(self, sentence: str) -> Run:
@@ -66,6 +71,7 @@ class Models:
 class Slide:
     name: str  # file name of the PNG, e.g. "05_all_heads"
     make: Callable[[Models], Figure]
+    composed: str | None = None  # why a narrow layout is deliberate (the layout check then skips the width rule)
 
 
 def _draw_head(m: Models, n_heads: int) -> int:
@@ -99,28 +105,40 @@ SLIDES = [
     Slide("01_where_draw_looks", _draw_row),
     Slide("02_twelve_heads", lambda m: plots.plot_heads(m.walk(12).steps().weights, m.walk(12).tokens,
                                                         title="Twelve heads of 64 read 'I like to draw'")),
-    Slide("02_shrunk_query", lambda m: plots.plot_matmul((1, 768), (768, 64), ("draw", "W_Q of one head", "query"))),
-    Slide("03_recombination", lambda m: plots.plot_recombination(m.walk(12).W_O, highlight=_draw_head(m, 12))),
-    Slide("04_loss_vs_heads", lambda m: headcount.plot_loss_vs_heads(headcount.loss_by_heads())),
-    Slide("04_merged_heads", lambda m: headcount.plot_merge_example()),
-    Slide("05_all_heads_draw", lambda m: views.plot_all_heads(m.run(DRAW).attentions, m.run(DRAW).tokens)),
-    Slide("05_all_heads_list", lambda m: views.plot_all_heads(m.run(LIST).attentions, m.run(LIST).tokens,
-                                                              highlight=m.best("induction"))),
+    Slide("02_shrunk_query", lambda m: slides.shrunk_query(768, 64, "draw")),
+    Slide("03_recombination", lambda m: plots.plot_recombination(m.walk(12).steps(), 3, m.walk(12).tokens)),
+    Slide("04_loss_vs_heads", lambda m: slides.loss_vs_heads(headcount.loss_by_heads())),
+    Slide("04_merged_heads", lambda m: slides.merged_heads()),
+    Slide("05_all_heads_draw", lambda m: slides.all_heads_with_zoom(m.run(DRAW), m.best("previous"), "previous word")),
+    Slide("05_all_heads_list", lambda m: slides.all_heads_with_zoom(m.run(LIST), m.best("induction"), "induction")),
     Slide("05_induction_head", _induction_zoom),
     Slide("05_token_links", _induction_links),
-    Slide("06_score_tables", lambda m: scores.plot_score_tables(m.scores)),
-    Slide("06_head_types", lambda m: scores.plot_head_types(m.scores)),
+    Slide("06_score_tables", lambda m: slides.score_tables(m.scores)),
+    Slide("06_head_types", lambda m: slides.head_types(m.scores)),
 ]
 
 
 def build_figures(slides=None, models: Models | None = None) -> list[tuple[str, Figure]]:
     """Every slide's figure, built in the projector style."""
     models = models or Models()
+    figures = []
     with slide_style():
-        figures = [(s.name, s.make(models)) for s in (SLIDES if slides is None else slides)]
+        for slide in SLIDES if slides is None else slides:
+            models.used_seeded = False
+            fig = slide.make(models)
+            if models.used_seeded:
+                _mark_seeded(fig)
+            figures.append((slide.name, fig))
     for _, fig in figures:
         _legible_ticks(fig)
     return figures
+
+
+def _mark_seeded(fig: Figure) -> None:
+    """A banner on a slide whose numbers come from seeded stand-in weights, not a trained model."""
+    fig.text(0.5, 0.995, "SEEDED weights, not trained (data/walkthrough-*.safetensors is missing): "
+             "the pattern means nothing", ha="center", va="top", fontsize=MIN_FONT_PT, color="#D55E00",
+             weight="bold", backgroundcolor="white")
 
 
 def _legible_ticks(fig: Figure) -> None:
@@ -136,25 +154,40 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
                 name: str = "deck") -> tuple[Path, list[Path]]:
     """Write folder/deck.pdf (one 16:9 page per slide) and folder/<slide>.png (1920 × 1080).
 
-    Files appear whole or not at all: the PDF is written to a temporary file and renamed.
+    The deck appears whole or not at all: every file is first written into a staging folder
+    of our own, and moved into place only when all of them were written.
     """
+    check_plain_name(name, example="deck")  # before any work: nothing may land outside `folder`
+    folder = check_folder(folder)
     figures = build_figures(slides, models)
     if not figures:
         raise ValueError("No slides to export; pass slides= a non-empty list or use the default SLIDES.")
-    folder = Path(folder)
-    pngs = [p for slide_name, fig in figures
-            for p in save_for_slides(fig, slide_name, folder, formats=("png",), size=SIZE, dpi=DPI)]
-    pdf_path = folder / f"{name}.pdf"
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{pdf_path.name}.", suffix=".tmp")
-    os.close(fd)
+    made_folder = not folder.exists()
+    staging = Path(tempfile.mkdtemp(dir=_writable_folder(folder), prefix=".deck-"))
     try:
-        with PdfPages(tmp, metadata={"Title": "Multi-head attention: the lecture deck", "CreationDate": None}) as pdf:
-            for _, fig in figures:
-                with _slide_sized(fig, SIZE):  # slide size, layout and >= 14 pt text, as for the PNGs
-                    pdf.savefig(fig)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the deck is for sharing
-        os.replace(tmp, pdf_path)
+        pngs = [p for slide_name, fig in figures
+                for p in save_for_slides(fig, slide_name, staging, formats=("png",), size=SIZE, dpi=DPI)]
+        pdf = staging / f"{name}.pdf"
+        _write_pdf(figures, pdf)
+        finished = [folder / p.name for p in pngs], folder / pdf.name
+        for path in pngs + [pdf]:
+            os.replace(path, folder / path.name)
+    except BaseException:
+        if made_folder:
+            shutil.rmtree(folder, ignore_errors=True)  # we made it for this deck: leave nothing behind
+        raise
     finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return pdf_path, pngs
+        shutil.rmtree(staging, ignore_errors=True)
+    return finished[1], finished[0]
+
+
+def _write_pdf(figures: list[tuple[str, Figure]], path: Path) -> None:
+    """One 16:9 page per figure, at the slide size and with >= 14 pt text, as for the PNGs."""
+    try:
+        with PdfPages(path, metadata={"Title": "Multi-head attention: the lecture deck", **FIXED_METADATA["pdf"]}) as pdf:
+            for _, fig in figures:
+                with _slide_sized(fig, SIZE):
+                    pdf.savefig(fig)
+    except BaseException as err:
+        raise _write_error(err, path) from None
+    os.chmod(path, 0o644)  # mkdtemp's folder is private, the deck is for sharing

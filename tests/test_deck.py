@@ -4,12 +4,12 @@ import numpy as np
 import pypdf
 import pytest
 from matplotlib.figure import Figure
-from matplotlib.text import Text
 from PIL import Image
 
 from helpers import deck
 from helpers.catalog import shipped_models
 from helpers.export import MIN_FONT_PT, _slide_sized
+from helpers.slidecheck import check_slide
 from helpers.views import plot_all_heads
 
 
@@ -60,15 +60,33 @@ def test_registry_covers_every_notebook_with_unique_names():
     assert {n[:2] for n in names} >= {"01", "02", "03", "04", "05", "06"}
 
 
-@pytest.mark.skipif("classroom" not in shipped_models(), reason="the classroom model is not in data/ yet")
-def test_every_registered_slide_builds_and_is_legible_at_1920x1080():
-    models = deck.Models(n_stories=8)
-    for name, fig in deck.build_figures(models=models):
+needs_classroom = pytest.mark.skipif("classroom" not in shipped_models(),
+                                     reason="the classroom model is not in data/ yet")
+
+
+@pytest.fixture(scope="module")
+def deck_figures() -> dict:
+    """Every registered slide's figure, built once for the whole module (8 stories keep it quick)."""
+    return dict(deck.build_figures(models=deck.Models(n_stories=8)))
+
+
+@needs_classroom
+@pytest.mark.parametrize("slide", deck.SLIDES, ids=[s.name for s in deck.SLIDES])
+def test_every_deck_slide_passes_the_layout_check_at_1920x1080(deck_figures, slide):
+    """Texts inside, no overlaps, >= 14 pt on the slide, content >= 60 % wide (or composed on purpose)."""
+    fig = deck_figures[slide.name]
+    report = check_slide(fig, deck.SIZE, composed=slide.composed)
+    print(slide.name, report.summary())
+    assert report.ok, f"{slide.name}: {report.problems}"
+    assert report.n_texts > 0 and report.min_pt >= MIN_FONT_PT
+
+
+@needs_classroom
+def test_tick_labels_reach_the_slide_minimum(deck_figures):
+    for name, fig in deck_figures.items():
         with _slide_sized(fig, deck.SIZE):
             assert tuple(fig.get_size_inches()) == pytest.approx((1920 / 144, 1080 / 144))
             for ax in fig.axes:
                 for label in ax.get_xticklabels() + ax.get_yticklabels():
                     if label.get_visible() and label.get_text():
                         assert label.get_fontsize() >= MIN_FONT_PT, (name, label.get_text())
-            sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
-            assert min(sizes) >= MIN_FONT_PT, name

@@ -1,0 +1,158 @@
+"""Does a figure work as a slide? A layout check from matplotlib's own text extents.
+
+    report = H.check_slide(fig, size=(13.33, 7.5))   # draws the figure at slide size
+    report.ok, report.problems                        # [] when every rule holds
+
+The rules (what a class at the back of the room needs):
+  * every text lies inside the figure;
+  * no two texts overlap (rotated labels are compared as the rotated boxes they are);
+  * the smallest text is >= 14 pt *on the slide*: a figure shown on a 13.33 × 7.5 in slide
+    is scaled to fit, so a 19.2-in figure's 14 pt becomes ~9.7 pt there;
+  * the content (the axes with their labels) spans >= 60 % of the width and is roughly
+    centred, unless the slide is deliberately composed (then say why: `composed="..."`).
+Only texts that matplotlib actually draws count (tick labels beyond the view limits exist
+but are never drawn), so the check records them while it draws.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+SLIDE_INCHES = (1920 / 144, 1080 / 144)  # PowerPoint's 16:9 slide: 13.33 × 7.5 in
+MIN_SLIDE_PT = 14
+MIN_SPAN = 0.60  # content width / slide width
+MAX_OFF_CENTRE = 0.20  # |left margin - right margin| / slide width
+TOUCH_PX = 1.0  # boxes may touch by this much without counting as an overlap
+
+
+@dataclass
+class SlideCheck:
+    """What the check measured, and the rules that failed (empty when the slide is fine)."""
+    min_pt: float  # smallest text, in points on the slide
+    span: float  # content width as a fraction of the slide width
+    n_texts: int
+    composed: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        verdict = "ok" if self.ok else "FAIL: " + "; ".join(self.problems)
+        layout = f"composed ({self.composed})" if self.composed else f"spans {self.span:.0%}"
+        return f"{self.n_texts} texts, smallest {self.min_pt:.1f} pt, {layout}: {verdict}"
+
+
+def slide_scale(fig_inches) -> float:
+    """How much a figure of this size is scaled when it is fitted onto a 13.33 × 7.5 in slide."""
+    w, h = fig_inches
+    return min(SLIDE_INCHES[0] / w, SLIDE_INCHES[1] / h)
+
+
+def check_slide(fig: Figure, size: tuple[float, float] | None = SLIDE_INCHES, composed: str | None = None) -> SlideCheck:
+    """Draw `fig` as it is exported at `size` (inches; None keeps its size) and check the slide rules."""
+    from .export import _slide_sized  # the same sizing and font enlarging the exports use
+
+    if not isinstance(fig, Figure):
+        raise ValueError(f"check_slide needs a matplotlib Figure, got {type(fig).__name__}.")
+    with _slide_sized(fig, size):
+        return _measure(fig, composed)
+
+
+def _measure(fig: Figure, composed: str | None) -> SlideCheck:
+    canvas = FigureCanvasAgg(fig) if not isinstance(fig.canvas, FigureCanvasAgg) else fig.canvas
+    with _recording_drawn_texts() as texts:
+        canvas.draw()
+    renderer = canvas.get_renderer()
+    scale = slide_scale(fig.get_size_inches())
+    boxes = [(t, _corners(t, renderer)) for t in texts]
+    W, H = fig.bbox.width, fig.bbox.height
+    problems = [f"{_name(t)} sticks out of the figure" for t, c in boxes
+                if c[:, 0].min() < -TOUCH_PX or c[:, 0].max() > W + TOUCH_PX
+                or c[:, 1].min() < -TOUCH_PX or c[:, 1].max() > H + TOUCH_PX]
+    for i, (a, ca) in enumerate(boxes):
+        for b, cb in boxes[i + 1:]:
+            if _polygons_overlap(ca, cb):
+                problems.append(f"{_name(a)} overlaps {_name(b)}")
+    sizes = [t.get_fontsize() * scale for t in texts]
+    min_pt = min(sizes, default=float("inf"))
+    if min_pt < MIN_SLIDE_PT - 0.05:
+        small = texts[int(np.argmin(sizes))]
+        problems.append(f"{_name(small)} is {min_pt:.1f} pt on the slide (needs >= {MIN_SLIDE_PT})")
+    span, left, right = _content_span(fig, renderer)
+    if not composed:
+        if span < MIN_SPAN:
+            problems.append(f"content spans {span:.0%} of the width (needs >= {MIN_SPAN:.0%})")
+        elif abs(left - right) > MAX_OFF_CENTRE:
+            problems.append(f"content is off-centre (margins {left:.0%} left, {right:.0%} right)")
+    return SlideCheck(min_pt, span, len(texts), composed, problems[:12])
+
+
+@contextlib.contextmanager
+def _recording_drawn_texts() -> Iterator[list[Text]]:
+    """Collect every non-empty Text that draws itself while the block runs (ticks included)."""
+    drawn: list[Text] = []
+    original = Text.draw
+
+    def draw(self, renderer):
+        original(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            drawn.append(self)
+
+    Text.draw = draw  # Annotation and tick labels call Text.draw too
+    try:
+        yield drawn
+    finally:
+        Text.draw = original
+
+
+def _corners(text: Text, renderer) -> np.ndarray:
+    """The text's box as 4 corners in pixels, rotated with the text (not its upright bounding box)."""
+    box = text.get_window_extent(renderer)
+    angle = text.get_rotation() % 180
+    if angle % 90 == 0:
+        return np.array([[box.x0, box.y0], [box.x1, box.y0], [box.x1, box.y1], [box.x0, box.y1]])
+    text.set_rotation(0)
+    upright = text.get_window_extent(renderer)  # the unrotated width and height
+    text.set_rotation(angle)
+    w, h, t = upright.width / 2, upright.height / 2, np.radians(angle)
+    turn = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    corners = np.array([[-w, -h], [w, -h], [w, h], [-w, h]]) @ turn.T
+    return corners + [(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2]  # same centre as the bounding box
+
+
+def _polygons_overlap(p: np.ndarray, q: np.ndarray) -> bool:
+    """Separating-axis test for two convex quadrilaterals, ignoring contact of up to TOUCH_PX."""
+    for poly in (p, q):
+        for i in range(len(poly)):
+            edge = poly[(i + 1) % len(poly)] - poly[i]
+            normal = np.array([-edge[1], edge[0]]) / (np.hypot(*edge) or 1.0)
+            a, b = p @ normal, q @ normal
+            if a.max() <= b.min() + TOUCH_PX or b.max() <= a.min() + TOUCH_PX:
+                return False
+    return True
+
+
+def _content_span(fig: Figure, renderer) -> tuple[float, float, float]:
+    """Width of the visible axes with their labels, and the left/right margins, as fractions of the figure."""
+    boxes = [ax.get_tightbbox(renderer) for ax in fig.axes if ax.get_visible()]
+    boxes = [b for b in boxes if b is not None and b.width > 0]
+    if not boxes:
+        return 0.0, 0.5, 0.5
+    W = fig.bbox.width
+    x0 = max(0.0, min(b.x0 for b in boxes))
+    x1 = min(W, max(b.x1 for b in boxes))
+    return (x1 - x0) / W, x0 / W, (W - x1) / W
+
+
+def _name(text: Text) -> str:
+    words = " ".join(text.get_text().split())
+    return repr(words if len(words) <= 30 else words[:29] + "…")

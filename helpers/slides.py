@@ -1,0 +1,149 @@
+"""Figures composed for a 16:9 slide where a notebook's figure does not fit one as it is.
+
+Each function draws straight onto a 13.33 × 7.5 in figure (PowerPoint's 16:9 slide), so
+what the layout check measures is what the room sees: fonts are chosen for the slide, not
+enlarged afterwards, and nothing is squeezed. They reuse the notebooks' plot functions
+(passing `ax=`) wherever those fit, and read the same data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from . import headcount, plots, views
+from .run import Run, run_sentence
+from .scores import best_head_types, ranked_heads
+from .slidecheck import SLIDE_INCHES
+
+SHORT_LIST = "list : red fox . again : red fox ."  # 11 tokens: 4 maps fit side by side with readable labels
+
+
+def _slide() -> Figure:
+    return Figure(figsize=SLIDE_INCHES, layout="constrained")
+
+
+def shrunk_query(d_model: int = 768, d_head: int = 64, word: str = "draw") -> Figure:
+    """x [1 × d_model] · W_Q [d_model × d_head] = q [1 × d_head], every length to scale."""
+    fig = _slide()
+    ax = fig.add_subplot()
+    thick, gap = d_model / 20, d_model / 8  # a one-row vector is drawn thick enough to see
+    parts = [(f"'{word}'", 1, d_model, "#56B4E9"), ("W_Q of one head", d_model, d_head, "#E69F00"),
+             ("its query", 1, d_head, "#009E73")]
+    x = 0.0
+    for i, (name, rows, cols, colour) in enumerate(parts):
+        height = rows if rows > 1 else thick
+        ax.add_patch(Rectangle((x, -height / 2), cols, height, facecolor=colour, edgecolor="black", lw=1.5))
+        above = rows > 1  # the tall matrix is labelled above, the thin vectors just below themselves
+        ax.text(x + cols / 2, height / 2 + thick / 2 if above else -height / 2 - thick / 2,
+                f"{name}\n[{rows} × {cols}]", ha="center", va="bottom" if above else "top")
+        if i < 2:
+            ax.text(x + cols + gap / 2, 0, "·" if i == 0 else "=", ha="center", va="center", fontsize=36)
+        x += cols + gap
+    ax.text(x, 0, f"lengths to scale:\n{d_model} numbers in,\n{d_head} numbers out,\n"
+                  f"{d_model // d_head} × shorter", ha="left", va="center")
+    ax.set_xlim(-thick, x + 2.6 * gap)
+    ax.set_ylim(-d_model / 2 - thick, d_model / 2 + 4 * thick)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(f"One head's query: [1 × {d_model}] · [{d_model} × {d_head}] → [1 × {d_head}]")
+    return fig
+
+
+def loss_vs_heads(losses: dict[int, float]) -> Figure:
+    """Held-out loss against head count, on an axis from zero so small gaps look small."""
+    fig = _slide()
+    ax = fig.add_subplot()
+    headcount.plot_loss_vs_heads(losses, ax=ax)
+    for h, loss in losses.items():
+        ax.annotate(f"{loss:.2f}", (h, loss), textcoords="offset points", xytext=(0, 12), ha="center")
+    ax.set_ylim(0, max(losses.values()) * 1.2)
+    ax.set_title(f"Held-out loss by number of heads (every model {headcount.WIDTH} wide): lower is better")
+    return fig
+
+
+def merged_heads(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, group: int = 3) -> Figure:
+    """Thought experiment: `group` trained heads of the 12-head model and the one wide head they merge into."""
+    lm = headcount.load_variant(headcount.MERGE_SOURCE)
+    tokens, merged = headcount.merged_maps(lm, sentence, group)  # (L, 12 / group, T, T)
+    members = run_sentence(lm, sentence).attentions[layer, first:first + group]  # (group, T, T)
+    d = headcount.WIDTH // lm.config.n_head
+    maps = [(members[i], f"head {layer}.{first + i}\n{d} numbers") for i in range(group)]
+    maps.append((merged[layer, first // group], f"merged head\n{group * d} numbers"))
+    fig = _slide()
+    axes = fig.subplots(1, len(maps), sharey=True)
+    for ax, (w, title) in zip(axes, maps):
+        plots.plot_attention(w, tokens, ax=ax, title=title, annotate=False, colorbar=False)
+        ax.tick_params(axis="x", labelrotation=90)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+    axes[0].set_ylabel(plots.QUERY_LABEL)
+    fig.supxlabel(plots.KEY_LABEL, fontsize="large")
+    fig.colorbar(axes[0].images[0], ax=axes, shrink=0.8, label="attention weight")
+    fig.suptitle(f"Thought experiment, no retraining: heads {layer}.{first}–{layer}.{first + group - 1} "
+                 f"read as one head of {group * d}")
+    return fig
+
+
+def all_heads_with_zoom(run: Run, head: tuple[int, int], what: str) -> Figure:
+    """The all-heads grid with one head framed, and that head up close beside it."""
+    layer, h = head
+    fig = _slide()
+    left, right = fig.subplots(1, 2, width_ratios=[1.9, 1])
+    L, H = run.attentions.shape[:2]
+    grid = views.AllHeadsView(run.attentions, run.tokens, ax=left, highlight=head, title=" ")  # title: the slide's
+    for label in grid.head_texts + grid.layer_texts:
+        label.set_fontsize(14)  # "H10 H11" fit side by side over a long sentence's narrow cells
+    views.plot_head(run.attentions[layer, h], run.tokens, ax=right, title=f"L{layer} H{h} up close: {what}")
+    fig.suptitle(f"All {L * H} heads ({L} layers × {H} heads) reading\n{' '.join(run.tokens)}")
+    return fig
+
+
+def score_tables(scores: dict[str, np.ndarray], cols: int = 4) -> Figure:
+    """One layer × head table per relation, same 0–1 colour scale, best head in each title."""
+    fig = _slide()
+    rows = -(-len(scores) // cols)
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True)
+    for ax, (relation, table) in zip(axes.flat, scores.items()):
+        image = ax.imshow(table, vmin=0, vmax=1)
+        (l, h), s = ranked_heads(table, k=1)[0]
+        ax.set_title(f"{relation}\nbest L{l} H{h}: {s:.2f}", fontsize="medium")
+        ax.set_xticks(range(0, table.shape[1], 4))
+        ax.set_yticks(range(0, table.shape[0], 4))
+    for ax in list(axes.flat)[len(scores):]:
+        ax.set_visible(False)
+    fig.supxlabel("head")
+    fig.supylabel("layer")
+    fig.colorbar(image, ax=axes, shrink=0.8, label="mean attention on the true key")
+    return fig
+
+
+def short_names(names) -> dict[str, str]:
+    """Three-letter names that stay distinct (four letters where three collide)."""
+    short = {n: n[:3] for n in names}
+    return {n: s if list(short.values()).count(s) == 1 else n[:4] for n, s in short.items()}
+
+
+def head_types(scores: dict[str, np.ndarray], threshold: float = 0.5) -> Figure:
+    """Every head's best type as a short name in its cell, with a key of the names beside the grid."""
+    types, best = best_head_types(scores, threshold)
+    short = short_names(scores)
+    fig = _slide()
+    key, ax = fig.subplots(1, 2, width_ratios=[1, 2.2])
+    image = ax.imshow(best, vmin=0, vmax=1)
+    for (l, h), name in np.ndenumerate(types):
+        ax.text(h, l, short.get(name, "–"), ha="center", va="center", fontsize=14,
+                color="black" if best[l, h] > 0.6 else "white")
+    ax.set_xticks(range(0, best.shape[1], 2))
+    ax.set_yticks(range(0, best.shape[0], 2))
+    ax.set_xlabel("head")
+    ax.set_ylabel("layer")
+    ax.set_title(f"Each head's best type (– : no score reaches {threshold})")
+    fig.colorbar(image, ax=ax, shrink=0.8, label="best score")
+    counts = {n: int((types == n).sum()) for n in scores}
+    lines = [f"{short[n]}  {n}: {c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])]
+    key.text(0, 1, "heads of each type\n\n" + "\n".join(lines) + f"\n–  none: {int((types == 'none').sum())}",
+             va="top", ha="left", family="monospace", transform=key.transAxes, linespacing=1.5)
+    key.axis("off")
+    return fig
