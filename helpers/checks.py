@@ -1,16 +1,19 @@
-"""Exercise checks: run the student's function on fixed inputs and compare with the reference.
+"""Exercise checks: run the student's function on two or more inputs and compare with the reference.
 
-Each `check_*(student_fn)` prints one line, "✓ …" when the answer matches the reference
-in helpers.attention, otherwise "✗ …" naming the likely mistake (no 1/√d scaling,
-softmax over the wrong axis, queries and keys swapped, heads split or merged in the
-wrong order, wrong shape). It returns True or False and never raises for a wrong
-answer, so a notebook always runs on. A function that still returns None (its body
-is `...`) is reported as not attempted yet.
+Each `check_*(student_fn)` prints exactly one line and returns None (so a check cell shows no
+stray True/False):
+- "✓ …" when the answer matches helpers.attention on every input;
+- "✗ …" naming the likely mistake (no 1/√d scaling, softmax over the wrong axis, a number
+  hard-coded for the first input, NaN, the wrong type, a call to exit() …);
+- "… not attempted yet" when the function still returns None (its body is `...`).
+A check never raises and never lets the student's code stop the kernel, so a notebook runs on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
@@ -18,6 +21,7 @@ import torch
 from . import attention as A
 
 ATOL = 1e-4
+NOT_ATTEMPTED = "not attempted yet"
 
 
 def _inputs(*shape: int, seed: int) -> torch.Tensor:
@@ -25,155 +29,282 @@ def _inputs(*shape: int, seed: int) -> torch.Tensor:
     return torch.randn(*shape, generator=g)
 
 
+# --- running the student's code safely ----------------------------------------------------------
+def _refuse_exit(*args, **kwargs):
+    raise SystemExit("exit() called")
+
+
+@contextlib.contextmanager
+def no_exit():
+    """While the student's code runs, IPython's exit()/quit() raise SystemExit instead of
+    shutting the kernel down (ipykernel stops its loop as soon as ask_exit is called)."""
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:  # plain Python: exit() already raises SystemExit
+        shell = None
+    if shell is None:
+        yield
+        return
+    shell.ask_exit = _refuse_exit  # an instance attribute hides the method for this call only
+    try:
+        yield
+    finally:
+        del shell.ask_exit
+
+
 def call_student(name: str, fn, *args, plain_answer_ok: bool = False):
     """Call the student's function; return (answer, None) or (None, one-line message).
 
-    Their exceptions become the message, so a bug never stops the notebook. With
-    plain_answer_ok, a value (e.g. (layer, head)) is taken as the answer itself."""
+    Exceptions, exit() and sys.exit() become the message, so a bug never stops the notebook.
+    With plain_answer_ok, a value (e.g. (layer, head)) is taken as the answer itself."""
     if not callable(fn):
         if not plain_answer_ok:
             return None, f"✗ {name}: expected a function, got {type(fn).__name__}; pass the function itself, not its result."
         got = fn
     else:
         try:
-            got = fn(*args)
+            with no_exit():
+                got = fn(*args)
+        except SystemExit:
+            return None, (f"✗ {name}: your function called exit() or sys.exit(), which would stop the notebook; "
+                          f"return the answer instead.")
         except Exception as err:  # the student's bug, reported instead of stopping the notebook
-            return None, f"✗ {name}: your function raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            first = str(err).splitlines()[0] if str(err) else ""
+            return None, f"✗ {name}: your function raised {type(err).__name__}: {first}".rstrip(": ")
     if got is None or got is Ellipsis:
-        return None, f"… {name}: not attempted yet (the function returned None). The notebook goes on with the reference."
+        return None, f"… {name}: {NOT_ATTEMPTED} (the function returned None). The notebook goes on with the reference."
     return got, None
 
 
 def run_student(name: str, fn: Callable, *args):
-    """call_student for functions of tensors: inputs cloned, no gradients, the answer as a tensor."""
+    """call_student for functions of tensors: inputs cloned, no gradients, the answer as a float tensor."""
     with torch.no_grad():
-        got, problem = call_student(name, fn, *[a.clone() for a in args])
+        got, problem = call_student(name, fn, *[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
     if problem:
         return None, problem
+    return as_tensor(name, got)
+
+
+def as_tensor(name: str, got):
+    """(tensor, None) for a tensor, array or list of numbers; (None, message) for anything else."""
+    if isinstance(got, (str, bytes, dict, set)):
+        return None, f"✗ {name}: expected a tensor, got {type(got).__name__}; return the result of the tensor maths."
     try:
         return torch.as_tensor(got, dtype=torch.float32), None
     except (TypeError, ValueError, RuntimeError):
-        return None, f"✗ {name}: expected a tensor, got {type(got).__name__}."
+        return None, f"✗ {name}: expected a tensor, got {type(got).__name__}; return the result of the tensor maths."
 
 
-def judge(name: str, got: torch.Tensor | None, problem: str | None, expected: torch.Tensor,
-           mistakes: dict[str, torch.Tensor], shape_hint: str = "") -> bool:
-    """Print the verdict: pass, a named mistake, a wrong shape, or the largest difference."""
-    if problem:
-        print(problem)
-        return False
-    if got.shape == expected.shape and torch.allclose(got, expected, atol=ATOL, rtol=1e-4):
-        print(f"✓ {name}: correct, shape {list(got.shape)}.")
-        return True
-    for message, wrong in mistakes.items():
-        if got.shape == wrong.shape and torch.allclose(got, wrong, atol=ATOL, rtol=1e-4):
-            print(f"✗ {name}: {message}")
-            return False
-    if got.shape != expected.shape:
-        print(f"✗ {name}: wrong shape {list(got.shape)}, expected {list(expected.shape)}. {shape_hint}".rstrip())
-        return False
-    diff = (got - expected).abs().max().item()
-    print(f"✗ {name}: right shape but the numbers differ from the reference (largest difference {diff:.3g}).")
-    return False
+# --- comparing with the reference ------------------------------------------------------------------
+@dataclass
+class Case:
+    """One input for the student's function, the right answer, and the answers of known mistakes."""
+
+    args: tuple
+    expected: torch.Tensor
+    mistakes: dict[str, torch.Tensor] = field(default_factory=dict)
+    label: str = ""  # e.g. "Q [5 × 16]": said when this input goes wrong
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(a, b, atol=ATOL, rtol=1e-4, equal_nan=True)
+
+
+def diagnose(got: torch.Tensor, case: Case, shape_hint: str = "") -> str | None:
+    """None when got is right; else what is wrong: a named mistake, NaN, the shape, or the difference."""
+    if _close(got, case.expected):
+        return None
+    for message, wrong in case.mistakes.items():  # before the NaN test: some mistakes make NaN
+        if _close(got, wrong):
+            return message
+    if not torch.isfinite(got).all():
+        return ("your answer contains NaN or inf (e.g. a softmax over a row that is all -inf, or 0 × inf); "
+                "check each step on a small input.")
+    if got.shape != case.expected.shape:
+        return f"wrong shape {list(got.shape)}, expected {list(case.expected.shape)}. {shape_hint}".rstrip()
+    diff = (got - case.expected).abs().max().item()
+    return f"right shape but the numbers differ from the reference (largest difference {diff:.3g})."
+
+
+def check_cases(name: str, fn: Callable, cases: list[Case], shape_hint: str = "") -> None:
+    """Run fn on every case and print one line: ✓, not attempted, or the first thing that is wrong."""
+    for n, case in enumerate(cases):
+        got, problem = run_student(name, fn, *case.args)
+        wrong = None if problem else diagnose(got, case, shape_hint)
+        verdict = problem or (wrong and f"✗ {name}: {wrong}")
+        if verdict:
+            named = got is not None and any(_close(got, w) for w in case.mistakes.values())
+            if n > 0 and not named and NOT_ATTEMPTED not in verdict:
+                verdict = verdict.rstrip(".") + (f". It was right on the first input ({cases[0].label}) but not on {case.label}: "
+                            f"something is fixed to the first input's size; compute it from the input's shape.")
+            print(verdict)
+            return
+    print(f"✓ {name}: correct on {len(cases)} inputs of different sizes ({', '.join(c.label for c in cases)}).")
+
+
+def _size(t: torch.Tensor) -> str:
+    return "[" + " × ".join(str(s) for s in t.shape) + "]"
 
 
 # --- notebook 01 -------------------------------------------------------------------------------------
-def check_attention_weights(student_fn: Callable) -> bool:
+def _weights_case(T: int, d: int, seed: int) -> Case:
+    Q, K = _inputs(T, d, seed=seed) * 1.5, _inputs(T, d, seed=seed + 1) * 1.5
+    s, r = Q @ K.T, math.sqrt(d)
+    return Case((Q, K), A.softmax_over_keys(A.scale(A.raw_scores(Q, K), d)), {
+        f"forgot the 1/√d scaling: divide the scores by √d_head (here √{d}) before the softmax.": s.softmax(-1),
+        "softmax over the wrong axis: use dim=-1 so each query's row (over the keys) sums to 1.": (s / r).softmax(0),
+        "queries and keys swapped: compute Q @ K.T (rows are queries), not K @ Q.T.": (K @ Q.T / r).softmax(-1),
+        "these are the scaled scores before the softmax: apply .softmax(dim=-1).": s / r,
+        "these are the raw scores: divide by √d_head and apply the softmax.": s,
+        "divided by d_head instead of √d_head.": (s / d).softmax(-1),
+        "scaled after the softmax: divide the scores by √d first, then take the softmax (rows must sum to 1).":
+            s.softmax(-1) / r,
+        "used a sigmoid: the softmax over the keys is what makes each row sum to 1.": (s / r).sigmoid(),
+        "masked the future: this exercise has no mask yet (section 5 adds it).": A.mask_future(s / r).softmax(-1),
+    }, label=f"Q, K {_size(Q)}")
+
+
+def check_attention_weights(student_fn: Callable) -> None:
     """student_fn(Q (T, d), K (T, d)) -> weights (T, T): softmax over keys of Q·Kᵀ/√d."""
-    Q, K = _inputs(5, 16, seed=1) * 1.5, _inputs(5, 16, seed=2) * 1.5
-    got, problem = run_student("attention weights", student_fn, Q, K)
-    d = Q.shape[-1]
-    mistakes = {
-        "forgot the 1/√d scaling: divide the scores by √d_head (here √16 = 4) before the softmax.":
-            (Q @ K.T).softmax(-1),
-        "softmax over the wrong axis: use dim=-1 so each query's row (over the keys) sums to 1.":
-            (Q @ K.T / math.sqrt(d)).softmax(0),
-        "queries and keys swapped: compute Q @ K.T (rows are queries), not K @ Q.T.":
-            (K @ Q.T / math.sqrt(d)).softmax(-1),
-        "these are the scaled scores before the softmax: apply .softmax(dim=-1).": Q @ K.T / math.sqrt(d),
-        "these are the raw scores: divide by √d_head and apply the softmax.": Q @ K.T,
-        "divided by d_head instead of √d_head.": (Q @ K.T / d).softmax(-1),
-    }
-    expected = A.softmax_over_keys(A.scale(A.raw_scores(Q, K), d))
-    return judge("attention weights", got, problem, expected, mistakes, "Rows are queries, columns are keys: [T × T].")
+    check_cases("attention weights", student_fn, [_weights_case(5, 16, 1), _weights_case(7, 9, 3)],
+                "Rows are queries, columns are keys: [T × T].")
 
 
-def check_weighted_sum(student_fn: Callable) -> bool:
-    """student_fn(weights (T, T), V (T, d)) -> updates (T, d): row i = Σ_j weights[i, j] · V[j]."""
-    weights = _inputs(5, 5, seed=3).softmax(-1)
-    V = _inputs(5, 8, seed=4)
-    got, problem = run_student("weighted sum", student_fn, weights, V)
-    mistakes = {
+def _mask_case(T: int, seed: int) -> Case:
+    scores = _inputs(T, T, seed=seed) * 2
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    return Case((scores,), A.mask_future(scores).softmax(-1), {
+        "no mask: every word still looks at later words; set the scores above the diagonal to -inf first.":
+            scores.softmax(-1),
+        "filled the future with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf').":
+            scores.masked_fill(future, 0.0).softmax(-1),
+        "masked after the softmax: the rows no longer sum to 1; put -inf in the scores, then take the softmax.":
+            scores.softmax(-1).masked_fill(future, 0.0),
+        "masked the wrong triangle: a word may look at itself and earlier words (below the diagonal), "
+        "not at later ones; use .triu(1).": scores.masked_fill(future.T, float("-inf")).softmax(-1),
+        "masked the diagonal too: a word may look at itself (the first word has nothing else); use .triu(1), "
+        "not .triu(0).": scores.masked_fill(future | torch.eye(T, dtype=torch.bool), float("-inf")).softmax(-1),
+        "returned the masked scores: apply the softmax after the mask.": scores.masked_fill(future, float("-inf")),
+    }, label=f"scores {_size(scores)}")
+
+
+def check_masked_weights(student_fn: Callable) -> None:
+    """student_fn(scores (T, T)) -> weights (T, T): -inf above the diagonal, then softmax over keys."""
+    check_cases("masked weights", student_fn, [_mask_case(5, 21), _mask_case(8, 22)],
+                "One row per query, one column per key: [T × T].")
+
+
+def _sum_case(T: int, d: int, seed: int) -> Case:
+    weights, V = _inputs(T, T, seed=seed).softmax(-1), _inputs(T, d, seed=seed + 1)
+    return Case((weights, V), A.weighted_sum(weights, V), {
         "used the weights transposed (columns instead of rows): a query's weights are its row, use weights @ V.":
             weights.T @ V,
         "summed the value vectors without weighting them: multiply each by its weight first.":
-            V.sum(0, keepdim=True).expand(5, 8),
+            V.sum(0, keepdim=True).expand(T, d),
         "averaged the value vectors equally: the point is the *attention-weighted* sum, weights @ V.":
-            V.mean(0, keepdim=True).expand(5, 8),
-    }
-    return judge("weighted sum", got, problem, A.weighted_sum(weights, V), mistakes,
-                  "One update per word, as long as a value vector: weights [T × T] @ V [T × d].")
+            V.mean(0, keepdim=True).expand(T, d),
+        "returned the result transposed: one row per word, [T × d].": (weights @ V).T,
+        "returned the weights: multiply them by the value vectors, weights @ V.": weights,
+        "returned the value vectors unchanged: mix them with the weights, weights @ V.": V,
+    }, label=f"weights {_size(weights)}, V {_size(V)}")
+
+
+def check_weighted_sum(student_fn: Callable) -> None:
+    """student_fn(weights (T, T), V (T, d)) -> updates (T, d): row i = Σ_j weights[i, j] · V[j]."""
+    check_cases("weighted sum", student_fn, [_sum_case(5, 8, 3), _sum_case(6, 3, 13)],
+                "One update per word, as long as a value vector: weights [T × T] @ V [T × d].")
 
 
 # --- notebook 02 -------------------------------------------------------------------------------------
-def check_one_head(student_fn: Callable) -> bool:
-    """student_fn(X (T, D), W_Q, W_K, W_V (D, d)) -> z (T, d): one head's update for every word."""
-    X = _inputs(4, 48, seed=5)
-    W_Q, W_K, W_V = (_inputs(48, 8, seed=s) * 0.5 for s in (6, 7, 8))
-    got, problem = run_student("one head", student_fn, X, W_Q, W_K, W_V)
+def _one_head_case(T: int, D: int, d: int, seed: int) -> Case:
+    X = _inputs(T, D, seed=seed)
+    W_Q, W_K, W_V = (_inputs(D, d, seed=seed + s) * 0.5 for s in (1, 2, 3))
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    d = W_Q.shape[-1]
-    mistakes = {
-        "forgot the 1/√d scaling: divide Q·Kᵀ by √d_head (here √8) before the softmax.": (Q @ K.T).softmax(-1) @ V,
-        "softmax over the wrong axis: use dim=-1 (over the keys of each query).": (Q @ K.T / math.sqrt(d)).softmax(0) @ V,
+    s = Q @ K.T
+    return Case((X, W_Q, W_K, W_V), A.single_head(X, W_Q, W_K, W_V).z, {
+        f"forgot the 1/√d scaling: divide Q·Kᵀ by √d_head (here √{d}) before the softmax.": s.softmax(-1) @ V,
+        "softmax over the wrong axis: use dim=-1 (over the keys of each query).": (s / math.sqrt(d)).softmax(0) @ V,
         "queries and keys swapped: the scores are Q @ K.T.": (K @ Q.T / math.sqrt(d)).softmax(-1) @ V,
-        "returned the attention weights; the head's update is weights @ V.": (Q @ K.T / math.sqrt(d)).softmax(-1),
-        "used the embeddings X as the values: project them with W_V first.": (Q @ K.T / math.sqrt(d)).softmax(-1) @ X,
-    }
-    expected = A.single_head(X, W_Q, W_K, W_V).z
-    return judge("one head", got, problem, expected, mistakes, "The update is [T × d_head], here [4 × 8].")
+        "returned the attention weights; the head's update is weights @ V.": (s / math.sqrt(d)).softmax(-1),
+        "used the embeddings X as the values: project them with W_V first.": (s / math.sqrt(d)).softmax(-1) @ X,
+        f"divided by √D (the model width, √{D}) instead of √d_head (the head size, √{d}).":
+            (s / math.sqrt(D)).softmax(-1) @ V,
+        "divided by d_head instead of √d_head.": (s / d).softmax(-1) @ V,
+        "scaled after the softmax: divide the scores by √d first, then take the softmax.":
+            (s.softmax(-1) / math.sqrt(d)) @ V,
+        "used a sigmoid: the softmax over the keys is what makes each row of weights sum to 1.":
+            (s / math.sqrt(d)).sigmoid() @ V,
+        "masked the future: this exercise has no mask.": A.mask_future(s / math.sqrt(d)).softmax(-1) @ V,
+    }, label=f"X {_size(X)} into a head of {d}")
 
 
-def check_split_heads(student_fn: Callable) -> bool:
-    """student_fn(x (T, D), n_heads) -> (n_heads, T, D // n_heads): head h gets features h·d … (h+1)·d − 1."""
-    x = _inputs(5, 12, seed=9)
-    got, problem = run_student("split heads", (lambda t: student_fn(t, 3)) if callable(student_fn) else student_fn, x)
-    mistakes = {
+def check_one_head(student_fn: Callable) -> None:
+    """student_fn(X (T, D), W_Q, W_K, W_V (D, d)) -> z (T, d): one head's update for every word."""
+    check_cases("one head", student_fn, [_one_head_case(4, 48, 8, 5), _one_head_case(6, 40, 16, 25)],
+                "The update is [T × d_head]: one row per word, one column per feature of the head.")
+
+
+def _split_case(T: int, D: int, n: int, seed: int) -> Case:
+    x, d = _inputs(T, D, seed=seed), D // n
+    return Case((x, n), A.split_heads(x, n), {
         "heads split in the wrong order: x.reshape(n_heads, T, d) mixes words; reshape to (T, n_heads, d) "
-        "and then swap the first two axes (.transpose(0, 1)).": x.reshape(3, 5, 4),
+        "and then swap the first two axes (.transpose(0, 1)).": x.reshape(n, T, d),
         "heads split in the wrong order: each head must take a *contiguous* block of d features, "
-        "not every n_heads-th feature.": x.reshape(5, 4, 3).permute(2, 0, 1),
+        "not every n_heads-th feature.": x.reshape(T, d, n).permute(2, 0, 1),
         "forgot to move the head axis first: the result should be (n_heads, T, d), not (T, n_heads, d).":
-            x.reshape(5, 3, 4),
-    }
-    return judge("split heads", got, problem, A.split_heads(x, 3), mistakes, "Expected (n_heads, T, d_head).")
+            x.reshape(T, n, d),
+        "each head's block came out transposed (d, T): use .transpose(0, 1) on (T, n_heads, d), "
+        "not a full reversal of the axes.": x.reshape(T, n, d).permute(1, 2, 0),
+        "gave every head all D features: a head reads a projection cut into blocks of d = D / n_heads.":
+            x.expand(n, T, D),
+    }, label=f"x {_size(x)} into {n} heads")
+
+
+def check_split_heads(student_fn: Callable) -> None:
+    """student_fn(x (T, D), n_heads) -> (n_heads, T, D // n_heads): head h gets features h·d … (h+1)·d − 1."""
+    check_cases("split heads", student_fn, [_split_case(5, 12, 3, 9), _split_case(4, 24, 4, 19)],
+                "Expected (n_heads, T, d_head).")
 
 
 # --- notebook 03 -------------------------------------------------------------------------------------
-def check_merge_heads(student_fn: Callable) -> bool:
-    """student_fn(z (H, T, d)) -> (T, H·d): each word's head updates side by side, head 0 first."""
-    z = _inputs(3, 5, 4, seed=10)
-    got, problem = run_student("merge heads", student_fn, z)
-    mistakes = {
+def _merge_case(H: int, T: int, d: int, seed: int) -> Case:
+    z = _inputs(H, T, d, seed=seed)
+    return Case((z,), A.merge_heads(z), {
         "heads merged in the wrong order: z.reshape(T, H·d) mixes words; move the head axis next to the "
-        "features first (z.transpose(0, 1)) and then reshape.": z.reshape(5, 12),
+        "features first (z.transpose(0, 1)) and then reshape.": z.reshape(T, H * d),
         "heads merged in the wrong order: features are interleaved; head h's features must sit together "
-        "at positions h·d … (h+1)·d − 1.": z.permute(1, 2, 0).reshape(5, 12),
+        "at positions h·d … (h+1)·d − 1.": z.permute(1, 2, 0).reshape(T, H * d),
         "added the heads instead of putting them side by side: concatenate, the result has H·d features.": z.sum(0),
-    }
-    return judge("merge heads", got, problem, A.merge_heads(z), mistakes, "Expected (T, n_heads · d_head).")
+        "averaged the heads instead of putting them side by side: concatenate, the result has H·d features.":
+            z.mean(0),
+        "moved the head axis but kept it: flatten the last two axes too, (T, H, d) -> (T, H·d).": z.transpose(0, 1),
+        "returned z unchanged: the heads' updates must end up side by side, (T, H·d).": z,
+    }, label=f"z {_size(z)}")
 
 
-def check_recombine(student_fn: Callable) -> bool:
-    """student_fn(z (H, T, d), W_O (H, d, D)) -> (T, D): Σ_h z[h] @ W_O[h] = concat(z) @ W_O stacked."""
-    z, W_O = _inputs(3, 5, 4, seed=11), _inputs(3, 4, 6, seed=12)
-    got, problem = run_student("recombine", student_fn, z, W_O)
+def check_merge_heads(student_fn: Callable) -> None:
+    """student_fn(z (H, T, d)) -> (T, H·d): each word's head updates side by side, head 0 first."""
+    check_cases("merge heads", student_fn, [_merge_case(3, 5, 4, 10), _merge_case(4, 6, 2, 30)],
+                "Expected (T, n_heads · d_head).")
+
+
+def _recombine_case(H: int, T: int, d: int, D: int, seed: int) -> Case:
+    z, W_O = _inputs(H, T, d, seed=seed), _inputs(H, d, D, seed=seed + 1)
     per_head = z @ W_O  # (H, T, D)
-    mistakes = {
+    return Case((z, W_O), A.merge_heads(z) @ A.recombination_matrix(W_O), {
         "returned each head's decompressed update separately: add them up over the heads (.sum(0)).": per_head,
         "used only head 0: every head's update goes through its own block and all are added.": per_head[0],
         "heads matched to the wrong blocks of W_O: head h must use W_O[h].": (z @ W_O.flip(0)).sum(0),
         "averaged the heads instead of adding them: the recombination is a sum.": per_head.mean(0),
-    }
-    return judge("recombine", got, problem, A.merge_heads(z) @ A.recombination_matrix(W_O), mistakes,
-                  "One update of d_model features per word: (T, D).")
+        "added the heads' updates before decompressing: each head's update meets only its own block.":
+            z.sum(0) @ W_O.sum(0),
+        "concatenated the heads in the wrong order: merge with z.transpose(0, 1), then reshape to (T, H·d).":
+            z.reshape(T, H * d) @ A.recombination_matrix(W_O),
+    }, label=f"z {_size(z)}, W_O {_size(W_O)}")
+
+
+def check_recombine(student_fn: Callable) -> None:
+    """student_fn(z (H, T, d), W_O (H, d, D)) -> (T, D): Σ_h z[h] @ W_O[h] = concat(z) @ W_O stacked."""
+    check_cases("recombine", student_fn, [_recombine_case(3, 5, 4, 6, 11), _recombine_case(2, 4, 3, 5, 31)],
+                "One update of d_model features per word: (T, D).")

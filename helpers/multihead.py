@@ -27,7 +27,7 @@ class MultiHead(nn.Module):
         self.out = nn.Linear(dim, dim)  # the recombination
 
     def split(self, t: torch.Tensor) -> torch.Tensor:
-        """(B, T, D) -> (B, heads, T, head_size): each head gets its own slice of features."""
+        """(B, T, D) -> (B, heads, T, head_size): each head gets its own block of the *projected* features."""
         B, T, _ = t.shape
         return t.view(B, T, self.heads, self.head_size).transpose(1, 2)
 
@@ -36,27 +36,30 @@ class MultiHead(nn.Module):
         B, _, T, _ = t.shape
         return t.transpose(1, 2).reshape(B, T, self.dim)
 
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (B, T, D) -> (B, T, D): every step of the layer, top to bottom."""
+        self._check_input(x)
+        B, T, D = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)  # one projection for all heads: 3 × (B, T, D)
+        q, k, v = self.split(q), self.split(k), self.split(v)  # (B, heads, T, head_size) each
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)  # (B, heads, T, T), scaled
+        if self.causal:
+            scores = mask_future(scores)  # -inf above the diagonal: no word looks ahead
+        weights = scores.softmax(dim=-1)  # over the keys: each row sums to 1
+        heads = weights @ v  # (B, heads, T, head_size): each head's update for every word
+        return self.out(self.merge(heads))  # side by side (B, T, D), then the recombination
+
     def attention(self, x: torch.Tensor) -> torch.Tensor:
         """The attention weights (B, heads, T, T) for input x (B, T, D); rows are queries."""
-        q, k, _ = self._qkv(x)
-        return self._weights(q, k)
+        self._check_input(x)
+        q, k, _ = (self.split(t) for t in self.qkv(x).chunk(3, dim=-1))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)
+        return (mask_future(scores) if self.causal else scores).softmax(dim=-1)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        q, k, v = self._qkv(x)  # 3 × (B, heads, T, head_size)
-        w = self._weights(q, k)  # (B, heads, T, T)
-        return self.out(self.merge(w @ v))  # (B, T, D)
-
-    def _qkv(self, x: torch.Tensor):
+    def _check_input(self, x: torch.Tensor) -> None:
         if x.dim() != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"MultiHead(dim={self.dim}) expects input [batch, tokens, {self.dim}], "
                              f"got {list(x.shape)}; reshape it or build the module with dim={x.shape[-1]}.")
-        return tuple(self.split(t) for t in self.qkv(x).chunk(3, dim=-1))
-
-    def _weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)  # (B, heads, T, T)
-        if self.causal:
-            scores = mask_future(scores)
-        return scores.softmax(dim=-1)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, heads={self.heads}, head_size={self.head_size}, causal={self.causal}"

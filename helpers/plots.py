@@ -20,6 +20,7 @@ from .export import SLIDE_CMAP
 QUERY_LABEL = "query: the word being updated"
 KEY_LABEL = "key: the word looked at"
 ANNOTATE_UP_TO = 12  # tokens; bigger maps get no numbers in the cells
+FS = 14  # points: the block figure is drawn at slide size, so 14 pt stays 14 pt on a 16:9 slide
 
 
 def _new_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
@@ -135,36 +136,58 @@ def plot_matmul(left: tuple[int, int], right: tuple[int, int], names: Sequence[s
     return fig
 
 
-def plot_recombination(W_O, ax: Axes | None = None, highlight: int | None = None,
+def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax: Axes | None = None,
                        title: str | None = None) -> Figure:
-    """The recombination matrix as its per-head row blocks: W_O (n_heads, d_head, d_model) stacked."""
-    w = _as_array(W_O, "W_O", 3)
-    n_heads, d_head, d_model = w.shape
-    fig, ax = _new_axes(ax, (7, 6.5))
-    stacked = np.abs(w.reshape(n_heads * d_head, d_model))  # (H·d, D): the d_model × d_model matrix
-    pooled = _pool(stacked, d_head)  # at most ~256 px a side keeps SVG and PDF small
-    ax.imshow(pooled, cmap="cividis", aspect="auto", vmin=0, vmax=float(np.quantile(pooled, 0.99)) or 1.0,
-              extent=(-0.5, d_model - 0.5, n_heads * d_head - 0.5, -0.5), interpolation="nearest")
-    for h in range(1, n_heads):
-        ax.axhline(h * d_head - 0.5, color="white", linewidth=1.2)
-    ax.set_yticks([h * d_head + d_head / 2 - 0.5 for h in range(n_heads)], [f"head {h}" for h in range(n_heads)])
-    if highlight is not None:
-        if not 0 <= highlight < n_heads:
-            raise ValueError(f"highlight={highlight} is not a head; choose 0..{n_heads - 1}.")
-        ax.add_patch(Rectangle((-0.5, highlight * d_head - 0.5), d_model, d_head, fill=False,
-                               edgecolor="#D55E00", linewidth=3))
-    ax.set_xlabel(f"output feature (0 … {d_model - 1})")
-    ax.set_ylabel(f"rows: {n_heads} blocks of {d_head}")
-    ax.set_title(title or f"Recombination [{n_heads * d_head} × {d_model}]: |weight| per entry")
+    """Recombination as blocks, on a layer's real numbers for one word (steps: MultiHeadSteps):
+    concat [1 × H·d] · W_O [H·d × D] = Σ_h z_h [1 × d] · W_O[h] [d × D], one row per head."""
+    z = _as_array(steps.z, "steps.z", 3)[:, word]  # (H, d): each head's update for the word
+    per_head = _as_array(steps.per_head, "steps.per_head", 3)[:, word]  # (H, D)
+    n, d = z.shape
+    D = per_head.shape[-1]
+    total = _as_array(steps.concat, "steps.concat", 2)[word] @ _as_array(steps.recombination, "W_O", 2)  # (D,)
+    fig, ax = _new_axes(ax, (13.3, 7.5))
+    limit = float(np.abs(per_head).max()) or 1.0
+    strip = dict(cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+    zlim = float(np.abs(z).max()) or 1.0
+    ax.imshow(z.reshape(-1, 1), cmap="coolwarm", vmin=-zlim, vmax=zlim, aspect="auto", interpolation="nearest",
+              extent=(0, 0.7, n, 0))  # the concatenation, standing up: head h's 64 numbers beside block h
+    for h in range(n):
+        ax.add_patch(Rectangle((1.6, h + 0.04), 8, 0.92, facecolor="#E8E8E8" if h % 2 else "#D0D0D0",
+                               edgecolor="black", linewidth=0.8))
+        ax.text(5.6, h + 0.5, f"W_O[{h}]  [{d} × {D}]", ha="center", va="center", fontsize=FS)
+        ax.imshow(per_head[h][None, :], extent=(11, 20, h + 0.85, h + 0.15), **strip)
+        ax.text(20.2, h + 0.5, f"{np.linalg.norm(per_head[h]):5.1f}", ha="left", va="center", fontsize=FS)
+    image = ax.imshow(total[None, :], extent=(11, 20, n + 1.9, n + 1.1), **strip)
+    ax.text(20.2, n + 1.5, f"{np.linalg.norm(total):5.1f}", ha="left", va="center", fontsize=FS)
+    ax.add_patch(Rectangle((0, 0), 0.7, n, fill=False, edgecolor="black", linewidth=0.8))
+    for h in range(1, n):
+        ax.plot([0, 0.7], [h, h], color="black", linewidth=0.6)
+    ax.text(1.15, n / 2, "·", ha="center", va="center", fontsize=36)
+    ax.text(10.3, n / 2, "=", ha="center", va="center", fontsize=18)
+    ax.plot([11, 20], [n + 0.55, n + 0.55], color="black", linewidth=1)
+    ax.text(10.3, n + 1.5, "Σ", ha="center", va="center", fontsize=16)
+    gap = float(np.abs(per_head.sum(0) - total).max())
+    ax.text(0.35, n + 0.3, f"concat\n[1 × {n * d}]", ha="center", va="top", fontsize=FS)
+    ax.text(5.6, n + 0.3, f"recombination W_O [{n * d} × {D}]\n= {n} blocks of {d} rows", ha="center", va="top",
+            fontsize=FS)
+    ax.text(15.5, n + 2.1, f"update [1 × {D}] = concat · W_O (+ bias b_O)\nthe Σ of the {n} rows differs by {gap:.0e}",
+            ha="center", va="top", fontsize=FS)
+    ax.text(15.5, -0.15, f"each head: z · W_O[h] = [1 × {D}]", ha="center", va="bottom", fontsize=FS)
+    ax.text(20.2, -0.15, "length", ha="left", va="bottom", fontsize=FS)
+    ax.set_yticks([h + 0.5 for h in range(n)], [f"head {h}: z [1 × {d}]" for h in range(n)], fontsize=FS)
+    ax.tick_params(axis="y", length=0)
+    ax.set_xticks([])
+    ax.set_xlim(-0.1, 22)
+    ax.set_ylim(n + 3.4, -0.9)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    bar = fig.colorbar(image, ax=ax, shrink=0.6, pad=0.01)
+    bar.set_label("value in the update", fontsize=FS)
+    bar.ax.tick_params(labelsize=FS)
+    label = tokens[word] if tokens is not None else f"word {word}"
+    ax.set_title(title or f"Recombination for '{label}': [1 × {D}] · [{D} × {D}] = "
+                          f"Σ over {n} heads of [1 × {d}] · [{d} × {D}]", fontsize=FS + 2)
     return fig
-
-
-def _pool(matrix: np.ndarray, block_rows: int, limit: int = 256) -> np.ndarray:
-    """Mean over f × f tiles, f the smallest factor that divides the head size and gets under `limit`."""
-    factor = next((f for f in range(1, block_rows + 1) if block_rows % f == 0 and matrix.shape[0] // f <= limit
-                   and matrix.shape[1] % f == 0), 1)
-    rows, cols = matrix.shape[0] // factor, matrix.shape[1] // factor
-    return matrix[:rows * factor, :cols * factor].reshape(rows, factor, cols, factor).mean(axis=(1, 3))
 
 
 def plot_vectors(vectors: dict, ax: Axes | None = None, title: str | None = None) -> Figure:
