@@ -21,8 +21,10 @@ from .walkthrough import Walkthrough, seeded_layer, walkthrough_layer
 # --- plots, slide export, exercise checks (plots.py, export.py, checks.py)
 from .export import save_for_slides, slide_style
 from .plots import plot_attention, plot_heads, plot_matmul, plot_recombination, plot_vectors, plot_word_weights
-from .checks import (check_attention_weights, check_merge_heads, check_one_head, check_recombine,
-                     check_split_heads, check_weighted_sum)
+from .checks import (check_attention_weights, check_masked_weights, check_merge_heads, check_one_head,
+                     check_recombine, check_split_heads, check_weighted_sum)
+from .capstone import check_multihead
+from .solutions import solution
 
 # --- GPT-2 small (gpt2.py)
 from .gpt2 import download_gpt2, drop_first_token, load_gpt2, pick_model
