@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from .attention import mask_future
 from .catalog import LanguageModel
-from .checks import judge, run_student
+from .checks import Case, call_student, check_cases
 from .language import FORCED
 from .run import run_sentence
 from .scores import held_out_stories, previous_token_scores, ranked_heads, repeated_random_tokens, story_ids
@@ -234,39 +234,60 @@ def knockout_summary(lm: LanguageModel, relation: str, table: np.ndarray, k: int
             f"worst {k} removed": forced_accuracy(lm, relation, order[-k:], mode)}
 
 
-def check_previous_token_detector(student_fn) -> bool:
-    """student_fn(attn (L, H, T, T)) -> (L, H): mean attention from each token to the one before it."""
-    g = torch.Generator().manual_seed(7)
-    attn = mask_future(torch.randn(3, 4, 9, 9, generator=g)).softmax(-1)  # (3, 4, 9, 9) causal maps
-    attn[1, 2] = torch.diag_embed(torch.ones(8), offset=-1)[:9, :9] + torch.eye(9) * (torch.arange(9) == 0)
+def _detector_case(L: int, H: int, T: int, seed: int) -> Case:
+    g = torch.Generator().manual_seed(seed)
+    attn = mask_future(torch.randn(L, H, T, T, generator=g)).softmax(-1)  # (L, H, T, T) causal maps
+    attn[L - 1, H - 1] = torch.diag_embed(torch.ones(T - 1), offset=-1)[:T, :T] + torch.eye(T) * (torch.arange(T) == 0)
     diag = attn.diagonal(offset=-1, dim1=-2, dim2=-1)  # (L, H, T-1)
     expected = torch.as_tensor(previous_token_scores(attn)).float()
-    mistakes = {"you looked at the token after (t + 1); in a causal model that weight is always 0.":
-                    attn.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
-                "you scored each token's attention to itself (t, t) instead of to t - 1.":
-                    attn.diagonal(dim1=-2, dim2=-1).mean(-1),
-                "you summed over the queries instead of averaging (a score should lie in 0..1).": diag.sum(-1),
-                "you divided by T, counting the first token, which has no previous token.": diag.sum(-1) / 9,
-                "the axes are swapped: return (layer, head), not (head, layer).": expected.T}
-    got, problem = run_student("previous-token detector", student_fn, attn)
-    return judge("previous-token detector", got, problem, expected, mistakes,
-                 shape_hint="Average attn[l, h, t, t - 1] over t = 1 .. T-1 for each (layer, head).")
+    return Case((attn,), expected, {
+        "you looked at the token after (t + 1); in a causal model that weight is always 0.":
+            attn.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
+        "you scored each token's attention to itself (t, t) instead of to t - 1.": attn.diagonal(dim1=-2, dim2=-1).mean(-1),
+        "you summed over the queries instead of averaging (a score should lie in 0..1).": diag.sum(-1),
+        "you divided by T, counting the first token, which has no previous token.": diag.sum(-1) / T,
+        "you took the largest weight instead of the mean over the queries.": diag.amax(-1),
+        "the axes are swapped: return (layer, head), not (head, layer).": expected.T,
+    }, label=f"attn [{L} × {H} × {T} × {T}]")
 
 
-        for widget, name in ((self.heads, "knockout-heads"), (self.mode, "knockout-mode"),
-                             (self.image, "knockout-bars"), (self.message, "knockout-message")):
-            widget.add_class(name)  # names for the browser tests
+def check_previous_token_detector(student_fn) -> None:
+    """student_fn(attn (L, H, T, T)) -> (L, H): mean attention from each token to the one before it."""
+    check_cases("previous-token detector", student_fn, [_detector_case(3, 4, 9, 7), _detector_case(2, 3, 6, 17)],
+                shape_hint="Average attn[l, h, t, t - 1] over t = 1 .. T-1 for each (layer, head).")
+
+
+def read_prediction(guess) -> tuple[float | None, str | None]:
+    """A prediction as a fraction 0..1, or one line saying how to write it."""
+    if isinstance(guess, str):
+        return None, f"write the prediction as a number between 0 and 1 (e.g. 0.5 for 50 %), not the text {guess!r}."
+    if isinstance(guess, bool) or not isinstance(guess, (int, float, np.floating, np.integer)):
+        return None, f"expected a number between 0 and 1, got {type(guess).__name__}."
+    value = float(guess)
+    if not np.isfinite(value):
+        return None, f"the prediction is {value}; write a number between 0 and 1."
+    if 1 < value <= 100:
+        return None, f"{value:g} looks like a percentage; write it as a fraction between 0 and 1 ({value / 100:g})."
+    if not 0 <= value <= 1:
+        return None, f"{value:g} is not an accuracy; write a number between 0 and 1."
+    return value, None
+
+
 def check_knockout_prediction(predicted, lm: LanguageModel, relation: str, heads, mode: str = "zero",
                               tolerance: float = 0.15) -> float:
-    """Measure the accuracy after the knock-out and compare it with the student's prediction."""
+    """Measure the accuracy after the knock-out and compare it with the student's prediction.
+    Prints one line; returns the measured accuracy (assign it: `measured = ...`)."""
+    guess, problem = call_student("knock-out prediction", predicted, plain_answer_ok=True)
     measured = forced_accuracy(lm, relation, heads, mode)
     base = forced_accuracy(lm, relation)
-    guess = predicted() if callable(predicted) else predicted
     line = f"{relation} accuracy: {base:.0%} with all heads, {measured:.0%} without {len(heads)} head(s)"
-    if guess is None:
-        print(f"… not attempted yet. Measured: {line}.")
-    elif abs(float(guess) - measured) <= tolerance:
-        print(f"✓ good prediction ({float(guess):.0%}). Measured: {line}.")
+    value, bad = (None, None) if problem else read_prediction(guess)
+    if problem:
+        print(f"{problem} Measured: {line}.")
+    elif bad:
+        print(f"✗ knock-out prediction: {bad} Measured: {line}.")
+    elif abs(value - measured) <= tolerance:
+        print(f"✓ good prediction ({value:.0%}). Measured: {line}.")
     else:
-        print(f"✗ you predicted {float(guess):.0%}. Measured: {line}. What else do these heads feed?")
+        print(f"✗ you predicted {value:.0%}. Measured: {line}. What else do these heads feed?")
     return measured
