@@ -26,6 +26,8 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from .slidecheck import check_layout, slide_scale
+
 # A 16:9 slide is 12.8 × 7.2 inches: 1920 × 1080 px at 150 dpi, 2560 × 1440 px at 200 dpi.
 # 14 pt text there is about 29 px high at 1080p, readable from the back of a classroom.
 SIZES = {"16:9": (12.8, 7.2), "4:3": (9.6, 7.2)}
@@ -94,6 +96,7 @@ def save_for_slides(
                 temps.append(_write_temp(fig, target, dpi))
             for tmp, target in zip(temps, targets):
                 os.replace(tmp, target)
+            check_layout(fig, name)  # a warning that names what a class could not read
         finally:
             for tmp in temps:
                 if os.path.exists(tmp):
@@ -198,11 +201,12 @@ def _slide_sized(fig: Figure, inches: tuple[float, float] | None) -> Iterator[No
         if relayout:
             fig.set_layout_engine("constrained")
         fig.draw_without_rendering()  # tick labels are made at draw time: make them, then size them
-        _legible_ticks(fig)
+        smallest = min_figure_pt(fig.get_size_inches())
+        _legible_ticks(fig, smallest)
         old_fonts = [(text, text.get_fontsize()) for text in fig.findobj(Text)]
         for text, pt in old_fonts:
-            if text.get_text() and pt < MIN_FONT_PT:
-                text.set_fontsize(MIN_FONT_PT)
+            if text.get_text() and pt < smallest:
+                text.set_fontsize(smallest)
         fig.draw_without_rendering()  # constrained layout settles over two draws: the saved one is the next
         yield
     finally:
@@ -219,12 +223,18 @@ def _slide_sized(fig: Figure, inches: tuple[float, float] | None) -> Iterator[No
             ax._set_position(active, which="active")
 
 
-def _legible_ticks(fig: Figure) -> None:
-    """Tick labels of at least MIN_FONT_PT, also for the ticks a later draw makes anew."""
+def min_figure_pt(inches) -> float:
+    """The font size in the figure that is MIN_FONT_PT once the figure is fitted onto a 13.33 × 7.5 in
+    slide: 14 for a 12.8-in figure, ~20 for a 19.2-in one (it is shrunk on the slide)."""
+    return round(max(MIN_FONT_PT, MIN_FONT_PT / slide_scale(inches)), 1)
+
+
+def _legible_ticks(fig: Figure, smallest: float = MIN_FONT_PT) -> None:
+    """Tick labels of at least `smallest` pt, also for the ticks a later draw makes anew."""
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
-            if any(label.get_fontsize() < MIN_FONT_PT for label in axis.get_ticklabels(which="both")):
-                axis.set_tick_params(which="both", labelsize=MIN_FONT_PT)
+            if any(label.get_fontsize() < smallest for label in axis.get_ticklabels(which="both")):
+                axis.set_tick_params(which="both", labelsize=smallest)
 
 
 def _inches(size) -> tuple[float, float]:

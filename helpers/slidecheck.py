@@ -17,11 +17,12 @@ but are never drawn), so the check records them while it draws.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from dataclasses import dataclass, field
 from typing import Iterator
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
@@ -67,11 +68,22 @@ def check_slide(fig: Figure, size: tuple[float, float] | None = SLIDE_INCHES, co
         return _measure(fig, composed)
 
 
+def check_layout(fig: Figure, name: str) -> SlideCheck:
+    """Check a figure that already has its slide size; one SlideLayoutWarning line when a rule fails."""
+    report = _measure(fig, composed=None)
+    if not report.ok:
+        warnings.warn(f"{name}: {'; '.join(report.problems[:3])}", SlideLayoutWarning, stacklevel=3)
+    return report
+
+
+class SlideLayoutWarning(UserWarning):
+    """A saved figure breaks a slide rule (cut, overlapping, small or squeezed text)."""
+
+
 def _measure(fig: Figure, composed: str | None) -> SlideCheck:
-    canvas = FigureCanvasAgg(fig) if not isinstance(fig.canvas, FigureCanvasAgg) else fig.canvas
+    renderer = RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)  # its own: the figure's canvas is untouched
     with _recording_drawn_texts() as texts:
-        canvas.draw()
-    renderer = canvas.get_renderer()
+        fig.draw(renderer)  # runs the layout engine too, as a save does
     scale = slide_scale(fig.get_size_inches())
     boxes = [(t, _corners(t, renderer)) for t in texts]
     W, H = fig.bbox.width, fig.bbox.height

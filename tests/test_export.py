@@ -127,3 +127,45 @@ def test_bad_arguments(tmp_path, kwargs):
 def test_not_a_figure(tmp_path):
     with pytest.raises(ValueError, match="Figure"):
         export.save_for_slides("figure.png", "map", folder=tmp_path)
+
+
+def test_saved_slides_follow_the_slide_rules_even_with_6_pt_ticks(tmp_path):
+    """Inside slide_style, a figure whose plot set 6 pt ticks is still written with >= 14 pt ticks."""
+    from helpers.slidecheck import check_slide
+
+    with export.slide_style():
+        fig = Figure(figsize=(6, 4), layout="constrained")
+        ax = fig.add_subplot()
+        ax.plot(range(5), [3, 1, 4, 1, 5])
+        ax.tick_params(labelsize=6)
+    seen = []
+    real_savefig = Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        seen.append(min(t.get_fontsize() for t in ax.get_xticklabels() + ax.get_yticklabels()))
+        return real_savefig(self, *args, **kwargs)
+
+    Figure.savefig = spy
+    try:
+        export.save_for_slides(fig, "ticks", folder=tmp_path, formats=("png",))
+    finally:
+        Figure.savefig = real_savefig
+    assert seen and min(seen) >= export.MIN_FONT_PT
+    assert check_slide(fig, export.SIZES["16:9"]).ok
+
+
+def test_a_big_figure_kept_at_its_size_gets_fonts_that_are_14_pt_on_the_slide():
+    assert export.min_figure_pt((19.2, 10.8)) == pytest.approx(14 * 19.2 / (1920 / 144), abs=0.1)
+    assert export.min_figure_pt((12.8, 7.2)) == export.MIN_FONT_PT
+
+
+def test_an_unreadable_layout_warns_in_one_line(tmp_path):
+    from helpers.slidecheck import SlideLayoutWarning
+
+    fig = figure()
+    fig.axes[0].text(0, 0, "a note on top of another note", fontsize=20)
+    fig.axes[0].text(0, 0, "another note under it", fontsize=20)
+    with pytest.warns(SlideLayoutWarning, match="overlaps") as caught:
+        export.save_for_slides(fig, "crowded", folder=tmp_path, formats=("png",))
+    assert "\n" not in str(caught[0].message)
+    assert (tmp_path / "crowded.png").exists()  # the file is still written: a warning, not a refusal

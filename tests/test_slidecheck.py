@@ -3,7 +3,7 @@
 import pytest
 from matplotlib.figure import Figure
 
-from helpers.slidecheck import SLIDE_INCHES, check_slide, slide_scale
+from helpers.slidecheck import SLIDE_INCHES, SlideLayoutWarning, check_layout, check_slide, slide_scale
 
 
 def slide(**kwargs) -> tuple[Figure, object]:
@@ -55,11 +55,15 @@ def test_tick_labels_beyond_the_view_are_not_counted():
 def test_fonts_are_judged_on_the_slide_not_in_the_figure():
     fig = Figure(figsize=(19.2, 10.8), layout="constrained")  # 14 pt here is 9.7 pt on a 13.33-in slide
     ax = fig.add_subplot()
+    ax.set_xticks([0.5, 1])  # the corner's two "0.0" labels would touch at 20 pt
     ax.tick_params(labelsize=14)
     ax.set_title("title", fontsize=14)
-    report = check_slide(fig, size=None)
+    with pytest.warns(SlideLayoutWarning, match="9.7 pt on the slide"):
+        report = check_layout(fig, "big")  # the figure as it is
     assert report.min_pt == pytest.approx(14 * 13.333 / 19.2, abs=0.05)
-    assert any("pt on the slide" in p for p in report.problems)
+    exported = check_slide(fig, size=None)  # as save_for_slides(size=None) writes it: text enlarged to ~20 pt
+    assert exported.ok and exported.min_pt >= 14
+    assert ax.title.get_fontsize() == 14  # and given back
     assert slide_scale((12.8, 7.2)) == pytest.approx(1920 / 144 / 12.8)
 
 
