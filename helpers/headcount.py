@@ -234,6 +234,8 @@ def check_head_size_and_params(fn) -> None:
             return "that is the number of heads; the head size is width / heads"
         if size != d:
             return "the head size is width / heads"
+        if params == attention_param_count(width, n) - width:
+            return "you left out the output bias: add width (one bias per output feature)"
         if params in (one_head, one_head + width) and n > 1:
             return "that is one head's share: multiply by the number of heads (and add the output bias)"
         if params == 4 * width ** 2:
