@@ -135,22 +135,24 @@ def test_plot_merge_example_is_labelled_a_thought_experiment():
 
 # --- exercise checks ----------------------------------------------------------------------------
 def test_head_size_check_passes_the_reference_and_names_mistakes(capsys):
-    assert H.check_head_size_and_params(lambda w, n: (w // n, H.attention_param_count(w, n)))
-    assert not H.check_head_size_and_params(lambda w, n: (w // n, 4 * w * w))
+    H.check_head_size_and_params(lambda w, n: (w // n, H.attention_param_count(w, n)))
+    assert capsys.readouterr().out.startswith("✓")  # checks print one line and return None
+    H.check_head_size_and_params(lambda w, n: (w // n, 4 * w * w))
     assert "biases" in capsys.readouterr().out
-    assert not H.check_head_size_and_params(lambda w, n: (n, H.attention_param_count(w, n)))
+    H.check_head_size_and_params(lambda w, n: (n, H.attention_param_count(w, n)))
     assert "width / heads" in capsys.readouterr().out
-    assert not H.check_head_size_and_params(lambda w, n: None)
+    H.check_head_size_and_params(lambda w, n: None)
     assert "not attempted" in capsys.readouterr().out
 
 
 def test_concat_check_passes_the_reference_and_names_mistakes(capsys):
-    assert H.check_concat_shape(lambda T, w, n: (T, w))
-    assert not H.check_concat_shape(lambda T, w, n: (T, w // n))
+    H.check_concat_shape(lambda T, w, n: (T, w))
+    assert capsys.readouterr().out.startswith("✓")
+    H.check_concat_shape(lambda T, w, n: (T, w // n))
     assert "one head's output" in capsys.readouterr().out
-    assert not H.check_concat_shape(lambda T, w, n: (n, T, w // n))
+    H.check_concat_shape(lambda T, w, n: (n, T, w // n))
     assert "stacking" in capsys.readouterr().out
-    assert not H.check_concat_shape(lambda T, w, n: 1 / 0)
+    H.check_concat_shape(lambda T, w, n: 1 / 0)
     assert "raised ZeroDivisionError" in capsys.readouterr().out
 
 
