@@ -181,9 +181,10 @@ def _local_files(path: Path) -> dict[str, Path]:
     folder = path.parent if path.is_file() else path
     paths = {"model.safetensors": path if path.is_file() else folder / "model.safetensors",
              "tokenizer.json": folder / "tokenizer.json"}
-    for name, file in paths.items():
+    for name, file in paths.items():  # first what is missing, then what is wrong
         if not file.is_file():
             raise GPT2Unavailable(missing_message(folder, f"{file} is missing"))
+    for name, file in paths.items():
         if not _trusted(file, name):
             raise GPT2Unavailable(missing_message(folder, f"{file} has the wrong sha256 (damaged or another file)"))
     return paths

@@ -28,3 +28,18 @@ def tolerate_bad_values(widget, report: Callable[[str], None]):
 
     widget.set_state = set_state
     return widget
+
+
+SELECTIONS = ("Dropdown", "SelectionSlider", "SelectionRangeSlider", "SelectMultiple", "ToggleButtons", "Select",
+              "RadioButtons")
+
+
+def guard_selections(root, report: Callable[[str], None]):
+    """tolerate_bad_values on every selection control inside `root` (a widget and its children)."""
+    stack = [root]
+    while stack:
+        widget = stack.pop()
+        if type(widget).__name__ in SELECTIONS:
+            tolerate_bad_values(widget, report)
+        stack.extend(getattr(widget, "children", ()))
+    return root
