@@ -38,8 +38,8 @@ from .deck import SLIDES, export_deck
 # --- head counts and the slider (headcount.py, slider.py)
 from .headcount import (HEAD_COUNTS, SENTENCE, WIDTH, available_head_counts, check_concat_shape,
                         check_head_size_and_params, describe_shapes, head_shapes, load_variant, loss_by_heads,
-                        merge_head_groups, merged_loss, merged_maps, merged_model, plot_loss_vs_heads,
-                        plot_merge_example)
+                        merge_head_groups, merged_loss, merged_maps, merged_model, plot_head_count_results,
+                        plot_loss_vs_heads, plot_merge_example, repeat_accuracy_by_heads)
 from .slider import HeadCountExplorer
 
 # --- head scores and knock-outs (scores.py, ablation.py)
@@ -47,5 +47,8 @@ from .scores import (PUBLISHED_GPT2_HEADS, best_head_types, describe_links, dupl
                      generic_scores, held_out_stories, induction_pattern_scores, induction_scores, plot_head_types,
                      plot_ranked, plot_score_tables, previous_token_scores, published_head_ranks, ranked_heads,
                      relation_pairs, relation_scores, repeated_random_tokens, story_attentions, word_scores)
+from .scores import (SCORED_RELATIONS, offset_baseline, relation_report, resting_scores,  # positional patterns first
+                     scored_stories)
 from .ablation import (KnockoutExplorer, check_knockout_prediction, check_previous_token_detector, forced_accuracy,
                        head_means, knock_out, knockout_summary, next_word_change, prediction_bars)
+from .ablation import KNOCKOUT_SENTENCE, knockout_control, low_scorers  # the control: random idle heads

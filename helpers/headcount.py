@@ -76,6 +76,39 @@ def loss_by_heads() -> dict[int, float]:
     return {h: float(shipped[f"heads-{h}"]["info"]["held_out_loss"]) for h in available_head_counts()}
 
 
+def repeat_accuracy_by_heads() -> dict[int, float]:
+    """Share of the list's second copy each heads-N model says right, from its recorded info."""
+    shipped = manifest()
+    return {h: float(shipped[f"heads-{h}"]["info"]["accuracy_induction"]) for h in available_head_counts()}
+
+
+def plot_head_count_results(current: int | None = None) -> Figure:
+    """The six models side by side: held-out loss (axis from 0, so a small gap looks small) and
+    the share of a repeated list said right. The slide for "what more heads buy"."""
+    losses, repeats = loss_by_heads(), repeat_accuracy_by_heads()
+    if not losses:
+        raise ValueError("No heads-N models shipped; train them first (python -m helpers.train heads-12).")
+    fig = Figure(figsize=(10, 4.2), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    hs = list(losses)
+    labels = [str(h) for h in hs]
+    left.bar(labels, [losses[h] for h in hs], color="#0072B2")
+    left.set_ylim(0, max(losses.values()) * 1.15)
+    left.set_ylabel("held-out loss (lower is better)")
+    right.bar(labels, [100 * repeats[h] for h in hs], color="#009E73")
+    right.set_ylim(0, 105)
+    right.set_ylabel("list said again correctly (%)")
+    for ax, values, fmt in ((left, losses, "{:.2f}"), (right, {h: 100 * a for h, a in repeats.items()}, "{:.0f}%")):
+        ax.set_xlabel("heads (width 96 for all)")
+        for i, h in enumerate(hs):
+            ax.annotate(fmt.format(values[h]), (i, values[h]), ha="center", va="bottom", fontsize=10,
+                        fontweight="bold" if h == current else "normal")
+    left.set_title("Held-out loss: within 0.1 for every head count")
+    right.set_title("Repeating a list: one head is not enough")
+    fig.suptitle("Six 2-layer models that differ only in their number of heads", fontsize=13)
+    return fig
+
+
 def plot_loss_vs_heads(losses: dict[int, float], current: int | None = None, ax=None) -> Figure:
     """Held-out loss against head count; a ring marks the `current` head count."""
     return LossPlot(losses, current, ax).fig
@@ -97,8 +130,9 @@ class LossPlot:
         ax.set_xticks(hs, [str(h) for h in hs])
         ax.minorticks_off()
         ax.set_xlabel("heads (width 96 for all)")
+        ax.set_ylim(0, max(self.losses.values()) * 1.15)  # from 0: a gap of 0.1 in 1.6 looks like one
         ax.set_ylabel("held-out loss")
-        ax.set_title("lower is better", fontsize=10)
+        ax.set_title("held-out loss (lower is better)", fontsize=10)
         self.update(current)
 
     def update(self, current: int | None) -> None:

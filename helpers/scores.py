@@ -9,6 +9,8 @@ Two kinds of score, both "mean attention mass on the right key", so 1.0 is a per
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import torch
 from matplotlib.figure import Figure
@@ -19,6 +21,11 @@ from .tokenizer import BOS
 from .train import HELD_OUT_SEED, N_CTX
 
 TYPE_THRESHOLD = 0.5  # a head is given a type only when its best score reaches this
+# Relations fixed by position alone. "resting" is attention parked on <bos> or on the most recent
+# full stop: Clark et al. (2019) found BERT's idle heads parking on [SEP] and on periods, a "no-op".
+POSITIONAL = ("previous", "resting")
+GRAMMAR = RELATIONS[2:]  # relations the generator annotates: their targets depend on the words
+SCORED_RELATIONS = POSITIONAL + GRAMMAR  # what relation_scores scores; "bos" alone is for single sentences
 
 
 # --- held-out stories through the model ---------------------------------------------
@@ -45,8 +52,11 @@ def story_attentions(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
 
 
 # --- ground-truth scores for the classroom language ----------------------------------
-def relation_pairs(stories: list[Story], relation: str) -> list[tuple[int, int, int]]:
-    """(story, query, key) triples of one relation: the attention a perfect head would pay."""
+def relation_pairs(stories: list[Story], relation: str, beyond_previous: bool = False) -> list[tuple[int, int, int]]:
+    """(story, query, key) triples of one relation: the attention a perfect head would pay.
+
+    beyond_previous=True keeps only the pairs whose key is not the word just before the query,
+    the pairs that a head looking one word back cannot explain (Clark et al. 2019)."""
     if relation not in RELATIONS:
         raise ValueError(f"Unknown relation {relation!r}; choose one of {', '.join(RELATIONS)}.")
     triples = []
@@ -58,9 +68,30 @@ def relation_pairs(stories: list[Story], relation: str) -> list[tuple[int, int, 
             triples += [(b, t, 0) for t in range(1, T)]
         else:
             triples += [(b, q, k) for q, k in s.links[relation]]
+    if beyond_previous and relation != "previous":
+        triples = [(b, q, k) for b, q, k in triples if k != q - 1]
     return triples
 
 
+def resting_mask(stories: list[Story]) -> torch.Tensor:
+    """(B, T, T) of 0/1: for each query, 1 on <bos> and on the most recent full stop (the query's
+    own position included). Row 0, <bos> itself, has no earlier key and stays 0."""
+    B, T = len(stories), max(len(s.tokens) for s in stories)
+    mask = torch.zeros(B, T, T)
+    for b, s in enumerate(stories):
+        stop = 0  # no full stop yet: only <bos>
+        for q, token in enumerate(s.tokens):
+            stop = q if token == "." else stop
+            if q:
+                mask[b, q, 0] = mask[b, q, stop] = 1.0
+    return mask
+
+
+def resting_scores(attn: torch.Tensor, stories: list[Story]) -> np.ndarray:
+    """Mean attention mass on <bos> plus the most recent full stop, over all queries -> (L, H)."""
+    mask = resting_mask(stories)  # (B, T, T)
+    mass = torch.einsum("blhqk,bqk->lh", attn.float(), mask)  # summed over stories and queries
+    return (mass / (mask.sum(-1) > 0).sum()).numpy()
 def describe_links(story: Story, relations=RELATIONS[2:], n: int = 1) -> list[str]:
     """Readable lines: for each relation, its first n (query -> key) pairs with their words."""
     lines = []
@@ -79,32 +110,96 @@ def pair_scores(attn: torch.Tensor, triples: list[tuple[int, int, int]]) -> np.n
     return mass.float().mean(0).numpy()
 
 
+_ATTENTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (key, stories, attn)
+
+
+def scored_stories(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED):
+    """The held-out stories and their attention maps (B, L, H, T, T), computed once per model and
+    kept, so the tables of one notebook (all pairs, pairs beyond the previous word) share a pass."""
+    key = (n_stories, seed, min(N_CTX, lm.config.n_ctx))
+    cached = _ATTENTIONS.get(lm.model)
+    if cached is None or cached[0] != key:
+        stories = held_out_stories(n_stories, seed, key[2])
+        cached = _ATTENTIONS[lm.model] = (key, stories, story_attentions(lm, stories))
+    return cached[1], cached[2]
+
+
 def relation_scores(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED,
-                    relations=RELATIONS) -> dict[str, np.ndarray]:
+                    relations=SCORED_RELATIONS, beyond_previous: bool = False) -> dict[str, np.ndarray]:
     """Each relation's (n_layer, n_head) table: a head's mean attention on the true key.
 
-    Stories come from the held-out seed, never a training seed. A relation with no
-    pairs in these stories gets a table of NaN.
+    Stories come from the held-out seed, never a training seed. beyond_previous=True scores the
+    annotated relations only on pairs whose key is not the previous word. A relation with no
+    pairs gets a table of NaN (determiners, whose key is always the previous word, beyond it).
     """
-    stories = held_out_stories(n_stories, seed, min(N_CTX, lm.config.n_ctx))
-    attn = story_attentions(lm, stories)  # (B, L, H, T, T)
-    return {r: pair_scores(attn, relation_pairs(stories, r)) for r in relations}
+    for r in relations:
+        if r not in RELATIONS and r != "resting":
+            raise ValueError(f"Unknown relation {r!r}; choose from {', '.join(SCORED_RELATIONS)} or 'bos'.")
+    stories, attn = scored_stories(lm, n_stories, seed)  # (B, L, H, T, T)
+    return {r: resting_scores(attn, stories) if r == "resting"
+            else pair_scores(attn, relation_pairs(stories, r, beyond_previous)) for r in relations}
+
+
+def offset_baseline(stories: list[Story], relation: str, beyond_previous: bool = False) -> tuple[int | None, float]:
+    """The best fixed-offset head for a relation: (k, score) of "always look k words back".
+
+    Such a head puts all its weight on the word k back, so its score is the share of the
+    relation's pairs whose key lies exactly k back. (None, nan) when there are no pairs."""
+    pairs = relation_pairs(stories, relation, beyond_previous)
+    if not pairs:
+        return None, float("nan")
+    offsets = np.bincount([q - k for _, q, k in pairs])
+    return int(offsets.argmax()), float(offsets.max() / len(pairs))
 
 
 def best_head_types(scores: dict[str, np.ndarray], threshold: float = TYPE_THRESHOLD):
-    """Each head's best-matching relation, or "none" when no score reaches threshold.
+    """Each head's type: position first, then grammar, then rest.
 
-    Returns (types (L, H) array of names, best_scores (L, H)).
+    A head is "previous" when that score reaches threshold (position explains what it does);
+    otherwise it takes its best annotated relation, otherwise "resting" (or "bos"), otherwise
+    "none". Pass tables scored with beyond_previous=True, so that a relation only counts where
+    looking one word back would not do. Returns (types (L, H) array of names, scores (L, H)).
     """
     names = list(scores)
     if not names:
         raise ValueError("No score tables given; pass the dict that relation_scores returns.")
-    stack = np.stack([np.nan_to_num(scores[r], nan=-1.0) for r in names])  # (R, L, H)
-    best = stack.argmax(0)  # (L, H)
-    best_scores = stack.max(0)
-    types = np.array(names, dtype=object)[best]
-    types[best_scores < threshold] = "none"
-    return types, np.clip(best_scores, 0.0, None)
+    shape = np.shape(scores[names[0]])
+    types, best = np.full(shape, "none", dtype=object), np.zeros(shape)
+    groups = [[r for r in names if r in ("resting", "bos")], [r for r in names if r not in POSITIONAL + ("bos",)],
+              [r for r in names if r == "previous"]]  # lowest precedence first: later groups overwrite
+    for group in groups:
+        if not group:
+            continue
+        stack = np.stack([np.nan_to_num(scores[r], nan=-1.0) for r in group])  # (R, L, H)
+        wins = stack.max(0) >= threshold
+        types[wins] = np.array(group, dtype=object)[stack.argmax(0)][wins]
+        best[wins] = stack.max(0)[wins]
+    overall = np.stack([np.nan_to_num(scores[r], nan=0.0) for r in names]).max(0)
+    best[types == "none"] = overall[types == "none"]
+    return types, np.clip(best, 0.0, None)
+
+
+def relation_report(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED) -> list[dict]:
+    """One row per relation: its best head against the best fixed-offset baseline, and the head's type.
+
+    Annotated relations are judged on the pairs whose key is not the previous word (beyond);
+    the positional ones on all their pairs. Keys of a row: relation, pairs, previous_share
+    (share of all pairs whose key is the previous word), head, score, offset, baseline, type."""
+    stories, _ = scored_stories(lm, n_stories, seed)
+    beyond = relation_scores(lm, n_stories, seed, beyond_previous=True)
+    types, _ = best_head_types(beyond)
+    rows = []
+    for r in SCORED_RELATIONS:
+        pairs = relation_pairs(stories, r) if r != "resting" else []
+        previous = [(b, q, k) for b, q, k in pairs if k == q - 1]
+        (head, score), = ranked_heads(beyond, r, k=1)
+        offset, baseline = (None, float("nan")) if r == "resting" else offset_baseline(stories, r, r != "previous")
+        empty = np.isnan(beyond[r]).all()
+        rows.append({"relation": r, "pairs": len(pairs) - (len(previous) if r != "previous" else 0),
+                     "previous_share": len(previous) / len(pairs) if pairs else float("nan"),
+                     "head": None if empty else head, "score": float("nan") if empty else score,
+                     "offset": offset, "baseline": baseline, "type": None if empty else types[head]})
+    return rows
 
 
 def ranked_heads(scores: dict[str, np.ndarray] | np.ndarray, relation: str | None = None,
@@ -272,22 +367,37 @@ def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=No
     return ax.figure
 
 
+# One colour per type (Okabe–Ito, safe for colour-blind readers); heads with no type stay light grey.
+TYPE_COLOURS = {"previous": "#D55E00", "resting": "#999999", "agreement": "#0072B2", "pronoun": "#56B4E9",
+                "induction": "#009E73", "object": "#E69F00", "determiner": "#F0E442", "subject": "#CC79A7",
+                "bos": "#999999", "none": "#F2F2F2"}
+
+
 def plot_head_types(scores: dict[str, np.ndarray], threshold: float = TYPE_THRESHOLD, ax=None) -> Figure:
-    """Every head's best type as a short label, coloured by its score."""
-    types, best = best_head_types(scores, threshold)
+    """Every head coloured by its type (best_head_types), with a legend that counts each type.
+
+    Colours and a legend instead of words in the cells, so the picture stays readable on a slide."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    types, _ = best_head_types(scores, threshold)
+    names = [t for t in TYPE_COLOURS if (types == t).any()]  # legend order: positional, grammar, none
+    index = np.vectorize(names.index)(types)  # (L, H) of colour numbers
     if ax is None:
-        fig = Figure(figsize=(9, 7.5), layout="constrained")
-        ax = fig.subplots()
-    image = ax.imshow(best, cmap="viridis", vmin=0, vmax=1)
-    for (l, h), name in np.ndenumerate(types):
-        colour = "black" if best[l, h] > 0.6 else "white"
-        ax.text(h, l, "-" if name == "none" else name[:4], ha="center", va="center", fontsize=6, color=colour)
-    ax.set_xticks(range(best.shape[1]))
-    ax.set_yticks(range(best.shape[0]))
+        ax = Figure(figsize=(9, 6), layout="constrained").subplots()
+    ax.imshow(index, cmap=ListedColormap([TYPE_COLOURS[t] for t in names]), vmin=-0.5, vmax=len(names) - 0.5)
+    ax.set_xticks(np.arange(-0.5, types.shape[1]), minor=True)
+    ax.set_yticks(np.arange(-0.5, types.shape[0]), minor=True)
+    ax.grid(which="minor", color="white", linewidth=1.5)
+    ax.tick_params(which="minor", length=0)
+    ax.set_xticks(range(types.shape[1]))
+    ax.set_yticks(range(types.shape[0]))
     ax.set_xlabel("head")
     ax.set_ylabel("layer")
-    ax.set_title(f"each head's best type (\"-\": no score reaches {threshold})")
-    ax.figure.colorbar(image, ax=ax, shrink=0.8, label="best score")
+    ax.set_title(f"each head's type (none: no score reaches {threshold})")
+    handles = [Patch(facecolor=TYPE_COLOURS[t], edgecolor="#666666", label=f"{t} ({int((types == t).sum())})")
+               for t in names]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False, title="type (heads)")
     return ax.figure
 
 

@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 
 from helpers import scores as S
 from helpers.catalog import LanguageModel
-from helpers.language import RELATIONS, vocabulary
+from helpers.language import RELATIONS, Story, vocabulary
 from helpers.model import GPT, GPTConfig
 from helpers.tokenizer import WordTokenizer
 
@@ -143,7 +143,7 @@ def test_pair_scores_give_one_to_a_head_that_follows_the_truth():
 def test_relation_scores_on_a_tiny_model():
     lm = tiny_lm(n_layer=2, n_head=3)
     tables = S.relation_scores(lm, n_stories=8)
-    assert list(tables) == list(RELATIONS)
+    assert list(tables) == list(S.SCORED_RELATIONS)
     for table in tables.values():
         assert table.shape == (2, 3)
         assert np.isfinite(table).all() and (table >= 0).all() and (table <= 1).all()
@@ -154,6 +154,46 @@ def test_relation_scores_refuse_a_model_without_the_classroom_words():
     lm = LanguageModel("other", tiny_lm().model, WordTokenizer(["a", "b"]))
     with pytest.raises(ValueError, match="generic detectors"):
         S.relation_scores(lm, n_stories=2)
+
+
+def test_resting_mask_marks_bos_and_the_latest_full_stop():
+    story = Story(tokens=["<bos>", "a", ".", "b", "c", ".", "d"])
+    mask = S.resting_mask([story])[0]  # (T, T)
+    assert mask[0].sum() == 0  # <bos> has nothing earlier
+    assert mask[1].nonzero().flatten().tolist() == [0]  # no full stop yet: <bos> only
+    assert mask[2].nonzero().flatten().tolist() == [0, 2]  # a full stop counts from its own position
+    assert mask[4].nonzero().flatten().tolist() == [0, 2] and mask[6].nonzero().flatten().tolist() == [0, 5]
+    attn = torch.zeros(1, L, H, 7, 7)
+    attn[0, 1, 2, torch.arange(7), torch.arange(7)] = 1.0  # every head looks at itself ...
+    attn[0, 1, 2, 3:5, 2] = 1.0  # ... one of them rests on the full stop from b and c
+    attn[0, 1, 2, 3:5, 3:5] = 0.0
+    s = S.resting_scores(attn, [story])
+    assert s[1, 2] == pytest.approx(4 / 6)  # queries 2 ('.' itself), 3, 4, 5 ('.') of 6
+    assert s[0, 0] == 0.0
+
+
+def test_fixed_offset_baseline_and_pairs_beyond_the_previous_word():
+    story = Story(tokens=["<bos>"] + list("abcdefgh"))
+    story.links["object"] = [(3, 2), (5, 4), (8, 6), (6, 3)]  # offsets 1, 1, 2, 3
+    assert S.offset_baseline([story], "object") == (1, 0.5)
+    assert S.relation_pairs([story], "object", beyond_previous=True) == [(0, 8, 6), (0, 6, 3)]
+    k, score = S.offset_baseline([story], "object", beyond_previous=True)
+    assert k in (2, 3) and score == 0.5
+    story.links["object"] = [(3, 2)]
+    assert S.offset_baseline([story], "object", beyond_previous=True)[0] is None
+
+
+def test_types_put_position_first_then_grammar_then_rest():
+    tables = {"previous": np.array([[0.9, 0.1, 0.0, 0.1]]), "resting": np.array([[0.0, 0.8, 0.8, 0.2]]),
+              "determiner": np.array([[0.95, np.nan, 0.6, 0.3]])}
+    types, best = S.best_head_types(tables)
+    # previous beats a higher grammar score; grammar beats resting; resting beats nothing
+    assert types.tolist() == [["previous", "resting", "determiner", "none"]]
+    assert np.allclose(best, [[0.9, 0.8, 0.6, 0.3]])
+    fig = S.plot_head_types(tables)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["previous (1)", "resting (1)", "determiner (1)", "none (1)"]
+    assert not fig.axes[0].texts  # no words inside the cells
 
 
 def test_best_head_types_and_ranking():

@@ -12,7 +12,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import sweep  # noqa: E402
 
 from helpers import train  # noqa: E402
-from helpers.language import RELATIONS  # noqa: E402
+from helpers.scores import SCORED_RELATIONS  # noqa: E402
 
 
 def test_seed_ranges_and_lists():
@@ -41,6 +41,6 @@ def test_a_sweep_trains_each_seed_and_names_the_bars_it_misses(tmp_path):
     runs = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["seed"] for r in runs] == [0, 1]
     for r in runs:  # a 2 × 2 model trained for seconds grows none of the classroom heads
-        assert "previous" in r["missed"] and "bos" in r["missed"], r
-        assert set(r["best"]) == set(RELATIONS)
+        assert "previous" in r["missed"] and "resting" in r["missed"], r
+        assert set(r["best"]) == set(SCORED_RELATIONS)
         assert 0.0 <= r["forced"] <= 1.0
