@@ -23,6 +23,7 @@ from .export import save_for_slides, slide_style
 from .run import Run, run_sentence
 from .views import (AllHeadsView, Frame, HeadView, TokenLinksView, links_height, plot_all_heads, plot_head,
                     plot_token_links, show_png)
+from .widgetguard import guard_selections
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
 
@@ -105,6 +106,7 @@ class Explorer:
             return []
         self.exported = paths
         self.export_note.value = _written(paths)
+        self._clear_error()  # an earlier failed export's message no longer holds
         return paths
 
     def slide_figures(self) -> dict:
@@ -138,6 +140,11 @@ class Explorer:
         self.error = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         self.status.value = f"<span style='color:#b00020'>⚠ {html.escape(self.error)} ({html.escape(shown)})</span>"
         return False
+
+    def _say(self, line: str) -> None:
+        """Show a one-line message (already starting with ⚠) in the status line."""
+        self.error = line
+        self.status.value = f"<span style='color:#b00020'>{html.escape(line)}</span>"
 
     def _clear_error(self) -> None:
         self.error = ""
@@ -186,8 +193,11 @@ class Explorer:
         ])
         for widget, name in ((self.text, "explorer-text"), (self.layer_slider, "explorer-layer"),
                              (self.head_slider, "explorer-head"), (self.word, "explorer-query"),
-                             (self.status, "explorer-status"), (self.button, "explorer-export")):
+                             (self.status, "explorer-status"), (self.button, "explorer-export"),
+                             (self.images[0], "explorer-grid"), (self.images[1], "explorer-zoom"),
+                             (self.images[2], "explorer-links")):
             widget.add_class(name)  # names for the browser tests
+        guard_selections(self.widget, self._say)  # a value the browser sends out of range: one line, no traceback
 
     def _select_from_controls(self) -> None:
         word = self.word.value

@@ -24,6 +24,7 @@ from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, av
                         plot_loss_vs_heads)
 from .run import run_sentence
 from .views import AllHeadsView, Frame, plot_all_heads, show_png
+from .widgetguard import guard_selections
 
 
 MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of a live grid; at 80 dpi at most 1280 × 520 px
@@ -104,6 +105,8 @@ class HeadCountExplorer:
             self.maps_caption, self.maps_image,
             W.HBox([self.info, self.loss_image], layout=W.Layout(align_items="flex-start")),
             caption, self.merge_slider, self.merge_info, self.merge_caption, self.merge_image])
+        guard_selections(self.widget, lambda line: setattr(  # a value the browser sends out of range: one line
+            self.status, "value", f"<span style='color:#D55E00'>{html.escape(line)}</span>"))
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -176,7 +179,7 @@ class HeadCountExplorer:
                 f"heads_{self.heads}_maps": (plot_all_heads(
                     self.run.attentions, self.run.tokens, token_labels=True,
                     title=_wrapped(self.heads_title(), self.run.tokens)), "16:9"),
-                "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), (6.0, 4.5)),
+                "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9"),
                 f"heads_12_merged_by_{self.merge}": (plot_all_heads(
                     self.merge_maps, self.merge_tokens, token_labels=True,
                     title=_wrapped(self.merge_title(), self.merge_tokens)), "16:9"),
@@ -192,7 +195,7 @@ class HeadCountExplorer:
         except (ValueError, OSError) as err:
             self._fail(err)
             return []
-        self.status.value = f"Saved {len(paths)} files in {html.escape(str(paths[0].parent))}/"
+        self.status.value = f"Saved {len(paths)} files in {html.escape(str(paths[0].parent.resolve()))}/"
         return paths
 
     # --- drawing: existing artists get new data, then one PNG each ----------------------

@@ -1,17 +1,21 @@
-"""Notebook 04 as a classroom app: Voilà renders it without code, and the head slider works.
+"""The classroom app in Voilà: only the slider and the explorer, offline, without version warnings.
 
-`voila notebooks/04_head_count_slider.ipynb` (the optional `voila` extra) is what a teacher
-runs; here it is started on 127.0.0.1 with temporary Jupyter folders and opened in Chromium.
+`python tools/classroom_app.py` (the optional `voila` extra) is what a teacher runs; here the
+same command is started on 127.0.0.1 with temporary Jupyter folders and opened in Chromium at
+1920 × 1080. The page must show the two widgets and nothing else (no code, no prose), reach no
+host but this machine, log no "Unsatisfied version" warning, and both widgets must move.
 """
 
 from __future__ import annotations
 
-import sys
+import importlib.util
+import shutil
 
 import pytest
 
-from test_browser import (ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, SLOW, chromium_page, free_port, head_slider_state,
-                          move_head_slider, notebook_copy, server, wait_for_heads)
+from test_browser import (ARTIFACTS, CHROMIUM, ROOT, SLOW, Watched, badly_shown, chromium, free_port,
+                          head_slider_state, page_problems, press, server, timed_move, wait_for_heads,
+                          widget_images)
 
 pytest.importorskip("voila", reason="Voilà is the optional extra `voila`: pip install -e '.[voila]'")
 
@@ -20,29 +24,56 @@ pytestmark = [
     pytest.mark.skipif(not __import__("pathlib").Path(CHROMIUM).exists(),
                        reason=f"{CHROMIUM} is missing: install Debian's browser with `apt-get install -y chromium`"),
 ]
-assert CHROMIUM_FLAGS  # the same browser flags as the JupyterLab test
 
 
-def test_voila_shows_the_head_slider_and_it_moves(tmp_path):
-    name = notebook_copy(tmp_path)
+def classroom_app():
+    spec = importlib.util.spec_from_file_location("classroom_app", ROOT / "tools" / "classroom_app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_app_shows_only_the_two_widgets_offline_and_they_move(tmp_path):
+    app = classroom_app()
+    (tmp_path / "work").mkdir()
+    notebook = shutil.copy(app.APP, tmp_path / "work" / app.APP.name)  # Voilà runs a copy
     port = free_port()
-    cmd = [sys.executable, "-m", "voila", name, "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
-           "--Voila.open_browser=False"]
-    ARTIFACTS.mkdir(exist_ok=True)
+    cmd, env = app.command(notebook, ["--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
+                                      "--Voila.open_browser=False"])
     ready = f"http://127.0.0.1:{port}/voila/templates/lab/static/voila.js"  # static: asking it starts no kernel
-    with server(cmd, tmp_path, ready, "voila"), chromium_page() as page:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with server(cmd, tmp_path, ready, "voila", env={"JUPYTER_PATH": env["JUPYTER_PATH"]}), chromium() as browser:
+        watched = Watched(browser)
+        page = watched.page
         try:
             page.goto(f"http://127.0.0.1:{port}/", timeout=SLOW)  # Voilà runs the notebook, then shows it
             page.locator(".heads-slider .noUi-handle").first.wait_for()
-            page.wait_for_function("() => document.querySelector('.heads-maps')?.src")
+            page.locator(".explorer-layer .noUi-handle").first.wait_for()
+            page.wait_for_function("() => document.querySelector('.heads-maps')?.src"
+                                   " && document.querySelector('.explorer-grid')?.src")
+            shown = page.evaluate("""() => ({
+                text: document.body.innerText,
+                markdown: document.querySelectorAll('.jp-RenderedMarkdown').length,
+                outputs: [...document.querySelectorAll('.jp-OutputArea-output')]
+                    .filter(o => !o.querySelector('.jupyter-widgets')).map(o => o.innerText.slice(0, 200)),
+            })""")
+            assert "import helpers" not in shown["text"] and "HeadCountExplorer" not in shown["text"], "code shows"
+            assert shown["markdown"] == 0 and shown["outputs"] == [], f"more than the widgets shows: {shown}"
+            assert not page_problems(page)["widgetErrors"]
+            assert not badly_shown(widget_images(page)), badly_shown(widget_images(page))
+            page.screenshot(path=ARTIFACTS / "voila_app.png", full_page=True)
             before = head_slider_state(page)
-            assert "import helpers as H" not in page.locator("body").inner_text(), "Voilà should hide the code"
-            move_head_slider(page, "ArrowLeft")
+            ms = timed_move(page, press(".heads-slider .noUi-handle", "ArrowLeft"), ".heads-maps")
             wait_for_heads(page, 3, before["src"])
-            after = head_slider_state(page)
-            page.screenshot(path=ARTIFACTS / "voila_04_after.png", full_page=True)
+            print(f"voila heads slider: key to new picture {ms:.0f} ms")
+            ms = timed_move(page, press(".explorer-layer .noUi-handle", "ArrowRight"), ".explorer-zoom")
+            print(f"voila explorer layer: key to new picture {ms:.0f} ms")
+            page.screenshot(path=ARTIFACTS / "voila_app_after.png", full_page=True)
         except Exception:
-            page.screenshot(path=ARTIFACTS / "voila_04_failure.png", full_page=True)
+            page.screenshot(path=ARTIFACTS / "voila_failure.png", full_page=True)
             raise
-    assert before["readout"] == "4" and after["readout"] == "3"
-    assert "3 heads" in after["info"] and after["png"] != before["png"]
+        finally:
+            print("console:", *watched.console, sep="\n  ")
+    assert not watched.outside, f"the app reached for outside hosts: {watched.outside}"
+    noisy = [m for m in watched.console if "Unsatisfied version" in m or "ERR_NAME_NOT_RESOLVED" in m]
+    assert not noisy, f"console warnings a teacher would see: {noisy}"
