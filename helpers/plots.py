@@ -140,6 +140,11 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
                        title: str | None = None) -> Figure:
     """Recombination as blocks, on a layer's real numbers for one word (steps: MultiHeadSteps):
     concat [1 × H·d] · W_O [H·d × D] = Σ_h z_h [1 × d] · W_O[h] [d × D], one row per head."""
+    if not all(hasattr(steps, k) for k in ("z", "per_head", "concat", "recombination")):
+        raise ValueError(f"plot_recombination needs a layer's steps (e.g. walk.steps()), got {type(steps).__name__}.")
+    T = steps.z.shape[-2]
+    if isinstance(word, bool) or not isinstance(word, int) or not 0 <= word < T:
+        raise ValueError(f"word={word!r} is not a position in the sentence; choose 0..{T - 1}.")
     z = _as_array(steps.z, "steps.z", 3)[:, word]  # (H, d): each head's update for the word
     per_head = _as_array(steps.per_head, "steps.per_head", 3)[:, word]  # (H, D)
     n, d = z.shape

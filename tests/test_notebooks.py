@@ -4,6 +4,7 @@ Each notebook is executed exactly twice per test run: once for the error check a
 for the determinism check (the first run's outputs are cached).
 """
 
+import ast
 import re
 import subprocess
 import sys
@@ -14,10 +15,13 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from helpers import solutions
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT = 600  # seconds; generous for a busy 2-core machine
 _runs: dict[Path, list[list[str]]] = {}
+_executed: dict[Path, nbformat.NotebookNode] = {}  # the first run's notebook, outputs included
 
 
 def test_there_are_notebooks():
@@ -49,14 +53,15 @@ def _text_outputs(nb) -> list[list[str]]:
     return cells
 
 
-def _execute(path: Path) -> list[list[str]]:
-    nb = nbformat.read(path, as_version=4)
+def _execute(path: Path, nb=None) -> list[list[str]]:
+    nb = nbformat.read(path, as_version=4) if nb is None else nb
     client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     try:
         client.execute()
     except CellExecutionError as err:
         pytest.fail(f"{path.name} failed:\n{str(err)[-3000:]}", pytrace=False)
+    _executed.setdefault(path, nb)
     outputs = _text_outputs(nb)
     for texts in outputs:
         for text in texts:
@@ -109,6 +114,11 @@ STATED = {
         "Q = X·W_Q + b_Q: [4, 768]", "query of 'draw': [768]   keys: [4, 768]", "they add up to 1.00",
         "update(draw): [768], the same as head.z[draw]: True", "each row sums to 1: True",
         "new draw = embedding [768] + update [768] = [768]",
+        "the helpers' head uses the same mask: True", "  draw:  0.37   0.43   0.06   0.14",
+        "update(draw) = [0.81, 0.47, 1.35]", "the article's weights add up to 1.01",
+        "length of draw's embedding 1.15, of the layer's input X 25.65, of the update 25.04",
+        "direction of the new draw against the update: cosine 0.999",
+        "W_V · W_O folded into one matrix [768, 768]", "the layer is unchanged (difference below 1e-4): True",
     ],
     "02_shrinking_the_head.ipynb": [
         "heads: 12, head size: 768 / 12 = 64", "[1 × 768] · [768 × 64] -> [1, 64]",
@@ -116,6 +126,9 @@ STATED = {
         "weights after ÷ √64 = 8 and softmax: [1, 4]", "values: [4, 64]", "update: [1, 64]",
         "RuntimeError: The size of tensor a (768) must match the size of tensor b (64)",
         "-> [4, 768] -> split -> [12, 4, 64]", "equals its own [768 × 64] product: True",
+        "one head of 768, draw looks at: I 0.37, like 0.43, to 0.06, draw 0.14",
+        "5 of 12 heads put more than half of draw's attention on 'I'",
+        "they differ by 94% of its length", "rows of W_Q[0] that are not all zero: 768 of 768",
     ],
     "03_decompression_and_recombination.ipynb": [
         "[64] · W_O", "[64, 768] -> [768]", "now they fit", "concatenated: [4, 768]  (12 × 64 = 768)",
@@ -123,6 +136,7 @@ STATED = {
         "total 2,362,368", "the same: True", "this model's attention layer holds 2,362,368 numbers",
         "in:  [2, 10, 64]", "out: [2, 10, 64]", "each head looks at 8 numbers; 8 heads × 8 = 64",
         "ValueError: n_heads=7 does not divide d_model=64",
+        "I: length   0.89 ->  49.98", "draw: length   0.88 ->  28.35",
     ],
 }
 
@@ -134,6 +148,62 @@ def test_walkthrough_notebooks_print_the_numbers_they_teach(name):
     for line in STATED[name]:
         assert line in text, f"{name} no longer prints {line!r}"
     assert "✗" not in text  # the unattempted exercises report "not attempted", never a wrong answer
+
+
+# --- exercises: stubs say "not attempted", the solutions from helpers/solutions.py say ✓ ----------
+def _exercise_cells(nb):
+    """(cell, def/class node) for every code cell that defines what an exercise asks for."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:  # a cell with an IPython magic (%matplotlib inline) holds no exercise
+            continue
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in solutions.SOLUTIONS:
+                yield cell, node
+
+
+def _check_lines(cell) -> list[str]:
+    """The lines a check printed in an executed exercise cell."""
+    text = "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
+    return [line for line in text.splitlines() if line[:1] in "✓✗…"]
+
+
+def _exercises(path: Path) -> list:
+    cells = list(_exercise_cells(nbformat.read(path, as_version=4)))
+    checked = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code" and "H.check_" in c.source]
+    assert len(checked) == len(cells), f"{path.name}: every cell with a check needs its solution in helpers/solutions.py"
+    return cells
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_check_says_not_attempted_with_the_stubs(path):
+    _first_run(path)
+    names = [node.name for _, node in _exercises(path)]
+    found = [(cell, node.name) for cell, node in _exercise_cells(_executed[path])]
+    assert [n for _, n in found] == names
+    for cell, name in found:
+        lines = _check_lines(cell)
+        assert len(lines) == 1 and "not attempted" in lines[0], f"{path.name} {name}: {lines}"
+        assert not any(out.output_type == "execute_result" for out in cell.outputs), f"{name} echoes a value"
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_check_says_pass_with_the_solutions(path):
+    nb = nbformat.read(path, as_version=4)
+    exercises = list(_exercise_cells(nb))
+    for cell, node in exercises:  # paste the solution over the stub, keep the rest of the cell
+        lines = cell.source.splitlines()
+        cell.source = "\n".join(lines[:node.lineno - 1] + solutions.source(node.name).splitlines()
+                                 + lines[node.end_lineno:])
+    _execute(path.with_name("solved_" + path.name), nb)
+    for cell, node in _exercise_cells(nb):
+        lines = _check_lines(cell)
+        assert len(lines) == 1 and lines[0].startswith("✓"), f"{path.name} {node.name}: {lines}"
 
 
 def test_make_nav_writes_links_and_detects_staleness(tmp_path):

@@ -9,6 +9,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+import helpers as H
 from helpers import plots
 
 TOKENS = ["I", "like", "to", "draw"]
@@ -50,9 +51,12 @@ def test_heads_grid_matmul_recombination_and_vectors():
     assert len([a for a in fig.axes if a.get_visible()]) == 12
     fig = plots.plot_matmul((1, 768), (768, 64), ("draw", "W_Q", "query"))
     assert "[1 × 768] · [768 × 64] → [1 × 64]" in fig.axes[0].get_title()
-    fig = plots.plot_recombination(torch.randn(12, 64, 768), highlight=2)
+    steps = H.multi_head(torch.randn(4, 48), *(torch.randn(3, 48, 16) for _ in range(3)), torch.randn(3, 16, 48))
+    fig = plots.plot_recombination(steps, 3, TOKENS)
     ax = fig.axes[0]
-    assert len(ax.get_yticklabels()) == 12 and ax.images[0].get_array().shape[0] <= 256
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"head {h}: z [1 × 16]" for h in range(3)]
+    assert len(ax.images) == 1 + 3 + 1 and len(fig.axes) == 2  # concat, one row per head, the sum; a colour bar
+    assert "'draw'" in ax.get_title() and "[1 × 48] · [48 × 48]" in ax.get_title()
     fig = plots.plot_vectors({"update": torch.randn(64), "embedding": torch.randn(768)})
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["update (64)", "embedding (768)"]
 
@@ -71,7 +75,8 @@ def test_plots_never_touch_pyplot():
     lambda: plots.plot_attention(W[0], TOKENS),
     lambda: plots.plot_word_weights(W[0], TOKENS[:2], "I"),
     lambda: plots.plot_matmul((1, 768), (64, 768)),
-    lambda: plots.plot_recombination(torch.randn(2, 3, 6), highlight=5),
+    lambda: plots.plot_recombination(torch.randn(2, 3, 6), 0),
+    lambda: plots.plot_recombination(H.multi_head(torch.randn(4, 6), *(torch.randn(2, 6, 3) for _ in range(3)), torch.randn(2, 3, 6)), 4),
     lambda: plots.plot_vectors({}),
 ])
 def test_bad_input_gives_one_line_errors(call):
