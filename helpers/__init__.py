@@ -5,7 +5,7 @@ Data flows one way: text -> tokens -> model (or one attention layer) -> attentio
 """
 
 # --- models, tokens and runs (model.py, tokenizer.py, language.py, weights.py, catalog.py, run.py)
-from .catalog import LanguageModel, load_model, shipped_models
+from .catalog import LanguageModel, load_model, pick_model, shipped_models
 from .language import RELATIONS, StoryWriter, vocabulary
 from .model import GPT, GPTConfig, head_weights
 from .run import Run, run_sentence
@@ -27,7 +27,7 @@ from .capstone import check_multihead
 from .solutions import solution
 
 # --- GPT-2 small (gpt2.py)
-from .gpt2 import download_gpt2, drop_first_token, load_gpt2, pick_model
+from .gpt2 import download_gpt2, drop_first_token, load_gpt2
 
 # --- the 144-head views and the explorer (views.py, explorer.py, deck.py)
 from .views import (AllHeadsView, HeadView, TokenLinksView, head_mosaic, mosaic_cell, plot_all_heads, plot_head,
