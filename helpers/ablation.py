@@ -136,20 +136,22 @@ def _forced_run(lm: LanguageModel, relation: str, n_stories: int, seed: int) -> 
     entering each layer with every head present. A knock-out then reruns only the layers from its
     first removed head up (the layers below it cannot tell), on only these stories."""
     cache = _FORCED.setdefault(lm.model, {})
-    key = (relation, n_stories, seed)
-    if key not in cache:
-        stories = held_out_stories(n_stories, seed, min(64, lm.config.n_ctx))
-        ids = story_ids(lm, stories)  # (B, T); a model without the classroom words stops here
-        kept = [s for s in stories if s.forced[relation]]
-        end = max((max(s.forced[relation]) for s in kept), default=0) + 1
-        ids = ids[[b for b, s in enumerate(stories) if s.forced[relation]]][:, :end]  # (B', T')
-        x = lm.model.embed(ids)  # (B', T', D)
-        xs = [x]
-        for block in lm.model.h:
-            x, _ = block(x)
-            xs.append(x)
-        cache[key] = {"stories": kept, "ids": ids, "xs": xs, "results": {}}
-    return cache[key]
+    if (relation, n_stories, seed) not in cache:
+        if (n_stories, seed) not in cache:  # one pass with all heads, shared by every relation
+            stories = held_out_stories(n_stories, seed, min(64, lm.config.n_ctx))
+            ids = story_ids(lm, stories)  # (B, T); a model without the classroom words stops here
+            x = lm.model.embed(ids)  # (B, T, D)
+            xs = [x]
+            for block in lm.model.h:
+                x, _ = block(x)
+                xs.append(x)
+            cache[(n_stories, seed)] = (stories, ids, xs)
+        stories, ids, xs = cache[(n_stories, seed)]
+        rows = [b for b, s in enumerate(stories) if s.forced[relation]]
+        end = max((max(stories[b].forced[relation]) for b in rows), default=0) + 1  # a causal model: cut freely
+        cache[(relation, n_stories, seed)] = {"stories": [stories[b] for b in rows], "ids": ids[rows, :end],
+                                              "xs": [x[rows, :end] for x in xs], "results": {}}
+    return cache[(relation, n_stories, seed)]
 
 
 @torch.no_grad()

@@ -190,13 +190,13 @@ def relation_report(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT
     types, _ = best_head_types(beyond)
     rows = []
     for r in SCORED_RELATIONS:
-        pairs = relation_pairs(stories, r) if r != "resting" else []
+        pairs = relation_pairs(stories, "bos" if r == "resting" else r)  # resting: one pair per query
         previous = [(b, q, k) for b, q, k in pairs if k == q - 1]
         (head, score), = ranked_heads(beyond, r, k=1)
         offset, baseline = (None, float("nan")) if r == "resting" else offset_baseline(stories, r, r != "previous")
         empty = np.isnan(beyond[r]).all()
-        rows.append({"relation": r, "pairs": len(pairs) - (len(previous) if r != "previous" else 0),
-                     "previous_share": len(previous) / len(pairs) if pairs else float("nan"),
+        rows.append({"relation": r, "pairs": len(pairs) - (len(previous) if r not in POSITIONAL else 0),
+                     "previous_share": float("nan") if r == "resting" or not pairs else len(previous) / len(pairs),
                      "head": None if empty else head, "score": float("nan") if empty else score,
                      "offset": offset, "baseline": baseline, "type": None if empty else types[head]})
     return rows
@@ -326,27 +326,29 @@ def induction_scores(lm: LanguageModel, length: int = 20, batch: int = 8, seed: 
 # --- figures ------------------------------------------------------------------------
 def plot_score_tables(scores: dict[str, np.ndarray], relations=None, fig: Figure | None = None,
                       cmap: str = "viridis") -> Figure:
-    """One layer × head heatmap per relation, all on the same 0–1 colour scale."""
+    """One layer × head heatmap per relation, all on the same 0–1 colour scale.
+
+    Placed with a fixed grid and one shared colour bar (no constrained layout: ~10× faster to draw)."""
     relations = list(relations or scores)
     for r in relations:
         _table(scores, r)  # one-line error for an unknown relation
     cols = min(4, len(relations))
     rows = -(-len(relations) // cols)
-    fig = fig or Figure(figsize=(3.2 * cols + 0.8, 3.3 * rows), layout="constrained")
-    axes = fig.subplots(rows, cols, squeeze=False)
-    for i, (ax, r) in enumerate(zip(axes.flat, relations)):
+    fig = fig or Figure(figsize=(3.2 * cols + 1.0, 3.4 * rows))
+    grid = fig.add_gridspec(rows, cols + 1, width_ratios=[1] * cols + [0.06], left=0.05, right=0.93,
+                            bottom=0.2 / rows, top=1 - 0.1 / rows, wspace=0.25, hspace=0.3)
+    for i, r in enumerate(relations):
+        ax = fig.add_subplot(grid[i // cols, i % cols])
         table = scores[r]
         image = ax.imshow(table, cmap=cmap, vmin=0, vmax=1)
         (l, h), s = ranked_heads(table, k=1)[0]
-        ax.set_title(f"{r}  (best L{l} H{h}: {s:.2f})", fontsize=9)
+        ax.set_title(f"{r}  (best L{l} H{h}: {s:.2f})", fontsize=10)
         ax.set_xlabel("head" if i + cols >= len(relations) else "")
         ax.set_ylabel("layer" if i % cols == 0 else "")
-        ax.set_xticks(range(table.shape[1]))
-        ax.set_yticks(range(table.shape[0]))
-        ax.tick_params(labelsize=6)
-    for ax in list(axes.flat)[len(relations):]:
-        ax.set_visible(False)
-    fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="mean attention on the true key")
+        ax.set_xticks(range(0, table.shape[1], 2))
+        ax.set_yticks(range(0, table.shape[0], 2))
+        ax.tick_params(labelsize=8)
+    fig.colorbar(image, cax=fig.add_subplot(grid[:, cols]), label="mean attention on the true key")
     return fig
 
 

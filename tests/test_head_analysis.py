@@ -146,3 +146,19 @@ def test_head_count_results():
     fig = HC.plot_head_count_results(current=4)
     assert fig.axes[0].get_ylim()[0] == 0 and fig.axes[1].get_ylim() == (0, 105)
     assert all(ax.get_title() for ax in fig.axes) and fig.get_suptitle()
+
+
+def test_numbers_notebook_06_states(lm, tables, report):
+    """06's prose, rounded as printed: the table's scores and baselines, the types, the resting head."""
+    rounded = {r: (round(row["score"], 2), round(row["baseline"], 2)) for r, row in report.items()
+               if r in ("agreement", "pronoun", "induction")}
+    assert rounded == {"agreement": (0.96, 0.54), "pronoun": (0.88, 0.54), "induction": (0.96, 0.25)}, rounded
+    assert report["pronoun"]["head"] == (9, 8) and report["pronoun"]["type"] == "agreement"
+    assert round(report["previous"]["score"], 2) == 0.96 and round(float(tables["determiner"][0, 9]), 2) == 0.98
+    assert round(report["resting"]["score"], 2) == 0.89
+    types, _ = S.best_head_types(S.relation_scores(lm, beyond_previous=True))
+    assert types[0, 9] == types[0, 5] == "previous" and 0.5 <= tables["previous"][0, 5] < 0.55
+    assert sum(t in S.GRAMMAR for t in types.ravel()) == 36
+    assert {layer for (layer, _), _ in S.ranked_heads(tables, "induction", k=4)} == {7, 8, 9}
+    one = S.first_token_scores(run_sentence(lm, "the cat sat on the mat .").attentions)
+    assert round(float(one.max()), 2) == 0.98
