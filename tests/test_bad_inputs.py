@@ -145,7 +145,8 @@ ROWS = [
     Row("a head given as (layer,)", lambda c: H.knock_out(c.lm, [(0,)]), ValueError, "(layer, head) pair"),
     Row("one pair instead of a list", lambda c: H.knock_out(c.lm, (3, 4)), ValueError, "e.g. [(3, 4)"),
     Row("unknown knock-out mode", lambda c: H.knock_out(c.lm, [(0, 0)], mode="half"), ValueError, "'zero' or 'mean'"),
-    Row("zoomed head out of range", lambda c: H.plot_head(torch.zeros(2, 3, 3), ["a", "b", "c"]), ValueError, ""),
+    Row("all heads passed to the one-head plot", lambda c: H.plot_head(torch.zeros(2, 3, 3), ["a", "b", "c"]),
+        ValueError, "Expected attention of shape (T, T)"),
     # --- model files ---------------------------------------------------------------------------------------
     Row("missing model file", lambda c: read_model(c.root / "nope.safetensors", "0" * 64, "python -m helpers.train x"),
         FileNotFoundError, "Regenerate it with", files=True),
