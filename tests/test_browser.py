@@ -11,7 +11,7 @@ LOOKS at the page the way a teacher would:
   bench/bench_browser.py prints medians; speed is never asserted here);
 - no request to any host but this machine.
 
-Screenshots (one per notebook, plus one per widget) are written to test-artifacts/browser/
+Screenshots (one per notebook, plus one per widget picture) are written to test-artifacts/browser/
 (git-ignored; BROWSER_ARTIFACTS overrides), for a person to look at. Every wait is on page state.
 """
 
@@ -207,11 +207,25 @@ def open_and_run_all(page, base: str, name: str) -> None:
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
     page.locator(".jp-Notebook .jp-CodeCell").first.click()  # make this notebook the current one
     page.evaluate("() => window.jupyterapp.commands.execute('runmenu:run-all')")
+    # Done when no cell is queued or running ("[*]") and some ran; a cell that fails stops the run,
+    # and the cells after it keep an empty prompt.
     page.wait_for_function("""() => {
-        const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
-        return prompts.length > 0 && prompts.every(p => /^\\[\\d+\\]:$/.test(p.innerText.trim()));
+        const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
+            .map(p => p.innerText.trim());
+        return prompts.some(p => /^\\[\\d+\\]:$/.test(p)) && !prompts.some(p => p.includes('*'));
     }""", timeout=SLOW)
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for()
+    skipped = page.evaluate("""() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
+        .filter(p => !/^\\[\\d+\\]:$/.test(p.innerText.trim())).length""")
+    assert not skipped, f"{name}: {skipped} cells did not run; errors: {page_problems(page)['stderr']}"
+
+
+def close_notebook(page) -> None:
+    """End the notebook's kernel (a closed page leaves it running) and close the page."""
+    try:
+        page.evaluate("() => window.jupyterapp.serviceManager.sessions.shutdownAll()")
+    finally:
+        page.close()
 
 
 # --- moving a control and timing its picture ------------------------------------------------------
@@ -286,18 +300,20 @@ CONTROLS = {
 
 
 def screenshots(page, name: str) -> list[Path]:
-    """One screenshot of the screen at the first widget (or the last output), one per widget."""
+    """The screen at the first widget (or the last output), then the screen at each widget picture."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     widgets = page.locator(".jp-OutputArea-output .jupyter-widgets.widget-vbox")
-    paths = []
-    anchor = widgets.first if widgets.count() else page.locator(".jp-OutputArea-output").last
-    anchor.scroll_into_view_if_needed()
+    figures = page.locator(".jp-OutputArea-output .jp-RenderedImage")
+    anchor = widgets.first if widgets.count() else figures.last if figures.count() else \
+        page.locator(".jp-OutputArea-output").last
     anchor.evaluate("e => e.scrollIntoView({block: 'start'})")
-    paths.append(ARTIFACTS / f"lab_{name}.png")
+    paths = [ARTIFACTS / f"lab_{name}.png"]
     page.screenshot(path=paths[-1])
-    for i in range(widgets.count()):
-        paths.append(ARTIFACTS / f"lab_{name}_widget{i}.png")
-        widgets.nth(i).screenshot(path=paths[-1])
+    images = page.locator("img.widget-image")
+    for i in range(images.count()):
+        images.nth(i).evaluate("e => e.scrollIntoView({block: 'center'})")  # the notebook scrolls, not the page
+        paths.append(ARTIFACTS / f"lab_{name}_picture{i}.png")
+        page.screenshot(path=paths[-1])
     return paths
 
 
@@ -348,7 +364,7 @@ def test_notebook_runs_in_jupyterlab_and_looks_right(lab, name):
         page.screenshot(path=ARTIFACTS / f"lab_{name}_failure.png")
         raise
     finally:
-        page.close()
+        close_notebook(page)  # two cores: the next notebook gets them
 
 
 def assert_explorer_fits_the_screen(page) -> None:

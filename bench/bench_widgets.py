@@ -1,0 +1,79 @@
+"""How long each widget control takes to answer in the kernel (target: median <= 300 ms).
+
+    python bench/bench_widgets.py [--rounds 5]
+
+What a control's callback does, timed without a browser: the knock-out explorer's mode
+toggle (zero <-> mean) and head choice, the 144-head explorer's layer/head/query controls,
+and the head-count slider. Wall and CPU ms are printed: on a shared machine wall time also
+counts the wait for a core. bench/bench_browser.py times the same moves key-to-picture in
+a real browser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import helpers as H  # noqa: E402
+
+TARGET_MS = 300.0
+
+
+def timed(action, rounds: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU ms of action(i) for i in range(rounds)."""
+    wall, cpu = [], []
+    for i in range(rounds):
+        w0, c0 = time.perf_counter(), time.process_time()
+        action(i)
+        wall.append(1000 * (time.perf_counter() - w0))
+        cpu.append(1000 * (time.process_time() - c0))
+    return wall, cpu
+
+
+def report(name: str, wall: list[float], cpu: list[float]) -> None:
+    median = statistics.median(wall)
+    flag = "ok" if median <= TARGET_MS else "SLOW"
+    print(f"{name:<34} median {median:7.1f} ms wall  {statistics.median(cpu):7.1f} ms CPU  "
+          f"max {max(wall):7.1f} ms  [{flag}]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    rounds = parser.parse_args().rounds
+    lm = H.load_model("classroom")
+    sentence = "list : red mat old fox . again : red mat old"
+
+    t0 = time.perf_counter()
+    knock = H.KnockoutExplorer(lm, sentence, heads=[(0, 1), (1, 2)])
+    print(f"KnockoutExplorer built in {1000 * (time.perf_counter() - t0):.0f} ms (head means computed here)")
+    report("knock-out: mode zero <-> mean", *timed(
+        lambda i: setattr(knock.mode, "value", "mean" if i % 2 == 0 else "zero"), rounds))
+    labels = list(knock.heads.options)
+    report("knock-out: choose heads", *timed(lambda i: setattr(knock.heads, "value", labels[i:i + 2]), rounds))
+
+    t0 = time.perf_counter()
+    explorer = H.Explorer(lm, "list : red mat old fox . again : red mat old fox .")
+    print(f"Explorer built in {1000 * (time.perf_counter() - t0):.0f} ms")
+    L, Hn = lm.config.n_layer, lm.config.n_head
+    report("explorer: layer slider", *timed(lambda i: setattr(explorer.layer_slider, "value", (i + 1) % L), rounds))
+    report("explorer: head slider", *timed(lambda i: setattr(explorer.head_slider, "value", (i + 1) % Hn), rounds))
+    report("explorer: query word", *timed(lambda i: setattr(explorer.word, "value", i % 3), rounds))
+
+    t0 = time.perf_counter()
+    slider = H.HeadCountExplorer(heads=4)
+    print(f"HeadCountExplorer built in {1000 * (time.perf_counter() - t0):.0f} ms")
+    counts = slider.heads_slider.options
+    report("slider: heads (first visits)", *timed(lambda i: slider.set_heads(counts[i % len(counts)]), len(counts)))
+    report("slider: heads (again)", *timed(lambda i: slider.set_heads(counts[i % len(counts)]), rounds))
+    merges = slider.merge_slider.options
+    report("slider: merge groups", *timed(lambda i: slider.set_merge(merges[i % len(merges)]), rounds))
+
+
+if __name__ == "__main__":
+    main()
