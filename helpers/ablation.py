@@ -221,7 +221,7 @@ def _draw_bars(change: dict, sentence: str, heads: list, mode: str, ax=None) -> 
     ax.set_xlim(0, 1)
     ax.set_xlabel("probability of the next word")
     ax.set_title(f"{sentence} ...", fontsize=9)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=9, ncol=2, frameon=False)  # clear of the bars
     return ax.figure
 
 

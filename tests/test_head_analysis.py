@@ -142,6 +142,9 @@ def test_head_count_results():
     losses all lie within 0.1 of each other."""
     repeats, losses = HC.repeat_accuracy_by_heads(), HC.loss_by_heads()
     assert repeats[1] < 0.25 and min(a for h, a in repeats.items() if h > 1) >= 0.85, repeats
+    others = [round(100 * a) for h, a in repeats.items() if h > 1]
+    assert (round(100 * repeats[1]), round(100 * repeats[2]), min(others), max(others)) == (20, 95, 88, 96)
+    assert max(losses, key=losses.get) == 1  # the 1-head model's loss is the worst
     assert max(losses.values()) - min(losses.values()) < 0.1, losses
     fig = HC.plot_head_count_results(current=4)
     assert fig.axes[0].get_ylim()[0] == 0 and fig.axes[1].get_ylim() == (0, 105)
