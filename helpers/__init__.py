@@ -34,6 +34,8 @@ from .views import (AllHeadsView, HeadView, TokenLinksView, head_mosaic, mosaic_
                     plot_token_links)
 from .explorer import Explorer, check_induction_prediction, check_previous_word_head, induction_prediction
 from .deck import SLIDES, export_deck
+from .slidecheck import check_slide
+from .animations import build_animations, one_head_animation, recombination_animation, save_animation
 
 # --- head counts and the slider (headcount.py, slider.py)
 from .headcount import (HEAD_COUNTS, SENTENCE, WIDTH, available_head_counts, check_concat_shape,

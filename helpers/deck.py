@@ -1,6 +1,9 @@
-"""The lecture deck: the key figures of notebooks 01–06 in one 16:9 PDF plus a folder of PNGs.
+"""The lecture deck: the key figures of notebooks 01–06 in one 16:9 PDF or PowerPoint file.
 
-    pdf, pngs = H.export_deck()          # figures/deck/deck.pdf and figures/deck/NN_name.png
+    pdf, pngs = H.export_deck()                  # figures/deck/deck.pdf, NN_name.png and NN_name.txt
+    pptx, pngs = H.export_deck(format="pptx")    # figures/deck/deck.pptx: titles, pictures, speaker notes
+
+Paths are relative to the folder Python runs in: from a notebook, notebooks/figures/deck/.
 
 Each slide is one line in SLIDES: a file name and a function that builds the figure
 from the shipped models by calling the notebooks' own plot functions. Add a slide by
@@ -21,7 +24,8 @@ from typing import Callable
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
-from . import headcount, plots, scores, slides, views
+from . import captions, headcount, plots, pptx_deck, scores, slides, views
+from .animations import build_animations, save_animation
 from .catalog import LanguageModel, load_model
 from .export import (FIXED_METADATA, MIN_FONT_PT, _slide_sized, _writable_folder, _write_error,
                      check_folder, check_plain_name, save_for_slides, slide_style)
@@ -71,6 +75,8 @@ class Models:
 class Slide:
     name: str  # file name of the PNG, e.g. "05_all_heads"
     make: Callable[[Models], Figure]
+    title: str = ""  # the slide title in the pptx (the figure keeps its own)
+    caption: Callable[[Models], str] | None = None  # one sentence from the data: .txt, notes, alt text
     composed: str | None = None  # why a narrow layout is deliberate (the layout check then skips the width rule)
 
 
@@ -99,23 +105,52 @@ def _induction_links(m: Models) -> Figure:
     return views.plot_token_links(run.attentions[l, h], run.tokens, title=f"L{l} H{h}: who looks at whom")
 
 
-# One line per slide, in lecture order: (file name, figure maker).
+def _induction_caption(m: Models) -> str:
+    run, (l, h) = m.run(LIST), m.best("induction")
+    return captions.head_caption(run.attentions[l, h], run.tokens, l, h)
+
+
+def _all_heads_caption(m: Models, sentence: str, relation: str) -> str:
+    return captions.all_heads_caption(m.run(sentence).attentions, m.run(sentence).tokens, m.best(relation))
+
+
+# One line per slide, in lecture order: file name, figure, pptx title, caption computed from the data.
 SLIDES = [
-    Slide("01_one_head", _one_head),
-    Slide("01_where_draw_looks", _draw_row),
+    Slide("01_one_head", _one_head, "One head reads a sentence",
+          lambda m: captions.head_caption(m.walk(1).head(0).weights, m.walk(1).tokens)),
+    Slide("01_where_draw_looks", _draw_row, "Where 'draw' looks",
+          lambda m: captions.word_caption(m.walk(1).head(0).weights[-1], m.walk(1).tokens, "draw")),
     Slide("02_twelve_heads", lambda m: plots.plot_heads(m.walk(12).steps().weights, m.walk(12).tokens,
-                                                        title="Twelve heads of 64 read 'I like to draw'")),
-    Slide("02_shrunk_query", lambda m: slides.shrunk_query(768, 64, "draw")),
-    Slide("03_recombination", lambda m: plots.plot_recombination(m.walk(12).steps(), 3, m.walk(12).tokens)),
-    Slide("04_loss_vs_heads", lambda m: slides.loss_vs_heads(headcount.loss_by_heads())),
-    Slide("04_merged_heads", lambda m: slides.merged_heads()),
-    Slide("05_all_heads_draw", lambda m: slides.all_heads_with_zoom(m.run(DRAW), m.best("previous"), "previous word")),
-    Slide("05_all_heads_list", lambda m: slides.all_heads_with_zoom(m.run(LIST), m.best("induction"), "induction")),
-    Slide("05_induction_head", _induction_zoom),
-    Slide("05_token_links", _induction_links),
-    Slide("06_score_tables", lambda m: slides.score_tables(m.scores)),
-    Slide("06_head_types", lambda m: slides.head_types(m.scores)),
+                                                        title="Twelve heads of 64 read 'I like to draw'"),
+          "Twelve heads, twelve ways to read", lambda m: captions.heads_caption(m.walk(12).steps().weights,
+                                                                               m.walk(12).tokens)),
+    Slide("02_shrunk_query", lambda m: slides.shrunk_query(768, 64, "draw"), "Each head works in 64 numbers",
+          lambda m: captions.shrink_caption(768, 64, "draw")),
+    Slide("03_recombination", lambda m: plots.plot_recombination(m.walk(12).steps(), 3, m.walk(12).tokens),
+          "Recombination: decompress each head, then sum",
+          lambda m: captions.recombination_caption(m.walk(12).steps().per_head[:, 3], "draw")),
+    Slide("04_loss_vs_heads", lambda m: slides.loss_vs_heads(headcount.loss_by_heads()), "How many heads?",
+          lambda m: captions.loss_caption(headcount.loss_by_heads())),
+    Slide("04_merged_heads", lambda m: slides.merged_heads(), "Merging heads is moving the cuts",
+          lambda m: captions.merge_caption(*slides.merge_maps()[1:], "head 1.")),
+    Slide("05_all_heads_draw", lambda m: slides.all_heads_with_zoom(m.run(DRAW), m.best("previous"), "previous word"),
+          "All 144 heads at once", lambda m: _all_heads_caption(m, DRAW, "previous")),
+    Slide("05_all_heads_list", lambda m: slides.all_heads_with_zoom(m.run(LIST), m.best("induction"), "induction"),
+          "All 144 heads on a repeated list", lambda m: _all_heads_caption(m, LIST, "induction")),
+    Slide("05_induction_head", _induction_zoom, "An induction head", _induction_caption),
+    Slide("05_token_links", _induction_links, "Who looks at whom", _induction_caption),
+    Slide("06_score_tables", lambda m: slides.score_tables(m.scores), "Scoring every head against the grammar",
+          lambda m: captions.scores_caption(m.scores)),
+    Slide("06_head_types", lambda m: slides.head_types(m.scores), "What each head learned",
+          lambda m: captions.types_caption(scores.best_head_types(m.scores)[0])),
 ]
+
+
+def build_captions(slides=None, models: Models | None = None) -> dict[str, str]:
+    """Each slide's one-sentence caption (computed from the data), or its title when it has none."""
+    models = models or Models()
+    return {s.name: s.caption(models) if s.caption else (s.title or s.name.replace("_", " "))
+            for s in (SLIDES if slides is None else slides)}
 
 
 def build_figures(slides=None, models: Models | None = None) -> list[tuple[str, Figure]]:
@@ -150,28 +185,44 @@ def _legible_ticks(fig: Figure) -> None:
                 ax.tick_params(axis=axis, labelsize=MIN_FONT_PT)
 
 
+DECK_FORMATS = ("pdf", "pptx")
+# Where each animation goes in the pptx: after the slide it animates.
+ANIMATION_AFTER = {"one_head_steps": "01_where_draw_looks", "twelve_heads_recombining": "03_recombination"}
+
+
 def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models | None = None,
-                name: str = "deck") -> tuple[Path, list[Path]]:
-    """Write folder/deck.pdf (one 16:9 page per slide) and folder/<slide>.png (1920 × 1080).
+                name: str = "deck", format: str = "pdf", animations: bool = True) -> tuple[Path, list[Path]]:
+    """Write folder/deck.pdf (one 16:9 page per slide), or folder/deck.pptx (format="pptx": a title,
+    the picture and the caption as speaker notes on each slide, the animations as GIFs), plus
+    folder/<slide>.png (1920 × 1080) and folder/<slide>.txt (its caption). Returns (deck, pngs).
 
     The deck appears whole or not at all: every file is first written into a staging folder
     of our own, and moved into place only when all of them were written.
     """
     check_plain_name(name, example="deck")  # before any work: nothing may land outside `folder`
+    if format not in DECK_FORMATS:
+        raise ValueError(f"format={format!r} is not a deck format; choose one of {DECK_FORMATS}.")
+    if format == "pptx":
+        pptx_deck.require_pptx()  # one line on how to install it, before any work
     folder = check_folder(folder)
-    figures = build_figures(slides, models)
+    chosen = SLIDES if slides is None else list(slides)
+    models = models or Models()
+    figures = build_figures(chosen, models)
     if not figures:
         raise ValueError("No slides to export; pass slides= a non-empty list or use the default SLIDES.")
+    notes = build_captions(chosen, models)
     made_folder = not folder.exists()
     staging = Path(tempfile.mkdtemp(dir=_writable_folder(folder), prefix=".deck-"))
     try:
-        pngs = [p for slide_name, fig in figures
-                for p in save_for_slides(fig, slide_name, staging, formats=("png",), size=SIZE, dpi=DPI)]
-        pdf = staging / f"{name}.pdf"
-        _write_pdf(figures, pdf)
-        finished = [folder / p.name for p in pngs], folder / pdf.name
-        for path in pngs + [pdf]:
-            os.replace(path, folder / path.name)
+        pngs = [save_for_slides(fig, slide_name, staging, formats=("png",), size=SIZE, dpi=DPI,
+                                caption=notes[slide_name])[0] for slide_name, fig in figures]
+        deck = staging / f"{name}.{format}"
+        if format == "pdf":
+            _write_pdf(figures, deck, subject=f"{len(figures)} slides; each slide's caption is in its .txt file")
+        else:
+            _write_pptx(chosen, figures, notes, models if animations else None, staging, deck)
+        finished = [folder / p.name for p in pngs], folder / deck.name
+        _move_all(staging, folder)
     except BaseException:
         if made_folder:
             shutil.rmtree(folder, ignore_errors=True)  # we made it for this deck: leave nothing behind
@@ -181,10 +232,39 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
     return finished[1], finished[0]
 
 
-def _write_pdf(figures: list[tuple[str, Figure]], path: Path) -> None:
+def _write_pptx(chosen, figures, notes, models: Models | None, staging: Path, path: Path) -> None:
+    """The pptx: each figure re-saved to fill the picture area under the title at full scale."""
+    pictures = staging / ".pptx-pictures"
+    titles = {s.name: s.title or s.name for s in chosen}
+    items = []
+    for slide_name, fig in figures:
+        png = save_for_slides(fig, slide_name, pictures, formats=("png",), size=pptx_deck.PICTURE_INCHES, dpi=DPI)[0]
+        items.append((slide_name, pptx_deck.PptxSlide(titles[slide_name], png, notes[slide_name])))
+    if models is not None:
+        for anim in build_animations(models.walk(12)):
+            gif, _ = save_animation(anim, staging)
+            after = ANIMATION_AFTER.get(anim.name)
+            at = next((i + 1 for i, (n, _) in enumerate(items) if n == after), len(items))
+            items.insert(at, (anim.name, pptx_deck.PptxSlide(anim.title, gif, anim.caption)))
+    pptx_deck.write_pptx(path, [item for _, item in items])
+    shutil.rmtree(pictures)
+
+
+def _move_all(staging: Path, folder: Path) -> None:
+    """Move every finished file and frames folder from staging into folder, replacing older ones."""
+    for path in sorted(staging.iterdir()):
+        target = folder / path.name
+        if path.is_dir():
+            shutil.rmtree(target, ignore_errors=True)
+            path.chmod(0o755)
+        os.replace(path, target)
+
+
+def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "") -> None:
     """One 16:9 page per figure, at the slide size and with >= 14 pt text, as for the PNGs."""
+    metadata = {"Title": "Multi-head attention: the lecture deck", "Subject": subject, **FIXED_METADATA["pdf"]}
     try:
-        with PdfPages(path, metadata={"Title": "Multi-head attention: the lecture deck", **FIXED_METADATA["pdf"]}) as pdf:
+        with PdfPages(path, metadata=metadata) as pdf:
             for _, fig in figures:
                 with _slide_sized(fig, SIZE):
                     pdf.savefig(fig)

@@ -79,21 +79,25 @@ def save_for_slides(
     formats: Sequence[str] = FORMATS,
     size: str | tuple[float, float] | None = "16:9",
     dpi: int = 200,
+    caption: str | None = None,
 ) -> list[Path]:
     """Write `fig` as folder/name.{png,svg,pdf} for slides and return the paths written.
 
     size: "16:9" (12.8 × 7.2 in: a 2560 × 1440 px PNG at 200 dpi), "4:3",
     (width, height) in inches, or None to keep the figure's own size.
+    caption: one sentence (helpers.captions makes them from the data); written beside the
+    figure as name.txt and stored in each file (PDF subject, PNG/SVG description).
     """
     _check_arguments(fig, name, formats, dpi)
+    caption = _check_caption(caption)
     inches = None if size is None else _inches(size)
     folder = _writable_folder(folder)
-    targets = [folder / f"{name}.{fmt.lower()}" for fmt in formats]
+    targets = [folder / f"{name}.{fmt.lower()}" for fmt in formats] + ([folder / f"{name}.txt"] if caption else [])
     with _slide_sized(fig, inches):
         temps = []
         try:
             for target in targets:
-                temps.append(_write_temp(fig, target, dpi))
+                temps.append(_write_temp(fig, target, dpi, caption))
             for tmp, target in zip(temps, targets):
                 os.replace(tmp, target)
             check_layout(fig, name)  # a warning that names what a class could not read
@@ -151,8 +155,19 @@ def _writable_folder(folder: Path) -> Path:
     return folder
 
 
-def _write_temp(fig: Figure, target: Path, dpi: float) -> str:
-    """Save one format to a hidden temporary file beside the target; return its path."""
+def _check_caption(caption) -> str | None:
+    if caption is None:
+        return None
+    if not isinstance(caption, str) or not caption.strip() or "\n" in caption.strip():
+        raise ValueError(f"caption={caption!r} must be one line of text, e.g. a sentence from helpers.captions.")
+    return caption.strip()
+
+
+CAPTION_KEY = {"png": "Description", "svg": "Description", "pdf": "Subject"}  # where each format keeps it
+
+
+def _write_temp(fig: Figure, target: Path, dpi: float, caption: str | None = None) -> str:
+    """Save one format (or the caption, for .txt) to a hidden temporary file beside the target; return its path."""
     fmt = target.suffix[1:]
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -164,8 +179,12 @@ def _write_temp(fig: Figure, target: Path, dpi: float) -> str:
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes owner-only files; figures are ordinary files
     try:
+        if fmt == "txt":
+            Path(tmp).write_text(caption + "\n", encoding="utf-8")
+            return tmp
+        metadata = FIXED_METADATA[fmt] | ({CAPTION_KEY[fmt]: caption} if caption else {})
         with mpl.rc_context({"svg.hashsalt": SVG_SALT}):  # fixed clip-path ids, in or out of slide_style()
-            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=FIXED_METADATA[fmt], facecolor="white")
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
     except BaseException as err:
         os.remove(tmp)
         raise _write_error(err, target) from None

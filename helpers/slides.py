@@ -65,12 +65,10 @@ def loss_vs_heads(losses: dict[int, float]) -> Figure:
 
 def merged_heads(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, group: int = 3) -> Figure:
     """Thought experiment: `group` trained heads of the 12-head model and the one wide head they merge into."""
-    lm = headcount.load_variant(headcount.MERGE_SOURCE)
-    tokens, merged = headcount.merged_maps(lm, sentence, group)  # (L, 12 / group, T, T)
-    members = run_sentence(lm, sentence).attentions[layer, first:first + group]  # (group, T, T)
-    d = headcount.WIDTH // lm.config.n_head
+    tokens, members, merged = merge_maps(sentence, layer, first, group)
+    d = headcount.WIDTH // headcount.MERGE_SOURCE
     maps = [(members[i], f"head {layer}.{first + i}\n{d} numbers") for i in range(group)]
-    maps.append((merged[layer, first // group], f"merged head\n{group * d} numbers"))
+    maps.append((merged, f"merged head\n{group * d} numbers"))
     fig = _slide()
     axes = fig.subplots(1, len(maps), sharey=True)
     for ax, (w, title) in zip(axes, maps):
@@ -86,17 +84,27 @@ def merged_heads(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, gro
     return fig
 
 
+def merge_maps(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, group: int = 3):
+    """Tokens, the member heads' maps (group, T, T) and the merged head's map (T, T), from the 12-head model."""
+    lm = headcount.load_variant(headcount.MERGE_SOURCE)
+    tokens, merged = headcount.merged_maps(lm, sentence, group)  # (L, 12 / group, T, T)
+    members = run_sentence(lm, sentence).attentions[layer, first:first + group]  # (group, T, T)
+    return tokens, members, merged[layer, first // group]
+
+
 def all_heads_with_zoom(run: Run, head: tuple[int, int], what: str) -> Figure:
     """The all-heads grid with one head framed, and that head up close beside it."""
     layer, h = head
     fig = _slide()
-    left, right = fig.subplots(1, 2, width_ratios=[1.9, 1])
+    left, right = fig.subplots(1, 2, width_ratios=[1.7, 1])
     L, H = run.attentions.shape[:2]
     grid = views.AllHeadsView(run.attentions, run.tokens, ax=left, highlight=head, title=" ")  # title: the slide's
     for label in grid.head_texts + grid.layer_texts:
         label.set_fontsize(14)  # "H10 H11" fit side by side over a long sentence's narrow cells
     views.plot_head(run.attentions[layer, h], run.tokens, ax=right, title=f"L{layer} H{h} up close: {what}")
-    fig.suptitle(f"All {L * H} heads ({L} layers × {H} heads) reading\n{' '.join(run.tokens)}")
+    right.tick_params(labelsize=14)  # a 15-word sentence's labels fit beside the grid
+    fig.suptitle(f"All {L * H} heads ({L} layers × {H} heads) reading: {' '.join(run.tokens)}", fontsize=18)
+    fig.get_layout_engine().set(rect=(0.03, 0, 0.97, 1))  # room for the L0.. labels the layout does not see
     return fig
 
 

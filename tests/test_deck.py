@@ -9,6 +9,7 @@ from PIL import Image
 from helpers import deck
 from helpers.catalog import shipped_models
 from helpers.export import MIN_FONT_PT, _slide_sized
+from helpers.pptx_deck import PICTURE_INCHES
 from helpers.slidecheck import check_slide
 from helpers.views import plot_all_heads
 
@@ -37,7 +38,9 @@ def test_deck_has_one_16_9_page_per_slide_and_a_png_each(tmp_path):
         assert float(page.mediabox.width) / float(page.mediabox.height) == pytest.approx(16 / 9, rel=1e-3)
     assert [p.name for p in pngs] == ["01_line.png", "05_grid.png", "06_line.png"]
     assert all(Image.open(p).size == (1920, 1080) for p in pngs)
-    assert sorted(x.name for x in (tmp_path / "deck").iterdir()) == sorted([pdf.name] + [p.name for p in pngs])
+    captions = sorted(p.with_suffix(".txt").name for p in pngs)  # each slide's caption (here: its name)
+    assert sorted(x.name for x in (tmp_path / "deck").iterdir()) == sorted([pdf.name] + [p.name for p in pngs] + captions)
+    assert pypdf.PdfReader(pdf).metadata.subject.startswith("3 slides")
 
 
 def test_a_failing_slide_leaves_no_partial_deck(tmp_path):
@@ -73,12 +76,23 @@ def deck_figures() -> dict:
 @needs_classroom
 @pytest.mark.parametrize("slide", deck.SLIDES, ids=[s.name for s in deck.SLIDES])
 def test_every_deck_slide_passes_the_layout_check_at_1920x1080(deck_figures, slide):
-    """Texts inside, no overlaps, >= 14 pt on the slide, content >= 60 % wide (or composed on purpose)."""
+    """Texts inside, no overlaps, >= 14 pt on the slide, content >= 60 % wide (or composed on purpose):
+    as a full 16:9 page (PDF, PNG) and in the picture area under a pptx slide's title."""
     fig = deck_figures[slide.name]
-    report = check_slide(fig, deck.SIZE, composed=slide.composed)
-    print(slide.name, report.summary())
-    assert report.ok, f"{slide.name}: {report.problems}"
-    assert report.n_texts > 0 and report.min_pt >= MIN_FONT_PT
+    for size in (deck.SIZE, PICTURE_INCHES):
+        report = check_slide(fig, size, composed=slide.composed)
+        print(slide.name, size, report.summary())
+        assert report.ok, f"{slide.name} at {size}: {report.problems}"
+        assert report.n_texts > 0 and report.min_pt >= MIN_FONT_PT
+
+
+@needs_classroom
+def test_every_slide_has_a_one_sentence_caption_from_the_data():
+    captions = deck.build_captions(models=deck.Models(n_stories=8))
+    assert list(captions) == [s.name for s in deck.SLIDES]
+    for name, text in captions.items():
+        assert text.endswith(".") and "\n" not in text and len(text) < 260, (name, text)
+        assert any(ch.isdigit() for ch in text), (name, text)  # it states a measured number
 
 
 @needs_classroom

@@ -169,3 +169,21 @@ def test_an_unreadable_layout_warns_in_one_line(tmp_path):
         export.save_for_slides(fig, "crowded", folder=tmp_path, formats=("png",))
     assert "\n" not in str(caught[0].message)
     assert (tmp_path / "crowded.png").exists()  # the file is still written: a warning, not a refusal
+
+
+def test_a_caption_is_written_beside_the_figure_and_kept_in_every_file(tmp_path):
+    caption = "Layer 4, head 3: 91 % of the attention rests on <bos> or a full stop."
+    paths = export.save_for_slides(figure(), "head", folder=tmp_path, caption=caption)
+    assert [p.name for p in paths] == ["head.png", "head.svg", "head.pdf", "head.txt"]
+    assert (tmp_path / "head.txt").read_text(encoding="utf-8") == caption + "\n"
+    assert PdfReader(paths[2]).metadata.subject == caption
+    with Image.open(paths[0]) as png:
+        assert png.info["Description"] == caption
+    assert "91 % of the attention" in paths[1].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("caption", ["", "two\nlines", 3])
+def test_a_bad_caption_is_refused_before_anything_is_written(tmp_path, caption):
+    with pytest.raises(ValueError, match="caption="):
+        export.save_for_slides(figure(), "head", folder=tmp_path, caption=caption)
+    assert os.listdir(tmp_path) == []

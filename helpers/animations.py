@@ -1,0 +1,245 @@
+"""Step-by-step animations for the projector: an animated GIF plus a folder of numbered frames.
+
+    anim = H.one_head_animation()            # "I like to draw": scores, ÷√d, softmax, weighted sum, added back
+    anim = H.recombination_animation()       # twelve heads: decompress each, then sum
+    gif, frames = H.save_animation(anim, "figures/animations")
+
+Each animation keeps one figure and changes its artists between frames; every frame is
+drawn once and its pixels become both a PNG in the frames folder and a GIF frame (Pillow,
+which matplotlib already needs). `bench/bench_animations.py` prints the build times.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from PIL import Image
+
+from .export import SLIDE_RC, check_folder, check_plain_name
+from .walkthrough import Walkthrough, walkthrough_layer
+
+SIZE = (1920 / 144, 1080 / 144 - 1.0)  # the picture area of a pptx slide under its title (13.33 × 6.5 in)
+DPI = 96  # 1280 × 624 px: sharp enough on a projector, small enough to build in under 3 s
+DRAW = "I like to draw"
+
+
+@dataclass
+class Animation:
+    name: str  # file name: name.gif and the folder name_frames/
+    title: str
+    caption: str  # one sentence computed from the numbers shown
+    frames: list[Image.Image] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)  # how long each frame stays
+
+
+def _figure() -> tuple[Figure, FigureCanvasAgg]:
+    fig = Figure(figsize=SIZE, dpi=DPI, facecolor="white")
+    return fig, FigureCanvasAgg(fig)
+
+
+def _grab(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), background=None) -> None:
+    """Draw a frame (only the `moving` artists over a saved background, when given) and keep its pixels."""
+    if background is None:
+        canvas.draw()
+    else:
+        canvas.restore_region(background)
+        for artist in moving:
+            artist.axes.draw_artist(artist) if artist.axes else canvas.figure.draw_artist(artist)
+    anim.frames.append(Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3].copy()))
+    anim.seconds.append(seconds)
+
+
+def _np(t) -> np.ndarray:
+    return np.asarray(t.detach().cpu() if hasattr(t, "detach") else t, dtype=float)
+
+
+# --- one head, step by step -------------------------------------------------------------
+def one_head_animation(walk: Walkthrough | None = None, head: int | None = None) -> Animation:
+    """One head of the walkthrough layer on "I like to draw", for the last word, in five steps."""
+    walk = walk or walkthrough_layer("classroom", n_heads=12, sentence=DRAW)
+    T = len(walk.tokens)
+    head = walk.pick_head(T - 1, walk.tokens.index("I")) if head is None else head
+    s, layer = walk.head(head), walk.steps()
+    d, word = walk.d_head, walk.tokens[-1]
+    after = _np(layer.residual[-1] + layer.per_head[head, -1])
+    steps = [
+        ("1. Scores: every query · every key", _np(s.scores), "{:.1f}"),
+        (f"2. Divide by √d = √{d} = {np.sqrt(d):.0f}", _np(s.scaled), "{:.2f}"),
+        ("3. Softmax along each row: every row sums to 1", _np(s.weights), "{:.2f}"),
+    ]
+    w = _np(s.weights)[-1]
+    top = int(np.argmax(w))
+    anim = Animation("one_head_steps", f"One head, step by step (head {head})",
+                     f"Head {head} on '{DRAW}': after ÷√{d} and softmax, '{word}' gives {w[top]:.2f} of its weight "
+                     f"to '{walk.tokens[top]}', and the weighted sum of values is added back to its embedding.")
+    with _rc():
+        fig, canvas = _figure()
+        left, right = fig.subplots(1, 2, width_ratios=[1, 1.15])
+        fig.set_layout_engine("constrained")  # the steps' labels differ in length: lay each frame out
+        heading = fig.suptitle("")
+        for text, matrix, fmt in steps:
+            _matrix(left, matrix, walk.tokens, fmt)
+            _explain(right, text, matrix[-1], walk.tokens, fmt, word)
+            heading.set_text(text)
+            _grab(anim, canvas, 1.6)
+        _weighted_sum(left, right, _np(s.weights)[-1], _np(s.V), _np(s.z)[-1], walk.tokens, word)
+        heading.set_text(f"4. Weighted sum of the values: '{word}' gets a {d}-number update")
+        _grab(anim, canvas, 1.8)
+        _added_back(left, right, _np(layer.residual[-1]), _np(layer.per_head[head, -1]), after, word, walk.d_model)
+        heading.set_text(f"5. Decompressed to {walk.d_model} and added back to '{word}'")
+        _grab(anim, canvas, 3.0)
+    return anim
+
+
+def _rc():
+    import matplotlib as mpl
+    return mpl.rc_context(SLIDE_RC)
+
+
+def _matrix(ax, matrix: np.ndarray, tokens, fmt: str) -> None:
+    ax.clear()
+    shown = np.where(np.triu(np.ones_like(matrix), 1) > 0, np.nan, matrix)  # future keys: not looked at
+    ax.imshow(shown, cmap="viridis")
+    for (i, j), v in np.ndenumerate(matrix):
+        if j <= i:
+            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=15,
+                    color="black" if v >= np.nanmean(shown) else "white")
+    ax.set_xticks(range(len(tokens)), tokens)
+    ax.set_yticks(range(len(tokens)), tokens)
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+
+
+def _explain(ax, text: str, row: np.ndarray, tokens, fmt: str, word: str) -> None:
+    ax.clear()
+    ax.bar(range(len(row)), row, color="#0072B2")
+    for i, v in enumerate(row):
+        ax.text(i, v, fmt.format(v), ha="center", va="bottom" if v >= 0 else "top")
+    ax.axhline(0, color="black", lw=1)
+    ax.set_xticks(range(len(tokens)), tokens)
+    ax.set_ylim(min(0, row.min()) * 1.25, max(0.05, row.max()) * 1.25)
+    ax.set_title(f"the row of '{word}'")
+
+
+def _weighted_sum(left, right, weights, V, z, tokens, word) -> None:
+    left.clear()
+    limit = float(np.abs(V).max()) or 1.0
+    left.imshow(V, cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+    left.set_yticks(range(len(tokens)), [f"{w:.2f} × {t}" for w, t in zip(weights, tokens)])
+    left.set_xticks([0, V.shape[1] - 1], ["1", str(V.shape[1])])
+    left.set_xlabel(f"values: {V.shape[1]} numbers per word")
+    right.clear()
+    right.imshow(z[None], cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+    right.set_yticks([0], [f"update of '{word}'"])
+    right.set_xticks([0, len(z) - 1], ["1", str(len(z))])
+    right.set_title("= the sum of the weighted rows")
+
+
+def _added_back(left, right, before, update, after, word, D) -> None:
+    limit = float(np.abs(np.stack([before, update, after])).max()) or 1.0
+    for ax, rows, names in ((left, [before, update], ["before", "+ this head"]), (right, [after], ["after"])):
+        ax.clear()
+        ax.imshow(np.stack(rows), cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+        ax.set_yticks(range(len(rows)), names)
+        ax.set_xticks([0, D - 1], ["1", str(D)])
+    left.set_title(f"'{word}' and this head's share")
+    right.set_title(f"'{word}' afterwards")
+
+
+# --- twelve heads recombining ---------------------------------------------------------------
+def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> Animation:
+    """Each head's update for one word, decompressed to D numbers, added up one head at a time."""
+    walk = walk or walkthrough_layer("classroom", n_heads=12, sentence=DRAW)
+    s = walk.steps()
+    per_head = _np(s.per_head)[:, word]  # (H, D)
+    z = _np(s.z)[:, word]  # (H, d)
+    H, D = per_head.shape
+    total = _np(s.update)[word]
+    name = walk.tokens[word]
+    sums = np.cumsum(per_head, axis=0)  # (H, D): the running total after each head
+    bias = total - sums[-1]  # b_O: what the layer adds once, after the heads
+    anim = Animation("twelve_heads_recombining", f"{H} heads recombining",
+                     f"Each of the {H} heads' {z.shape[1]}-number updates for '{name}' is decompressed to {D} "
+                     f"numbers and added up; with the output bias the sum equals concat · W_O "
+                     f"(largest difference {np.abs(sums[-1] + bias - total).max():.1e}).")
+    limit = float(np.abs(np.concatenate([per_head, sums])).max()) or 1.0
+    style = dict(cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+    with _rc():
+        fig, canvas = _figure()
+        top, bottom = fig.subplots(2, 1, height_ratios=[3, 1])
+        fig.subplots_adjust(left=0.16, right=0.97, top=0.86, bottom=0.12, hspace=0.45)
+        blocks = np.full((H, D), np.nan)
+        image = top.imshow(blocks, **style)
+        top.set_yticks(range(H), [f"head {h}" for h in range(H)], fontsize=14)
+        top.set_xticks([0, D - 1], ["1", str(D)])
+        top.set_title(f"each head's update, decompressed: z_h [1 × {z.shape[1]}] · W_O[h] → [1 × {D}]")
+        running = bottom.imshow(np.full((1, D), np.nan), **style)
+        bottom.set_yticks([0], ["sum so far"])
+        bottom.set_xticks([0, D - 1], ["1", str(D)])
+        heading = fig.suptitle("")
+        moving = (image, running, heading)
+        for artist in moving:
+            artist.set_animated(True)  # left out of the background; drawn on top of it each frame
+        canvas.draw()
+        background = canvas.copy_from_bbox(fig.bbox)  # axes, ticks and labels: drawn once (blitting)
+        for h in range(H):
+            blocks[h] = per_head[h]
+            image.set_data(blocks)
+            running.set_data(sums[h][None])
+            heading.set_text(f"Decompress head {h} and add it: {h + 1} of {H} heads in the sum")
+            _grab(anim, canvas, 0.6 if 0 < h < H - 1 else 1.5, moving, background)
+        running.set_data((sums[-1] + bias)[None])
+        bottom.set_yticks([0], ["+ bias = update"])
+        heading.set_text(f"All {H} added, plus the output bias: the layer's update for '{name}'")
+        for artist in moving:
+            artist.set_animated(False)
+        _grab(anim, canvas, 3.0)  # the last frame in full: its label changed
+    return anim
+
+
+# --- writing -----------------------------------------------------------------------------------
+def save_animation(anim: Animation, folder: str | Path = "figures/animations") -> tuple[Path, Path]:
+    """Write folder/name.gif (loops) and folder/name_frames/frame_NN.png; both appear whole or not at all."""
+    check_plain_name(anim.name, example="one_head_steps")
+    folder = check_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=folder, prefix=f".{anim.name}-"))
+    try:
+        frames = staging / f"{anim.name}_frames"
+        frames.mkdir()
+        for i, frame in enumerate(anim.frames):
+            frame.save(frames / f"frame_{i:02d}.png", compress_level=1)
+        (frames / "caption.txt").write_text(anim.caption + "\n", encoding="utf-8")
+        gif = staging / f"{anim.name}.gif"
+        first, *rest = [f.quantize(colors=255, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+                        for f in anim.frames]  # fast, and flat colours need no dithering
+        first.save(gif, save_all=True, append_images=rest, loop=0, optimize=False,
+                   duration=[round(1000 * s) for s in anim.seconds], comment=anim.caption.encode())
+        (staging / f"{anim.name}.txt").write_text(anim.caption + "\n", encoding="utf-8")
+        for path in (gif, staging / f"{anim.name}.txt"):
+            os.replace(path, folder / path.name)
+        shutil.rmtree(folder / frames.name, ignore_errors=True)  # an older run's frames
+        os.replace(frames, folder / frames.name)
+        for path in [folder / frames.name, *(folder / frames.name).iterdir()]:
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)  # mkdtemp is private; frames are for sharing
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder / f"{anim.name}.gif", folder / frames.name
+
+
+def build_animations(walk: Walkthrough | None = None) -> list[Animation]:
+    """Both animations, reading one walkthrough layer."""
+    walk = walk or walkthrough_layer("classroom", n_heads=12, sentence=DRAW)
+    return [one_head_animation(walk), recombination_animation(walk)]
+
+
+def export_animations(folder: str | Path = "figures/animations") -> list[Path]:
+    """Build and write both animations; returns the GIF paths."""
+    return [save_animation(anim, folder)[0] for anim in build_animations()]
