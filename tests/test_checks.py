@@ -311,3 +311,22 @@ def test_solution_prints_the_reference_and_rejects_unknown_names(capsys):
     assert "def attention_weights(Q, K):" in capsys.readouterr().out
     with pytest.raises(ValueError, match="choose one of"):
         H.solution("attention")
+
+
+@pytest.mark.notebook
+def test_exit_in_a_real_kernel_is_a_cross_and_the_kernel_lives_on():
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (
+        "import sys\nimport helpers as H",
+        "def attention_weights(Q, K):\n    exit()\n\n\nH.check_attention_weights(attention_weights)",
+        "def attention_weights(Q, K):\n    quit()\n\n\nH.check_attention_weights(attention_weights)",
+        "H.check_weighted_sum(lambda w, V: sys.exit(1))",
+        "print('still alive')")]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    texts = ["".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells]
+    assert all("called exit()" in t for t in texts[1:4]), texts
+    assert texts[4] == "still alive\n"
+    assert not any(o.output_type == "execute_result" for cell in nb.cells for o in cell.outputs)

@@ -97,3 +97,9 @@ def test_03_capstone_inputs_are_the_sentence_and_a_batch_of_two():
         mine.out.load_state_dict(attn.c_proj.state_dict())
         for x in inputs:  # the printed reference class equals the model's own layer
             assert torch.allclose(mine(x), attn(x)[0], atol=1e-4)
+
+
+def test_01_folding_twelve_heads_would_cost_six_times_the_numbers(twelve):
+    folded = sum((twelve.W_V[h] @ twelve.W_O[h]).numel() for h in range(12))
+    factors = twelve.W_V.numel() + twelve.W_O.numel()
+    assert (folded, factors) == (7_077_888, 1_179_648)
