@@ -107,6 +107,69 @@ def test_same_text_output_twice(path):
         assert a == b, f"{path.name}: code cell {i} printed different text on the second run:\n{a}\n---\n{b}"
 
 
+@pytest.fixture(scope="session")
+def executed():
+    """executed(path) -> the notebook after its first run, outputs included. Every test that reads a
+    notebook's outputs shares that one run (the determinism test adds the only second one)."""
+    def get(path: Path) -> nbformat.NotebookNode:
+        _first_run(path)
+        return _executed[path]
+    return get
+
+
+def _shows_a_figure(source: str) -> bool:
+    """A cell whose last line returns a figure (H.plot_…(…), H.prediction_bars(…), fig) or that calls plt.show()."""
+    try:
+        body = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%"))).body
+    except SyntaxError:
+        return False
+    if "plt.show()" in source:
+        return True
+    if not body or not isinstance(body[-1], ast.Expr):
+        return False
+    value = body[-1].value
+    if isinstance(value, ast.Name):
+        return value.id == "fig"
+    name = getattr(getattr(value, "func", None), "attr", "") or getattr(getattr(value, "func", None), "id", "")
+    return name.startswith("plot_") or name == "prediction_bars"
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_figures_render_as_images(path, executed):
+    """JupyterLab, VS Code and nbconvert show a figure only as image/png; '<Figure size …>' text means it was lost."""
+    figure_cells = 0
+    for i, cell in enumerate(executed(path).cells):
+        if cell.cell_type != "code":
+            continue
+        data = [out.get("data", {}) for out in cell.outputs if out.output_type in ("execute_result", "display_data")]
+        texts = [d.get("text/plain", "") for d in data] + [out.get("text", "") for out in cell.outputs]
+        assert not any("<Figure size" in t for t in texts), f"{path.name} cell {i} shows a figure as text: {texts}"
+        if _shows_a_figure(cell.source):
+            figure_cells += 1
+            assert any("image/png" in d for d in data), f"{path.name} cell {i} returns a figure but shows no image"
+    if path.name[:2] in ("04", "05", "06"):
+        assert figure_cells >= 2, f"{path.name}: only {figure_cells} figure cells found"
+
+
+def test_importing_helpers_leaves_the_backend_alone():
+    """A notebook's backend is its own choice (%matplotlib inline): importing helpers neither sets one nor
+    imports pyplot (which would pick one)."""
+    code = ("import matplotlib, sys; matplotlib.use('svg'); import helpers; "
+            "assert matplotlib.get_backend() == 'svg', matplotlib.get_backend(); "
+            "assert 'matplotlib.pyplot' not in sys.modules, 'helpers imported pyplot'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_the_figure_test_recognises_figure_cells():
+    assert _shows_a_figure("x = 1\nH.plot_all_heads(a, b)") and _shows_a_figure("fig = H.f()\nfig")
+    assert _shows_a_figure("%matplotlib inline\nH.prediction_bars(lm, s, [])")
+    assert _shows_a_figure("fig, ax = plt.subplots()\nplt.show()")
+    assert not _shows_a_figure("print(1)") and not _shows_a_figure("explorer.widget")
+    assert not _shows_a_figure("fig = H.plot_head(m)")  # assigned, not shown
+
+
 # Every number notebooks 01–03 state, as the notebooks print it.
 STATED = {
     "01_single_head_attention.ipynb": [
