@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import signal
+import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -22,6 +24,7 @@ from . import attention as A
 
 ATOL = 1e-4
 NOT_ATTEMPTED = "not attempted yet"
+TIME_LIMIT_S = 10.0  # a student's function that runs longer is stopped (an endless loop?)
 
 
 def _inputs(*shape: int, seed: int) -> torch.Tensor:
@@ -53,6 +56,30 @@ def no_exit():
         del shell.ask_exit
 
 
+class _TooSlow(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _TooSlow()
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Stop the student's code after `seconds` where the platform allows it (a SIGALRM timer, main
+    thread only); elsewhere (Windows, threads) the code simply runs to its end."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def call_student(name: str, fn, *args, plain_answer_ok: bool = False):
     """Call the student's function; return (answer, None) or (None, one-line message).
 
@@ -64,8 +91,11 @@ def call_student(name: str, fn, *args, plain_answer_ok: bool = False):
         got = fn
     else:
         try:
-            with no_exit():
+            with no_exit(), time_limit(TIME_LIMIT_S):
                 got = fn(*args)
+        except _TooSlow:
+            return None, (f"✗ {name}: your function ran for more than {TIME_LIMIT_S:g} s (an endless loop?) "
+                          f"and was stopped.")
         except SystemExit:
             return None, (f"✗ {name}: your function called exit() or sys.exit(), which would stop the notebook; "
                           f"return the answer instead.")

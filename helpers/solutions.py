@@ -120,8 +120,8 @@ def my_previous_token_scores(attn):
 
 
 def my_prediction():
-    """Induction accuracy (0..1) after removing the 4 best previous-word heads: the measured answer."""
-    return 0.7
+    """Induction accuracy (0..1) after removing the previous-word head L0 H9: the measured answer."""
+    return 0.8
 
 
 SOLUTIONS = {name: obj for name, obj in list(globals().items())

@@ -324,9 +324,25 @@ def test_exit_in_a_real_kernel_is_a_cross_and_the_kernel_lives_on():
         "def attention_weights(Q, K):\n    exit()\n\n\nH.check_attention_weights(attention_weights)",
         "def attention_weights(Q, K):\n    quit()\n\n\nH.check_attention_weights(attention_weights)",
         "H.check_weighted_sum(lambda w, V: sys.exit(1))",
+        "H.checks.TIME_LIMIT_S = 0.5\nH.check_one_head(lambda *a: [x for x in iter(int, 1)])",
         "print('still alive')")]
     NotebookClient(nb, timeout=120, kernel_name="python3").execute()
     texts = ["".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells]
     assert all("called exit()" in t for t in texts[1:4]), texts
-    assert texts[4] == "still alive\n"
+    assert "ran for more than 0.5 s" in texts[4], texts
+    assert texts[5] == "still alive\n"
     assert not any(o.output_type == "execute_result" for cell in nb.cells for o in cell.outputs)
+
+
+@pytest.mark.parametrize("name", ["attention_weights", "head_size_and_params", "predict_induction"])
+def test_an_endless_function_is_stopped_with_a_cross(name, list_run, monkeypatch, capsys):
+    monkeypatch.setattr(C, "TIME_LIMIT_S", 0.3)
+
+    def endless(*args):
+        while True:
+            pass
+
+    run_check(name, endless, list_run)
+    assert "ran for more than 0.3 s (an endless loop?)" in one_line(capsys)
+    run_check(name, CHECKS[name][1], list_run)  # the timer is gone: the next check runs normally
+    assert one_line(capsys).startswith("✓")
