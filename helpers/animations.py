@@ -11,6 +11,8 @@ which matplotlib already needs). `bench/bench_animations.py` prints the build ti
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import shutil
 import tempfile
@@ -37,6 +39,21 @@ class Animation:
     caption: str  # one sentence computed from the numbers shown
     frames: list[Image.Image] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)  # how long each frame stays
+    figure: Figure | None = None  # as in the last frame (for the slide layout check)
+
+    def gif_bytes(self) -> bytes:
+        """The frames as one looping animated GIF."""
+        first, *rest = [f.quantize(colors=255, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+                        for f in self.frames]  # fast, and flat colours need no dithering
+        buffer = io.BytesIO()
+        first.save(buffer, format="GIF", save_all=True, append_images=rest, loop=0,
+                   duration=[round(1000 * s) for s in self.seconds], comment=self.caption.encode())
+        return buffer.getvalue()
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """Shown as the playing GIF in JupyterLab (no file written)."""
+        return {"image/gif": base64.b64encode(self.gif_bytes()).decode("ascii"),
+                "text/plain": f"{self.title}: {len(self.frames)} frames. {self.caption}"}
 
 
 def _figure() -> tuple[Figure, FigureCanvasAgg]:
@@ -95,6 +112,7 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
         _added_back(left, right, _np(layer.residual[-1]), _np(layer.per_head[head, -1]), after, word, walk.d_model)
         heading.set_text(f"5. Decompressed to {walk.d_model} and added back to '{word}'")
         _grab(anim, canvas, 3.0)
+    anim.figure = fig
     return anim
 
 
@@ -201,6 +219,7 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
         for artist in moving:
             artist.set_animated(False)
         _grab(anim, canvas, 3.0)  # the last frame in full: its label changed
+    anim.figure = fig
     return anim
 
 
@@ -218,10 +237,7 @@ def save_animation(anim: Animation, folder: str | Path = "figures/animations") -
             frame.save(frames / f"frame_{i:02d}.png", compress_level=1)
         (frames / "caption.txt").write_text(anim.caption + "\n", encoding="utf-8")
         gif = staging / f"{anim.name}.gif"
-        first, *rest = [f.quantize(colors=255, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
-                        for f in anim.frames]  # fast, and flat colours need no dithering
-        first.save(gif, save_all=True, append_images=rest, loop=0, optimize=False,
-                   duration=[round(1000 * s) for s in anim.seconds], comment=anim.caption.encode())
+        gif.write_bytes(anim.gif_bytes())
         (staging / f"{anim.name}.txt").write_text(anim.caption + "\n", encoding="utf-8")
         for path in (gif, staging / f"{anim.name}.txt"):
             os.replace(path, folder / path.name)

@@ -105,6 +105,15 @@ def loss_caption(losses: dict[int, float]) -> str:
             f"({losses[worst]:.2f}), all at the same width.")
 
 
+def head_count_caption(losses: dict[int, float], repeats: dict[int, float]) -> str:
+    """Loss barely moves with the head count; repeating a list does."""
+    low, high = min(losses.values()), max(losses.values())
+    few, many = min(repeats), max(repeats)
+    return (f"Held-out loss stays between {low:.2f} and {high:.2f} for every head count, but a repeated list "
+            f"is said again correctly {_pct(repeats[few])} of the time with {few} head{'s' if few > 1 else ''} "
+            f"and {_pct(repeats[many])} with {many}.")
+
+
 def merge_caption(members, merged, first_name: str) -> str:
     """Which member head the merged map is closest to (members: (g, T, T), merged: (T, T))."""
     diffs = np.abs(_np(members) - _np(merged)[None]).mean(axis=(1, 2))

@@ -152,6 +152,6 @@ def head_types(scores: dict[str, np.ndarray], threshold: float = 0.5) -> Figure:
     counts = {n: int((types == n).sum()) for n in scores}
     lines = [f"{short[n]}  {n}: {c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])]
     key.text(0, 1, "heads of each type\n\n" + "\n".join(lines) + f"\n–  none: {int((types == 'none').sum())}",
-             va="top", ha="left", family="monospace", transform=key.transAxes, linespacing=1.5)
+             va="top", ha="left", family="monospace", fontsize=16, transform=key.transAxes, linespacing=1.5)
     key.axis("off")
     return fig

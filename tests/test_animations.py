@@ -1,0 +1,67 @@
+"""Step-by-step animations: frames from the walkthrough's numbers, a looping GIF, a frames folder, legible frames."""
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from helpers import animations
+from helpers.slidecheck import check_slide
+from helpers.walkthrough import walkthrough_layer
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return walkthrough_layer("classroom", n_heads=12, sentence=animations.DRAW)
+
+
+@pytest.fixture(scope="module")
+def built(walk):
+    return animations.one_head_animation(walk), animations.recombination_animation(walk)
+
+
+def test_one_head_has_the_five_steps_and_says_what_the_numbers_are(walk, built):
+    anim = built[0]
+    assert len(anim.frames) == len(anim.seconds) == 5
+    head = walk.pick_head(3, walk.tokens.index("I"))
+    w = walk.head(head).weights[-1]
+    assert f"gives {float(w.max()):.2f} of its weight to '{walk.tokens[int(w.argmax())]}'" in anim.caption
+    assert len({f.tobytes() for f in anim.frames}) == 5  # every step shows something new
+
+
+def test_twelve_heads_recombining_adds_one_head_per_frame_and_ends_at_the_update(walk, built):
+    anim = built[1]
+    assert len(anim.frames) == walk.n_heads + 1
+    assert "largest difference 0.0e+00" in anim.caption or "e-0" in anim.caption  # the sum equals concat · W_O
+    first, last = (np.asarray(f, dtype=float) for f in (anim.frames[0], anim.frames[-1]))
+    assert np.abs(first - last).mean() > 1  # the picture fills up
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_frames_are_16_9_slide_pictures_with_legible_text(built, which):
+    anim = built[which]
+    assert {f.size for f in anim.frames} == {(1280, 624)}  # the picture area under a pptx title, 96 dpi
+    report = check_slide(anim.figure, size=None)  # the last frame as drawn
+    assert report.ok, report.problems
+
+
+def test_saved_as_a_looping_gif_and_a_folder_of_frames(tmp_path, built):
+    anim = built[0]
+    gif, frames = animations.save_animation(anim, tmp_path / "anim")
+    with Image.open(gif) as image:
+        assert image.is_animated and image.n_frames == 5 and image.info.get("loop") == 0
+    assert sorted(p.name for p in frames.iterdir()) == ["caption.txt"] + [f"frame_{i:02d}.png" for i in range(5)]
+    assert (tmp_path / "anim" / "one_head_steps.txt").read_text(encoding="utf-8").strip() == anim.caption
+    again = animations.Animation(anim.name, anim.title, anim.caption, anim.frames[:2], anim.seconds[:2])
+    animations.save_animation(again, tmp_path / "anim")  # a shorter run leaves no stale frames behind
+    assert len(list(frames.glob("frame_*.png"))) == 2
+    assert not [p for p in (tmp_path / "anim").iterdir() if p.name.startswith(".")]
+
+
+def test_shown_in_a_notebook_as_the_gif_itself(built):
+    bundle = built[1]._repr_mimebundle_()
+    import base64
+    with Image.open(io.BytesIO(base64.b64decode(bundle["image/gif"]))) as image:
+        assert image.format == "GIF" and image.n_frames == 13
+    assert "Figure size" not in bundle["text/plain"]
