@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import matplotlib as mpl
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -117,7 +118,6 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
 
 
 def _rc():
-    import matplotlib as mpl
     return mpl.rc_context(SLIDE_RC)
 
 
@@ -188,19 +188,22 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
                      f"numbers and added up; with the output bias the sum equals concat · W_O "
                      f"(largest difference {np.abs(sums[-1] + bias - total).max():.1e}).")
     limit = float(np.abs(np.concatenate([per_head, sums])).max()) or 1.0
-    style = dict(cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+    colour = mpl.colormaps["coolwarm"]  # values are coloured once, up front: frames only copy pixels
+    rgba = lambda values: colour((np.asarray(values) + limit) / (2 * limit), bytes=True)  # noqa: E731
+    style = dict(aspect="auto", interpolation="nearest")
     with _rc():
         fig, canvas = _figure()
         top, bottom = fig.subplots(2, 1, height_ratios=[3, 1])
         fig.subplots_adjust(left=0.16, right=0.97, top=0.86, bottom=0.12, hspace=0.45)
-        blocks = np.full((H, D), np.nan)
+        blocks = np.full((H, D, 4), 255, dtype=np.uint8)  # white until a head is added
         image = top.imshow(blocks, **style)
         top.set_yticks(range(H), [f"head {h}" for h in range(H)], fontsize=14)
         top.set_xticks([0, D - 1], ["1", str(D)])
         top.set_title(f"each head's update, decompressed: z_h [1 × {z.shape[1]}] · W_O[h] → [1 × {D}]")
-        running = bottom.imshow(np.full((1, D), np.nan), **style)
+        running = bottom.imshow(np.full((1, D, 4), 255, dtype=np.uint8), **style)
         bottom.set_yticks([0], ["sum so far"])
         bottom.set_xticks([0, D - 1], ["1", str(D)])
+        bottom.set_xlabel("feature   (red: positive, blue: negative, grey: near 0)")
         heading = fig.suptitle("")
         moving = (image, running, heading)
         for artist in moving:
@@ -208,12 +211,12 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
         canvas.draw()
         background = canvas.copy_from_bbox(fig.bbox)  # axes, ticks and labels: drawn once (blitting)
         for h in range(H):
-            blocks[h] = per_head[h]
+            blocks[h] = rgba(per_head[h])
             image.set_data(blocks)
-            running.set_data(sums[h][None])
+            running.set_data(rgba(sums[h][None]))
             heading.set_text(f"Decompress head {h} and add it: {h + 1} of {H} heads in the sum")
             _grab(anim, canvas, 0.6 if 0 < h < H - 1 else 1.5, moving, background)
-        running.set_data((sums[-1] + bias)[None])
+        running.set_data(rgba((sums[-1] + bias)[None]))
         bottom.set_yticks([0], ["+ bias = update"])
         heading.set_text(f"All {H} added, plus the output bias: the layer's update for '{name}'")
         for artist in moving:

@@ -1,0 +1,49 @@
+"""How long do the step-by-step animations take to build? Prints medians; asserts nothing.
+
+For each animation: building every frame (the figure is drawn once per frame) and saving
+the GIF plus the folder of frames. Target: build + save <= 3 s each on 2 cores.
+
+Run:  .venv/bin/python bench/bench_animations.py [repeats]
+Wall time suffers when other processes share the CPU, so this process's CPU time and the
+load average are printed too.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+
+from helpers import animations
+from helpers.walkthrough import walkthrough_layer
+
+
+def timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main(repeats: int = 3) -> None:
+    torch.set_num_threads(2)
+    walk = walkthrough_layer("classroom", n_heads=12, sentence=animations.DRAW)  # loaded once, as in the deck
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {repeats} runs each; median seconds")
+    with tempfile.TemporaryDirectory() as folder:
+        for make in (animations.one_head_animation, animations.recombination_animation):
+            builds, saves, cpus = [], [], []
+            for _ in range(repeats):
+                anim, build, cpu_b = timed(lambda: make(walk))
+                _, save, cpu_s = timed(lambda: animations.save_animation(anim, folder))
+                builds.append(build), saves.append(save), cpus.append(cpu_b + cpu_s)
+            total = statistics.median(b + s for b, s in zip(builds, saves))
+            print(f"{anim.name:26s} {len(anim.frames):2d} frames  build {statistics.median(builds):.2f}  "
+                  f"save {statistics.median(saves):.2f}  total {total:.2f} (cpu {statistics.median(cpus):.2f})  "
+                  f"target <= 3 s: {'met' if total <= 3 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
