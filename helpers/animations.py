@@ -80,8 +80,9 @@ def _np(t) -> np.ndarray:
 
 # --- one head, step by step -------------------------------------------------------------
 def one_head_animation(walk: Walkthrough | None = None, head: int | None = None) -> Animation:
-    """One head of the walkthrough layer on "I like to draw", for the last word, in five steps."""
-    walk = walk or walkthrough_layer("classroom", n_heads=12, sentence=DRAW)
+    """One head of the walkthrough layer on "I like to draw" (notebook 01's one head of 768 by
+    default), for the last word, in five steps."""
+    walk = walk or walkthrough_layer("classroom", n_heads=1, sentence=DRAW)
     T = len(walk.tokens)
     head = walk.pick_head(T - 1, walk.tokens.index("I")) if head is None else head
     s, layer = walk.head(head), walk.steps()
@@ -94,8 +95,9 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
     ]
     w = _np(s.weights)[-1]
     top = int(np.argmax(w))
-    anim = Animation("one_head_steps", f"One head, step by step (head {head})",
-                     f"Head {head} on '{DRAW}': after ÷√{d} and softmax, '{word}' gives {w[top]:.2f} of its weight "
+    who = "The head" if walk.n_heads == 1 else f"Head {head} of {walk.n_heads}"
+    anim = Animation("one_head_steps", "One head, step by step",
+                     f"{who} on '{' '.join(walk.tokens)}': after ÷√{d} and softmax, '{word}' gives {w[top]:.2f} of its weight "
                      f"to '{walk.tokens[top]}', and the weighted sum of values is added back to its embedding.")
     with _rc():
         fig, canvas = _figure()
@@ -148,11 +150,12 @@ def _explain(ax, text: str, row: np.ndarray, tokens, fmt: str, word: str) -> Non
 
 def _weighted_sum(left, right, weights, V, z, tokens, word) -> None:
     left.clear()
-    limit = float(np.abs(V).max()) or 1.0
-    left.imshow(V, cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
-    left.set_yticks(range(len(tokens)), [f"{w:.2f} × {t}" for w, t in zip(weights, tokens)])
+    weighted = weights[:, None] * V  # each word's value, scaled by how much 'draw' looks at it
+    limit = float(np.abs(np.concatenate([weighted, z[None]])).max()) or 1.0
+    left.imshow(weighted, cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+    left.set_yticks(range(len(tokens)), [f"{w:.2f} × value({t})" for w, t in zip(weights, tokens)])
     left.set_xticks([0, V.shape[1] - 1], ["1", str(V.shape[1])])
-    left.set_xlabel(f"values: {V.shape[1]} numbers per word")
+    left.set_xlabel(f"{V.shape[1]} numbers per word")
     right.clear()
     right.imshow(z[None], cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
     right.set_yticks([0], [f"update of '{word}'"])
@@ -253,10 +256,9 @@ def save_animation(anim: Animation, folder: str | Path = "figures/animations") -
     return folder / f"{anim.name}.gif", folder / frames.name
 
 
-def build_animations(walk: Walkthrough | None = None) -> list[Animation]:
-    """Both animations, reading one walkthrough layer."""
-    walk = walk or walkthrough_layer("classroom", n_heads=12, sentence=DRAW)
-    return [one_head_animation(walk), recombination_animation(walk)]
+def build_animations(one: Walkthrough | None = None, twelve: Walkthrough | None = None) -> list[Animation]:
+    """Both animations: one head of 768 (notebook 01) and twelve heads of 64 recombining (notebook 03)."""
+    return [one_head_animation(one), recombination_animation(twelve)]
 
 
 def export_animations(folder: str | Path = "figures/animations") -> list[Path]:

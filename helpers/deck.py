@@ -241,7 +241,7 @@ def _write_pptx(chosen, figures, notes, models: Models | None, staging: Path, pa
         png = save_for_slides(fig, slide_name, pictures, formats=("png",), size=pptx_deck.PICTURE_INCHES, dpi=DPI)[0]
         items.append((slide_name, pptx_deck.PptxSlide(titles[slide_name], png, notes[slide_name])))
     if models is not None:
-        for anim in build_animations(models.walk(12)):
+        for anim in build_animations(models.walk(1), models.walk(12)):
             gif, _ = save_animation(anim, staging)
             after = ANIMATION_AFTER.get(anim.name)
             at = next((i + 1 for i, (n, _) in enumerate(items) if n == after), len(items))

@@ -17,16 +17,21 @@ def walk():
 
 
 @pytest.fixture(scope="module")
-def built(walk):
-    return animations.one_head_animation(walk), animations.recombination_animation(walk)
+def one():
+    return walkthrough_layer("classroom", n_heads=1, sentence=animations.DRAW)  # notebook 01's head of 768
 
 
-def test_one_head_has_the_five_steps_and_says_what_the_numbers_are(walk, built):
+@pytest.fixture(scope="module")
+def built(one, walk):
+    return animations.one_head_animation(one), animations.recombination_animation(walk)
+
+
+def test_one_head_has_the_five_steps_and_says_what_the_numbers_are(one, built):
     anim = built[0]
     assert len(anim.frames) == len(anim.seconds) == 5
-    head = walk.pick_head(3, walk.tokens.index("I"))
-    w = walk.head(head).weights[-1]
-    assert f"gives {float(w.max()):.2f} of its weight to '{walk.tokens[int(w.argmax())]}'" in anim.caption
+    w = one.head(0).weights[-1]
+    assert anim.caption.startswith("The head on 'I like to draw': after ÷√768")
+    assert f"gives {float(w.max()):.2f} of its weight to '{one.tokens[int(w.argmax())]}'" in anim.caption
     assert len({f.tobytes() for f in anim.frames}) == 5  # every step shows something new
 
 
