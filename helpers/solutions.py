@@ -3,8 +3,8 @@
     H.solution("attention_weights")   # prints the solution of notebook 01's exercise 1
 
 Each solution has the name of the function (or class) the exercise asks for, and uses only
-what the notebook's setup cell imports (torch, nn), so it can be pasted into the exercise
-cell as it is. The tests paste every solution into its notebook, run it, and require every
+what its notebook's setup cell imports (torch and nn in 01-03; plain Python and the tensor it
+is given in 04-06), so it can be pasted into the exercise cell as it is. The tests paste every solution into its notebook, run it, and require every
 check to say ✓.
 """
 
@@ -107,16 +107,16 @@ def previous_word_head(attentions):
 def predict_induction(tokens):
     """tokens (T words) -> (T, T) array: 1 where an induction head looks from each query."""
     T = len(tokens)
-    pattern = torch.zeros(T, T)
+    pattern = [[0.0] * T for _ in range(T)]  # plain lists: notebook 05 does not import torch
     for q in range(T):
         earlier = [k for k in range(q) if tokens[k] == tokens[q]]
-        pattern[q, earlier[-1] + 1 if earlier else 0] = 1.0
+        pattern[q][earlier[-1] + 1 if earlier else 0] = 1.0
     return pattern
 
 
 def my_previous_token_scores(attn):
     """attn (layers, heads, T, T) -> (layers, heads): mean weight on the token just before."""
-    return torch.as_tensor(attn).diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)
+    return attn.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)
 
 
 def my_prediction():

@@ -185,7 +185,7 @@ WRONG = [
     ("previous_word_head", lambda a: "L0 H9", "expected (layer, head)"),
     ("previous_word_head", lambda a: divmod(int(a.diagonal(dim1=-2, dim2=-1).mean(-1).argmax()), a.shape[1]),
      "looks at the word itself"),
-    ("predict_induction", lambda t: S.predict_induction(t).roll(-1, dims=1), "earlier copy itself"),
+    ("predict_induction", lambda t: torch.tensor(S.predict_induction(t)).roll(-1, dims=1), "earlier copy itself"),
     ("predict_induction", lambda t: torch.eye(len(t)).roll(-1, dims=1), "previous word"),
     ("predict_induction", lambda t: torch.eye(len(t)), "the word itself"),
     ("predict_induction", lambda t: torch.zeros(3, 3), "expected"),
