@@ -21,7 +21,8 @@ from .catalog import LanguageModel
 from .checks import Case, call_student, check_cases
 from .language import FORCED
 from .run import run_sentence
-from .scores import held_out_stories, previous_token_scores, ranked_heads, repeated_random_tokens, story_ids
+from .scores import (held_out_stories, previous_token_scores, ranked_heads, repeated_random_tokens, residual_stream,
+                     story_ids)
 from .train import HELD_OUT_SEED, forced_hits
 from .views import Frame, show_png
 from .widgetguard import guard_selections
@@ -138,16 +139,8 @@ def _forced_run(lm: LanguageModel, relation: str, n_stories: int, seed: int) -> 
     first removed head up (the layers below it cannot tell), on only these stories."""
     cache = _FORCED.setdefault(lm.model, {})
     if (relation, n_stories, seed) not in cache:
-        if (n_stories, seed) not in cache:  # one pass with all heads, shared by every relation
-            stories = held_out_stories(n_stories, seed, min(64, lm.config.n_ctx))
-            ids = story_ids(lm, stories)  # (B, T); a model without the classroom words stops here
-            x = lm.model.embed(ids)  # (B, T, D)
-            xs = [x]
-            for block in lm.model.h:
-                x, _ = block(x)
-                xs.append(x)
-            cache[(n_stories, seed)] = (stories, ids, xs)
-        stories, ids, xs = cache[(n_stories, seed)]
+        stories, xs = residual_stream(lm, n_stories, seed)  # the pass the score tables use: all heads present
+        ids = story_ids(lm, stories)  # (B, T); a model without the classroom words stops here
         rows = [b for b, s in enumerate(stories) if s.forced[relation]]
         end = max((max(stories[b].forced[relation]) for b in rows), default=0) + 1  # a causal model: cut freely
         cache[(relation, n_stories, seed)] = {"stories": [stories[b] for b in rows], "ids": ids[rows, :end],
@@ -157,7 +150,7 @@ def _forced_run(lm: LanguageModel, relation: str, n_stories: int, seed: int) -> 
 
 @torch.no_grad()
 def forced_accuracy(lm: LanguageModel, relation: str, heads_knocked=(), mode: str = "zero",
-                    n_stories: int = 128, seed: int = HELD_OUT_SEED) -> float:
+                    n_stories: int = 64, seed: int = HELD_OUT_SEED) -> float:
     """Next-word accuracy at the positions the relation decides (Story.forced), heads removed.
 
     E.g. relation "induction": the words of the second copy of a repeated list. Each answer is

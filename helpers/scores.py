@@ -110,18 +110,42 @@ def pair_scores(attn: torch.Tensor, triples: list[tuple[int, int, int]]) -> np.n
     return mass.float().mean(0).numpy()
 
 
-_ATTENTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (key, stories, attn)
+_PASSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (key, stories, attn, xs)
+
+
+@torch.no_grad()
+def _story_pass(lm: LanguageModel, stories: list[Story]):
+    """One pass with every head: the maps (B, L, H, T, T) and the residual stream entering each
+    layer, plus the final one: L + 1 tensors (B, T, D). Knock-outs restart from the latter."""
+    x = lm.model.embed(story_ids(lm, stories))  # (B, T, D)
+    xs, maps = [x], []
+    for block in lm.model.h:
+        x, weights = block(x)
+        xs.append(x)
+        maps.append(weights)
+    return torch.stack(maps, dim=1), xs
+
+
+def _cached_pass(lm: LanguageModel, n_stories: int, seed: int):
+    key = (n_stories, seed, min(N_CTX, lm.config.n_ctx))
+    cached = _PASSES.get(lm.model)
+    if cached is None or cached[0] != key:
+        stories = held_out_stories(n_stories, seed, key[2])
+        cached = _PASSES[lm.model] = (key, stories, *_story_pass(lm, stories))
+    return cached[1:]
 
 
 def scored_stories(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED):
     """The held-out stories and their attention maps (B, L, H, T, T), computed once per model and
-    kept, so the tables of one notebook (all pairs, pairs beyond the previous word) share a pass."""
-    key = (n_stories, seed, min(N_CTX, lm.config.n_ctx))
-    cached = _ATTENTIONS.get(lm.model)
-    if cached is None or cached[0] != key:
-        stories = held_out_stories(n_stories, seed, key[2])
-        cached = _ATTENTIONS[lm.model] = (key, stories, story_attentions(lm, stories))
-    return cached[1], cached[2]
+    kept: every table of a notebook, and its knock-outs (residual_stream), share one pass."""
+    stories, attn, _ = _cached_pass(lm, n_stories, seed)
+    return stories, attn
+
+
+def residual_stream(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED):
+    """The same stories and what enters each layer with every head present: L + 1 tensors (B, T, D)."""
+    stories, _, xs = _cached_pass(lm, n_stories, seed)
+    return stories, xs
 
 
 def relation_scores(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED,
