@@ -14,7 +14,7 @@ from matplotlib.patches import Rectangle
 
 from . import headcount, plots, views
 from .run import Run, run_sentence
-from .scores import best_head_types, ranked_heads
+from .scores import ranked_heads
 from .slidecheck import SLIDE_INCHES
 
 SHORT_LIST = "list : red fox . again : red fox ."  # 11 tokens: 4 maps fit side by side with readable labels
@@ -124,34 +124,4 @@ def score_tables(scores: dict[str, np.ndarray], cols: int = 4) -> Figure:
     fig.supxlabel("head")
     fig.supylabel("layer")
     fig.colorbar(image, ax=axes, shrink=0.8, label="mean attention on the true key")
-    return fig
-
-
-def short_names(names) -> dict[str, str]:
-    """Three-letter names that stay distinct (four letters where three collide)."""
-    short = {n: n[:3] for n in names}
-    return {n: s if list(short.values()).count(s) == 1 else n[:4] for n, s in short.items()}
-
-
-def head_types(scores: dict[str, np.ndarray], threshold: float = 0.5) -> Figure:
-    """Every head's best type as a short name in its cell, with a key of the names beside the grid."""
-    types, best = best_head_types(scores, threshold)
-    short = short_names(scores)
-    fig = _slide()
-    key, ax = fig.subplots(1, 2, width_ratios=[1, 2.2])
-    image = ax.imshow(best, vmin=0, vmax=1)
-    for (l, h), name in np.ndenumerate(types):
-        ax.text(h, l, short.get(name, "–"), ha="center", va="center", fontsize=14,
-                color="black" if best[l, h] > 0.6 else "white")
-    ax.set_xticks(range(0, best.shape[1], 2))
-    ax.set_yticks(range(0, best.shape[0], 2))
-    ax.set_xlabel("head")
-    ax.set_ylabel("layer")
-    ax.set_title(f"Each head's best type (– : no score reaches {threshold})")
-    fig.colorbar(image, ax=ax, shrink=0.8, label="best score")
-    counts = {n: int((types == n).sum()) for n in scores}
-    lines = [f"{short[n]}  {n}: {c}" for n, c in sorted(counts.items(), key=lambda kv: -kv[1])]
-    key.text(0, 1, "heads of each type\n\n" + "\n".join(lines) + f"\n–  none: {int((types == 'none').sum())}",
-             va="top", ha="left", family="monospace", fontsize=16, transform=key.transAxes, linespacing=1.5)
-    key.axis("off")
     return fig
