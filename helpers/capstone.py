@@ -17,7 +17,7 @@ from torch import nn
 
 from .attention import mask_future
 from .catalog import load_model
-from .checks import Case, call_student, check_cases
+from .grading import Case, call_student, check_cases
 
 MODEL = "walkthrough-12"
 SENTENCE = "I like to draw"

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import helpers as H
-from helpers import ablation, capstone, checks as C, explorer, headcount
+from helpers import ablation, capstone, checks as C, explorer, grading, headcount
 from helpers import solutions as S
 
 
@@ -324,7 +324,7 @@ def test_exit_in_a_real_kernel_is_a_cross_and_the_kernel_lives_on():
         "def attention_weights(Q, K):\n    exit()\n\n\nH.check_attention_weights(attention_weights)",
         "def attention_weights(Q, K):\n    quit()\n\n\nH.check_attention_weights(attention_weights)",
         "H.check_weighted_sum(lambda w, V: sys.exit(1))",
-        "H.checks.TIME_LIMIT_S = 0.5\nH.check_one_head(lambda *a: [x for x in iter(int, 1)])",
+        "import helpers.grading\nhelpers.grading.TIME_LIMIT_S = 0.5\nH.check_one_head(lambda *a: [x for x in iter(int, 1)])",
         "print('still alive')")]
     NotebookClient(nb, timeout=120, kernel_name="python3").execute()
     texts = ["".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells]
@@ -336,7 +336,7 @@ def test_exit_in_a_real_kernel_is_a_cross_and_the_kernel_lives_on():
 
 @pytest.mark.parametrize("name", ["attention_weights", "head_size_and_params", "predict_induction"])
 def test_an_endless_function_is_stopped_with_a_cross(name, list_run, monkeypatch, capsys):
-    monkeypatch.setattr(C, "TIME_LIMIT_S", 0.3)
+    monkeypatch.setattr(grading, "TIME_LIMIT_S", 0.3)
 
     def endless(*args):
         while True:
