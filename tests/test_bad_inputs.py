@@ -109,7 +109,7 @@ PASTED = " ".join(f"word{i}" for i in range(3000))
 
 
 def _raises(exc):
-    def f(*args):
+    def f(*args, **kwargs):
         raise exc
     return f
 
