@@ -40,7 +40,7 @@ def test_the_app_shows_only_the_two_widgets_offline_and_they_move(tmp_path):
     port = free_port()
     cmd, env = app.command(notebook, ["--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
                                       "--Voila.open_browser=False"])
-    ready = f"http://127.0.0.1:{port}/voila/templates/lab/static/voila.js"  # static: asking it starts no kernel
+    ready = f"http://127.0.0.1:{port}/voila/static/voila.js"  # static: asking it starts no kernel
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with server(cmd, tmp_path, ready, "voila", env={"JUPYTER_PATH": env["JUPYTER_PATH"]}), chromium() as browser:
         watched = Watched(browser)

@@ -3,12 +3,15 @@
     python tools/classroom_app.py                 # opens http://localhost:8866 in the browser
     python tools/classroom_app.py --no-browser --port 8900
 
-It runs `voila notebooks/app_slider_explorer.ipynb --template=classroom`, with two settings
-that keep a classroom without internet quiet:
-- the "classroom" template (share/jupyter/voila/templates/classroom) is Voilà's lab template
-  without its two Font Awesome stylesheets from cdn.jsdelivr.net, which fail offline;
-- JupyterLab's widget manager extension is not loaded into Voilà (Voilà brings its own, built
-  for its older JupyterLab core), which removes the "Unsatisfied version" console warnings.
+It runs `voila notebooks/app_slider_explorer.ipynb --template=classroom` with this repository's
+share/jupyter first on JUPYTER_PATH, which holds two things that keep the app quiet and offline:
+- the "classroom" template (voila/templates/classroom): Voilà's lab template without its two
+  Font Awesome stylesheets from cdn.jsdelivr.net, which fail offline (the icons are bundled);
+- the ipywidgets front end of jupyterlab_widgets 3.0.13 (labextensions/@jupyter-widgets), built
+  for JupyterLab ^4.2.4 like Voilà 0.5.8's own core (4.2.5). The 3.0.17 that ipywidgets 8.1.9
+  installs wants ^4.6.2, and Voilà logs eight "Unsatisfied version" warnings. JupyterLab itself
+  keeps using the installed one. (Voilà 0.5.9 to 0.5.13 ship a widget manager that wants a newer
+  core than they bundle; the `voila` extra pins 0.5.8, whose parts agree.)
 Any other arguments are passed on to voila.
 """
 
@@ -20,16 +23,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "notebooks" / "app_slider_explorer.ipynb"
-TEMPLATES = ROOT / "share" / "jupyter"  # holds voila/templates/classroom
-NO_LAB_WIDGET_MANAGER = '--VoilaConfiguration.extension_denylist=["@jupyter-widgets/jupyterlab-manager"]'
+SHARE = ROOT / "share" / "jupyter"  # voila/templates/classroom and labextensions/@jupyter-widgets
 
 
 def command(notebook: Path = APP, extra: list[str] | None = None) -> tuple[list[str], dict]:
-    """The voila command line and its environment (Voilà finds templates on JUPYTER_PATH)."""
+    """The voila command line and its environment (Voilà finds templates and front ends on JUPYTER_PATH)."""
     env = dict(os.environ)
-    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(TEMPLATES), env.get("JUPYTER_PATH", "")) if p)
-    cmd = [sys.executable, "-m", "voila", str(notebook), "--template=classroom", NO_LAB_WIDGET_MANAGER,
-           *(extra or [])]
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(SHARE), env.get("JUPYTER_PATH", "")) if p)
+    cmd = [sys.executable, "-m", "voila", str(notebook), "--template=classroom", *(extra or [])]
     return cmd, env
 
 

@@ -1,0 +1,1 @@
+"use strict";(self.webpackChunk_jupyter_widgets_jupyterlab_manager=self.webpackChunk_jupyter_widgets_jupyterlab_manager||[]).push([[701],{8701:(e,t,a)=>{a.d(t,{A:()=>s});const s="2.0.0"}}]);
