@@ -63,8 +63,10 @@ class HeadCountExplorer:
         if not self.counts:
             raise FileNotFoundError("No heads-N model in data/; train them with `python -m helpers.train heads-12` …")
         self.heads, self.merge, self.sentence, self.folder = check_head_count(heads), merge, sentence, folder
-        self.run = run_sentence(load_variant(self.heads), sentence)
-        self.merge_tokens, self.merge_maps = merged_maps(load_variant(MERGE_SOURCE), sentence, merge)
+        self._runs: dict = {}  # head count -> Run, and group size -> (tokens, maps), for this sentence
+        self._merges: dict = {}
+        self.run = self._run(self.heads)
+        self.merge_tokens, self.merge_maps = self._merged(merge)
         self._grids: dict = {}  # ("maps" or "merge", number of heads) -> (view, frame), for this sentence
         self.loss_plot = LossPlot(loss_by_heads(), self.heads)
         self.loss_frame = Frame(self.loss_plot.fig, [self.loss_plot.marker], self.DPI)  # only the ring moves
@@ -135,7 +137,7 @@ class HeadCountExplorer:
             n = check_head_count(n_heads)
             if n not in self.counts:
                 raise ValueError(f"heads-{n} is not shipped in data/; choose one of {self.counts}.")
-            run = run_sentence(load_variant(n), self.sentence)
+            run = self._run(n)  # a head count seen before answers without running the model
         except (ValueError, FileNotFoundError) as err:
             return self._fail(err)
         self.heads, self.run = n, run
@@ -152,7 +154,8 @@ class HeadCountExplorer:
             self._sync(self.sentence_box, self.sentence)  # the box shows what the pictures show
             return self._fail(err)
         self.sentence, self.run, self.merge_tokens, self.merge_maps = sentence, run, tokens, maps
-        self._grids.clear()  # new words: every grid is laid out again
+        self._grids.clear()  # new words: every grid is laid out again, every model run again
+        self._runs, self._merges = {self.heads: run}, {self.merge: (tokens, maps)}
         self._sync(self.sentence_box, sentence)
         self._draw_heads()
         self._draw_merge()
@@ -164,7 +167,7 @@ class HeadCountExplorer:
             if group_size not in self.merge_slider.options or isinstance(group_size, bool):
                 raise ValueError(f"Cannot merge 12 heads in groups of {group_size!r}; choose one of "
                                  f"{', '.join(map(str, self.merge_slider.options))}.")
-            tokens, maps = merged_maps(load_variant(MERGE_SOURCE), self.sentence, group_size)
+            tokens, maps = self._merged(group_size)
         except (ValueError, FileNotFoundError) as err:
             return self._fail(err)
         self.merge, self.merge_tokens, self.merge_maps = group_size, tokens, maps
@@ -211,6 +214,18 @@ class HeadCountExplorer:
 
     def _caption(self, title: str, tokens) -> str:
         return f"<b>{html.escape(title)}</b><br>reading: <code>{html.escape(' '.join(tokens))}</code>"
+
+    def _run(self, n: int):
+        """heads-n reading the current sentence, run once per sentence."""
+        if n not in self._runs:
+            self._runs[n] = run_sentence(load_variant(n), self.sentence)
+        return self._runs[n]
+
+    def _merged(self, group_size: int):
+        """(tokens, maps) of heads-12 merged in groups of group_size, once per sentence."""
+        if group_size not in self._merges:
+            self._merges[group_size] = merged_maps(load_variant(MERGE_SOURCE), self.sentence, group_size)
+        return self._merges[group_size]
 
     def _grid(self, which: str, maps, tokens) -> tuple[AllHeadsView, Frame]:
         """The live grid for this many heads (built on first use, then reused), holding `maps`."""
