@@ -21,8 +21,8 @@ from .catalog import LanguageModel
 from .checks import Case, call_student, check_cases
 from .language import FORCED
 from .run import run_sentence
-from .scores import (held_out_stories, previous_token_scores, ranked_heads, repeated_random_tokens, residual_stream,
-                     story_ids)
+from .scores import (held_out_stories, one_thread, previous_token_scores, ranked_heads, repeated_random_tokens,
+                     residual_stream, story_ids)
 from .train import HELD_OUT_SEED, forced_hits
 from .views import Frame, show_png
 from .widgetguard import guard_selections
@@ -104,7 +104,8 @@ def head_means(lm: LanguageModel, ids: torch.Tensor | None = None) -> torch.Tens
 
     hooks = [block.attn.register_forward_hook(keep_mean) for block in lm.model.h]
     try:
-        lm.model(ids)
+        with one_thread():
+            lm.model(ids)
     finally:
         for hook in hooks:
             hook.remove()
@@ -164,9 +165,10 @@ def forced_accuracy(lm: LanguageModel, relation: str, heads_knocked=(), mode: st
     if (heads, mode) not in run["results"]:
         first = min((layer for layer, _ in heads), default=lm.config.n_layer)
         x = run["xs"][first]  # (B', T', D): unchanged below the first removed head
-        for i in range(first, lm.config.n_layer):
-            x, _ = lm.model.h[i](x, head_scale[i], None if head_mean is None else head_mean[i])
-        logits = lm.model.ln_f(x) @ lm.model.wte.weight.T  # tied unembedding, as in GPT.forward
+        with one_thread():  # small products: see scores.one_thread
+            for i in range(first, lm.config.n_layer):
+                x, _ = lm.model.h[i](x, head_scale[i], None if head_mean is None else head_mean[i])
+            logits = lm.model.ln_f(x) @ lm.model.wte.weight.T  # tied unembedding, as in GPT.forward
         hits = forced_hits(logits, run["ids"], run["stories"], relation) if run["stories"] else 0.0
         run["results"][(heads, mode)] = hits
     return run["results"][(heads, mode)]

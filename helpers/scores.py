@@ -10,6 +10,7 @@ Two kinds of score, both "mean attention mass on the right key", so 1.0 is a per
 from __future__ import annotations
 
 import weakref
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -89,9 +90,12 @@ def resting_mask(stories: list[Story]) -> torch.Tensor:
 
 def resting_scores(attn: torch.Tensor, stories: list[Story]) -> np.ndarray:
     """Mean attention mass on <bos> plus the most recent full stop, over all queries -> (L, H)."""
-    mask = resting_mask(stories)  # (B, T, T)
-    mass = torch.einsum("blhqk,bqk->lh", attn.float(), mask)  # summed over stories and queries
+    mask = resting_mask(stories)  # (B, T, T): at most two keys per query
+    b, q, k = mask.nonzero(as_tuple=True)  # every (story, query, key) to add up
+    mass = attn[b, :, :, q, k].float().sum(0)  # (L, H): gathering the pairs beats multiplying whole maps
     return (mass / (mask.sum(-1) > 0).sum()).numpy()
+
+
 def describe_links(story: Story, relations=RELATIONS[2:], n: int = 1) -> list[str]:
     """Readable lines: for each relation, its first n (query -> key) pairs with their words."""
     lines = []
@@ -113,17 +117,32 @@ def pair_scores(attn: torch.Tensor, triples: list[tuple[int, int, int]]) -> np.n
 _PASSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (key, stories, attn, xs)
 
 
+@contextmanager
+def one_thread():
+    """Run torch on one thread inside the block. The classroom model's passes are many small matrix
+    products; on a 2-core machine that is busy with anything else (a browser, other kernels), two
+    threads wait on each other: a 64-story pass took 1.2 s of CPU on one thread against 2.2-2.8 s on
+    two, and a knock-out pass 0.2 s against 1.3-2.0 s (measured under load; bench/bench_heads.py)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 @torch.no_grad()
 def _story_pass(lm: LanguageModel, stories: list[Story]):
     """One pass with every head: the maps (B, L, H, T, T) and the residual stream entering each
     layer, plus the final one: L + 1 tensors (B, T, D). Knock-outs restart from the latter."""
-    x = lm.model.embed(story_ids(lm, stories))  # (B, T, D)
-    xs, maps = [x], []
-    for block in lm.model.h:
-        x, weights = block(x)
-        xs.append(x)
-        maps.append(weights)
-    return torch.stack(maps, dim=1), xs
+    with one_thread():
+        x = lm.model.embed(story_ids(lm, stories))  # (B, T, D)
+        xs, maps = [x], []
+        for block in lm.model.h:
+            x, weights = block(x)
+            xs.append(x)
+            maps.append(weights)
+        return torch.stack(maps, dim=1), xs
 
 
 def _cached_pass(lm: LanguageModel, n_stories: int, seed: int):
