@@ -104,3 +104,15 @@ def test_tick_labels_reach_the_slide_minimum(deck_figures):
                 for label in ax.get_xticklabels() + ax.get_yticklabels():
                     if label.get_visible() and label.get_text():
                         assert label.get_fontsize() >= MIN_FONT_PT, (name, label.get_text())
+
+
+def test_the_shrunk_query_slide_draws_768_and_64_to_scale():
+    from matplotlib.patches import Rectangle
+
+    from helpers import slides
+
+    fig = slides.shrunk_query(768, 64, "draw")
+    boxes = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    assert [round(b.get_width()) for b in boxes] == [768, 64, 64]  # the word, W_Q's columns, the query
+    assert round(boxes[1].get_height()) == 768  # W_Q's rows: as long as the word
+    assert fig.axes[0].get_aspect() == 1.0  # one unit is one number both ways

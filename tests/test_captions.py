@@ -1,0 +1,48 @@
+"""Captions are computed from the numbers a figure shows: each pattern is named with its measured share."""
+
+import numpy as np
+import pytest
+
+from helpers import captions
+
+TOKENS = ["<bos>", "red", "fox", ".", "red", "fox", "."]
+
+
+def one_hot_rows(targets, T):
+    a = np.zeros((T, T))
+    for i, j in enumerate(targets):
+        a[i, j] = 1.0
+    return a
+
+
+def test_a_previous_word_head_is_named_with_its_share():
+    attn = one_hot_rows([0] + list(range(len(TOKENS) - 1)), len(TOKENS))  # each word looks one back
+    assert captions.head_caption(attn, TOKENS, 4, 3) == "Layer 4, head 3: 100 % of the attention goes to the word just before."
+
+
+def test_a_resting_head_and_an_induction_head():
+    resting = one_hot_rows([0] * len(TOKENS), len(TOKENS))
+    assert "100 % of the attention rests on <bos> or a full stop" in captions.head_caption(resting, TOKENS)
+    # the second 'red' and 'fox' look at the word after their first copy: 'fox' (2) and '.' (3)
+    induction = one_hot_rows([0, 0, 1, 2, 2, 3, 0], len(TOKENS))
+    share, n = captions.induction_share(induction, TOKENS)
+    assert (share, n) == (1.0, 2)
+    assert "after an earlier copy (over the 2 repeated words)" in captions.head_caption(induction, TOKENS)
+
+
+def test_captions_follow_the_data():
+    assert captions.loss_caption({1: 1.7, 2: 1.5, 4: 1.6}) == (
+        "Held-out loss is lowest with 2 heads (1.50) and highest with 1 (1.70), all at the same width.")
+    assert captions.word_caption([0.1, 0.7, 0.2], ["I", "like", "draw"], "draw").startswith(
+        "'draw' gives its largest weight, 0.70, to 'like'")
+    types = np.array([["induction", "none"], ["induction", "previous"]])
+    assert captions.types_caption(types) == ("3 of 4 heads reach 0.5 on some relation; the most common type is "
+                                             "induction (2 heads).")
+    maps = np.stack([np.stack([one_hot_rows([0] * 7, 7)] * 3)] * 2)  # 2 layers × 3 heads, all resting
+    assert captions.all_heads_caption(maps, TOKENS).startswith("6 of the 6 heads put more than half")
+
+
+@pytest.mark.parametrize("bad", [np.zeros((2, 2, 2)), "not a map"])
+def test_a_caption_needs_a_map(bad):
+    with pytest.raises((ValueError, IndexError)):
+        captions.head_caption(bad, TOKENS)
