@@ -208,8 +208,9 @@ class AllHeadsView:
     def _size_cell_labels(self, cell_pt: float, label_pt: float) -> None:
         """The notes written into cells (set_labels) as large as fits a cell's width, up to the
         L0 labels' size: "subject 0.70" no longer has to be cut or drawn at 6 px."""
+        lines = [line for text in self.label_texts for line in text.get_text().splitlines()]
+        longest = max((len(line) for line in lines), default=1)  # one size for all: the longest must fit
         for text in self.label_texts:
-            longest = max(len(line) for line in text.get_text().splitlines() or [""])
             text.set_fontsize(float(np.clip(0.9 * cell_pt / (0.6 * max(longest, 1)), 4, label_pt)))
 
     def _set_tokens(self, tokens) -> None:

@@ -6,6 +6,7 @@ import numpy as np
 import pypdf
 import pytest
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from PIL import Image
@@ -158,3 +159,31 @@ def test_grid_labels_follow_a_new_head_count():
     view.update(rng.random((3, 2, 5, 5)))
     assert [t.get_text() for t in view.head_texts] == ["H0", "H1"]
     assert [t.get_text() for t in view.layer_texts] == ["L0", "L1", "L2"]
+
+
+def test_cell_labels_are_whole_words_of_one_size_that_fit_their_cell():
+    labels = {(l, h): f"{name}\n0.{l}{h}" for l, h, name in [(0, 0, "agreement"), (3, 5, "object"), (11, 11, "resting")]}
+    fig = plot_all_heads(random_maps(L=12, H=12, T=20), labels=labels)
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    cell_px = ax.get_window_extent().width / 12
+    texts = [t for t in ax.texts if "\n0." in t.get_text()]
+    assert sorted(t.get_text() for t in texts) == sorted(labels.values())  # nothing cut
+    assert len({t.get_fontsize() for t in texts}) == 1 and texts[0].get_fontsize() >= 6
+    assert all(t.get_window_extent().width <= cell_px for t in texts)
+
+
+def test_token_labels_name_the_rows_and_columns_and_grow_with_the_maps():
+    tokens = ["<bos>", "list", ":", "red", "fox"]
+    sizes = {}
+    for heads in (1, 12):
+        fig = plot_all_heads(random_maps(L=2, H=heads, T=5), tokens, token_labels=True)
+        fig.set_size_inches(12, 4)
+        FigureCanvasAgg(fig).draw()
+        words = [t for t in fig.axes[0].texts if t.get_text() in tokens]
+        assert [t.get_text() for t in words] == tokens * 3  # queries of both layers, then the keys
+        sizes[heads] = words[0].get_fontsize()
+        inside = fig.bbox
+        assert all(inside.contains(*t.get_window_extent().p0) and inside.contains(*t.get_window_extent().p1)
+                   for t in words)
+    assert sizes[1] > sizes[12]
