@@ -115,6 +115,10 @@ def test_knockout_explorer_headless():
     assert ex.sentence.value == SENTENCE and f"still showing “{SENTENCE}”" in ex.message.value
     ex.sentence.value = "the cat"
     ex.clear.click()
+    listed = A.KnockoutExplorer(lm, SENTENCE, heads=[(1, 3), (0, 2)])
+    assert list(listed.heads.options[:2]) == ["L1 H3", "L0 H2"] and listed.heads.rows >= 16  # chosen heads in view
+    assert len(listed.heads.options) == len(set(listed.heads.options)) == lm.config.n_layer * lm.config.n_head
+    assert listed.image.layout.width == f"{listed.frame.canvas.get_width_height()[0]}px"  # shown at its own size
     assert ex.heads.value == () and np.allclose(ex.change["before"], ex.change["after"])
 
 

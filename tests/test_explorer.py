@@ -38,6 +38,12 @@ def test_first_view_plots_the_run(lm, explorer):
     assert explorer.error == ""
 
 
+def test_every_picture_is_shown_at_its_own_pixel_size(explorer):
+    for frame, image in zip(explorer.frames, explorer.images):
+        width, _ = frame.canvas.get_width_height()
+        assert (image.layout.width, image.layout.height, image.layout.flex) == (f"{width}px", "auto", "none")
+
+
 def test_select_changes_the_zoom_and_the_highlight(lm, explorer):
     before = shown(explorer)
     assert explorer.select(2, 1) is True
