@@ -19,6 +19,7 @@ from .catalog import LanguageModel, load_model, manifest
 from .checks import call_student
 from .model import GPT, head_weights
 from .run import run_sentence
+from .scores import one_thread
 
 HEAD_COUNTS = (1, 2, 3, 4, 6, 12)  # every divisor of 12 (and of the width 96) we trained
 WIDTH = 96
@@ -206,7 +207,8 @@ def merged_loss(group_size: int) -> float:
     from .train import evaluate  # the same held-out stories the trained models were scored on
 
     lm = load_variant(MERGE_SOURCE)
-    return float(evaluate(merged_model(lm, group_size), lm.tokenizer)["held_out_loss"])
+    with one_thread():  # small products: see scores.one_thread
+        return float(evaluate(merged_model(lm, group_size), lm.tokenizer)["held_out_loss"])
 
 
 def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0, group_size: int = 3) -> Figure:
