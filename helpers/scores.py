@@ -3,6 +3,9 @@
 Two kinds of score, both "mean attention mass on the right key", so 1.0 is a perfect head:
 - relation_scores: for the classroom language, whose generator writes down the true
   (query, key) pairs of every relation, each head is scored against that ground truth.
+  Position comes first (Clark et al. 2019): "previous" and "resting" (<bos> or the latest
+  full stop) are positional, and relation_report compares every annotated relation with
+  the best fixed-offset baseline on the pairs whose key is not the previous word.
 - generic detectors (previous token, first token, duplicate token, induction): need no
   annotations, so they work on any model, GPT-2 small included.
 """
