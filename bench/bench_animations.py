@@ -5,7 +5,7 @@ the GIF plus the folder of frames. Target: build + save <= 3 s each on 2 cores.
 
 Run:  .venv/bin/python bench/bench_animations.py [repeats]
 Wall time suffers when other processes share the CPU, so this process's CPU time and the
-load average are printed too.
+load average are printed too: on an idle 2-core machine wall time is about the CPU time.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ def main(repeats: int = 3) -> None:
                 anim, build, cpu_b = timed(lambda: make(walk))
                 _, save, cpu_s = timed(lambda: animations.save_animation(anim, folder))
                 builds.append(build), saves.append(save), cpus.append(cpu_b + cpu_s)
-            total = statistics.median(b + s for b, s in zip(builds, saves))
+            total, cpu = statistics.median(b + s for b, s in zip(builds, saves)), statistics.median(cpus)
             print(f"{anim.name:26s} {len(anim.frames):2d} frames  build {statistics.median(builds):.2f}  "
-                  f"save {statistics.median(saves):.2f}  total {total:.2f} (cpu {statistics.median(cpus):.2f})  "
-                  f"target <= 3 s: {'met' if total <= 3 else 'NOT met'}")
+                  f"save {statistics.median(saves):.2f}  total {total:.2f}  (cpu {cpu:.2f})  target <= 3 s: "
+                  f"wall {'met' if total <= 3 else 'NOT met'}, cpu {'met' if cpu <= 3 else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -102,7 +102,8 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
     with _rc():
         fig, canvas = _figure()
         left, right = fig.subplots(1, 2, width_ratios=[1, 1.15])
-        fig.set_layout_engine("constrained")  # the steps' labels differ in length: lay each frame out
+        fig.subplots_adjust(left=0.19, right=0.98, top=0.85, bottom=0.13, wspace=0.6)  # fixed: fits every step's
+        # labels (a layout engine per frame would cost more than drawing it)
         heading = fig.suptitle("")
         for text, matrix, fmt in steps:
             _matrix(left, matrix, walk.tokens, fmt)

@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from helpers import animations
-from helpers.slidecheck import check_slide
+from helpers.slidecheck import check_layout
 from helpers.walkthrough import walkthrough_layer
 
 
@@ -43,12 +43,21 @@ def test_twelve_heads_recombining_adds_one_head_per_frame_and_ends_at_the_update
     assert np.abs(first - last).mean() > 1  # the picture fills up
 
 
-@pytest.mark.parametrize("which", [0, 1])
-def test_frames_are_16_9_slide_pictures_with_legible_text(built, which):
-    anim = built[which]
+@pytest.mark.parametrize("make", ["one_head_animation", "recombination_animation"])
+def test_every_frame_is_a_slide_picture_with_legible_text(one, walk, make, monkeypatch):
+    """Each frame, as drawn, passes the slide layout check (inside, no overlaps, >= 14 pt, wide enough)."""
+    reports, real_grab = [], animations._grab
+
+    def grab_and_check(anim, canvas, *args, **kwargs):
+        real_grab(anim, canvas, *args, **kwargs)
+        reports.append(check_layout(canvas.figure, f"{anim.name} frame {len(anim.frames) - 1}"))
+
+    monkeypatch.setattr(animations, "_grab", grab_and_check)
+    anim = getattr(animations, make)(one if make == "one_head_animation" else walk)
     assert {f.size for f in anim.frames} == {(1280, 624)}  # the picture area under a pptx title, 96 dpi
-    report = check_slide(anim.figure, size=None)  # the last frame as drawn
-    assert report.ok, report.problems
+    assert len(reports) == len(anim.frames)
+    for i, report in enumerate(reports):
+        assert report.ok, (i, report.problems)
 
 
 def test_saved_as_a_looping_gif_and_a_folder_of_frames(tmp_path, built):
