@@ -1,7 +1,10 @@
 """The PowerPoint deck: one slide per figure with title, picture, speaker notes and alt text; reopened with python-pptx."""
 
 import builtins
+import shutil
+import subprocess
 
+import pypdf
 import pytest
 from PIL import Image
 
@@ -86,3 +89,16 @@ def test_the_animations_play_inside_the_pptx_after_the_slide_they_animate(tmp_pa
             assert image.is_animated and image.n_frames >= 5
     assert (tmp_path / "deck" / "one_head_steps.gif").exists()
     assert len(list((tmp_path / "deck" / "twelve_heads_recombining_frames").glob("frame_*.png"))) == 13
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed (optional: apt-get install "
+                                                             "--no-install-recommends libreoffice-impress)")
+def test_libreoffice_opens_the_pptx_and_renders_every_slide(tmp_path):
+    path, _ = deck.export_deck(tmp_path / "deck", slides=CAPTIONED, format="pptx", animations=False)
+    profile = (tmp_path / "lo-profile").as_uri()  # a private profile: no clash with a running LibreOffice
+    subprocess.run(["soffice", f"-env:UserInstallation={profile}", "--headless", "--convert-to", "pdf",
+                    "--outdir", str(tmp_path), str(path)], check=True, capture_output=True, timeout=180)
+    pages = pypdf.PdfReader(tmp_path / "deck.pdf").pages
+    assert len(pages) == len(CAPTIONED)
+    assert float(pages[0].mediabox.width) / float(pages[0].mediabox.height) == pytest.approx(16 / 9, rel=1e-2)
+    assert "Title of 01_line" in pages[0].extract_text()
