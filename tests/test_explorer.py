@@ -164,7 +164,7 @@ def reference_previous_word_head(attentions):
     return divmod(int(scores.argmax()), attentions.shape[1])
 
 
-def test_previous_word_check_passes_the_reference_and_a_plain_answer(capsys):
+def test_previous_word_check_passes_the_reference_and_refuses_a_plain_answer(capsys):
     maps = planted_maps()
     assert reference_previous_word_head(maps) == (1, 2)
     H.check_previous_word_head(reference_previous_word_head, maps)
