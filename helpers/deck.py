@@ -21,7 +21,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
-from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from . import captions, headcount, plots, pptx_deck, scores, slides, views
@@ -268,6 +267,8 @@ def _move_all(staging: Path, folder: Path) -> None:
 
 def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "") -> None:
     """One 16:9 page per figure, at the slide size and with >= 14 pt text, as for the PNGs."""
+    from matplotlib.backends.backend_pdf import PdfPages  # here, not at import: it costs ~1 s (fontTools)
+
     metadata = {"Title": "Multi-head attention: the lecture deck", "Subject": subject, **FIXED_METADATA["pdf"]}
     try:
         with PdfPages(path, metadata=metadata) as pdf:
