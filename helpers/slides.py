@@ -51,18 +51,6 @@ def shrunk_query(d_model: int = 768, d_head: int = 64, word: str = "draw") -> Fi
     return fig
 
 
-def loss_vs_heads(losses: dict[int, float]) -> Figure:
-    """Held-out loss against head count, on an axis from zero so small gaps look small."""
-    fig = _slide()
-    ax = fig.add_subplot()
-    headcount.plot_loss_vs_heads(losses, ax=ax)
-    for h, loss in losses.items():
-        ax.annotate(f"{loss:.2f}", (h, loss), textcoords="offset points", xytext=(0, 12), ha="center")
-    ax.set_ylim(0, max(losses.values()) * 1.2)
-    ax.set_title(f"Held-out loss by number of heads (every model {headcount.WIDTH} wide): lower is better")
-    return fig
-
-
 def merged_heads(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, group: int = 3) -> Figure:
     """Thought experiment: `group` trained heads of the 12-head model and the one wide head they merge into."""
     tokens, members, merged = merge_maps(sentence, layer, first, group)
