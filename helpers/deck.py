@@ -5,10 +5,12 @@
 
 Paths are relative to the folder Python runs in: from a notebook, notebooks/figures/deck/.
 
-Each slide is one line in SLIDES: a file name and a function that builds the figure
-from the shipped models by calling the notebooks' own plot functions. Add a slide by
-adding a line. Pages are 13.33 × 7.5 in; the PNGs are 1920 × 1080 px, and no text is
-smaller than 14 pt there (export.save_for_slides enlarges anything smaller).
+Each slide is one entry in SLIDES: a file name, a function that builds the figure from the
+shipped models (the notebooks' own plot functions, or a 16:9 composition from slides.py),
+the pptx title, and a function that computes its one-sentence caption from the same data.
+Add a slide by adding an entry. Pages are 13.33 × 7.5 in, the PNGs 1920 × 1080 px; every
+slide passes slidecheck.check_slide there (text inside, no overlaps, >= 14 pt, wide enough),
+which tests/test_deck.py asserts.
 """
 
 from __future__ import annotations
@@ -169,8 +171,6 @@ def build_figures(slides=None, models: Models | None = None) -> list[tuple[str, 
             if models.used_seeded:
                 _mark_seeded(fig)
             figures.append((slide.name, fig))
-    for _, fig in figures:
-        _legible_ticks(fig)
     return figures
 
 
@@ -179,15 +179,6 @@ def _mark_seeded(fig: Figure) -> None:
     fig.text(0.5, 0.995, "SEEDED weights, not trained (data/walkthrough-*.safetensors is missing): "
              "the pattern means nothing", ha="center", va="top", fontsize=MIN_FONT_PT, color="#D55E00",
              weight="bold", backgroundcolor="white")
-
-
-def _legible_ticks(fig: Figure) -> None:
-    """Tick labels of at least MIN_FONT_PT (they are made at draw time, so enlarge them at the source)."""
-    for ax in fig.axes:
-        for axis in ("x", "y"):
-            labels = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
-            if any(label.get_fontsize() < MIN_FONT_PT for label in labels):
-                ax.tick_params(axis=axis, labelsize=MIN_FONT_PT)
 
 
 DECK_FORMATS = ("pdf", "pptx")
