@@ -24,7 +24,7 @@ from .run import run_sentence
 from .scores import (held_out_stories, one_thread, previous_token_scores, ranked_heads, repeated_random_tokens,
                      residual_stream, story_ids)
 from .train import HELD_OUT_SEED, forced_hits
-from .views import Frame, show_png
+from .views import Frame, one_thread, show_png
 from .widgetguard import guard_selections
 
 MODES = ("zero", "mean")
@@ -244,6 +244,7 @@ class KnockoutExplorer:
         self.change = None  # the last good next_word_change
         self.figure = Figure(figsize=(7.5, 3.8))
         self._before: dict = {}  # sentence -> next-word probabilities with all heads
+        self._shown: dict = {}  # (sentence, heads, mode) -> (change, PNG), for the current sentence
         self.frame = Frame(self.figure, dpi=96)  # the widgets' shared Agg-to-PNG path
         self._reverting = False
         for control in (self.sentence, self.heads, self.mode):
@@ -262,15 +263,15 @@ class KnockoutExplorer:
 
     def update(self) -> None:
         """Redraw for the current controls; bad input shows one line and keeps the last view."""
+        with one_thread():
+            self._update()
+
+    def _update(self) -> None:
         try:
             heads, text = self.knocked(), self.sentence.value
-            if text not in self._before:  # the all-heads run depends only on the sentence: once per sentence
-                self._before = {text: run_sentence(self.lm, text).next_word_probs()}
-            change = next_word_change(self.lm, text, heads, self.mode.value, self.top_k, before=self._before[text])
-            self.change = dict(change, sentence=text)
-            self.figure.clear()
-            # fixed margins instead of a layout engine: a redraw costs a third of the time
-            _draw_bars(self.change, text, heads, self.mode.value, self.figure.add_axes((0.14, 0.13, 0.83, 0.78)))
+            key = (text, tuple(heads), self.mode.value)
+            if key not in self._shown:
+                self._shown[key] = self._draw(heads, text)
         except ValueError as err:
             shown = self.change["sentence"] if self.change else None
             if shown is not None and self.sentence.value != shown:
@@ -281,10 +282,24 @@ class KnockoutExplorer:
                     self._reverting = False
             self.message.value = f"⚠ {err} (still showing “{shown}”)" if shown else f"⚠ {err}"
             return
+        self.change, png = self._shown[key]
         removed = ", ".join(head_label(*h) for h in heads) or "none"
         self.message.value = f"{len(heads)} head(s) removed ({self.mode.value}): {removed}"
+        self.image.value = png
+
+    def _draw(self, heads, text: str) -> tuple[dict, bytes]:
+        """The change and its bars as PNG for one (sentence, heads, mode); kept, so going back is instant."""
+        if text not in self._before:  # the all-heads run depends only on the sentence: once per sentence
+            self._before = {text: run_sentence(self.lm, text).next_word_probs()}
+            self._shown.clear()
+        change = dict(next_word_change(self.lm, text, heads, self.mode.value, self.top_k, before=self._before[text]),
+                      sentence=text)
+        self.figure.clear()
+        # fixed margins instead of a layout engine: a redraw costs a third of the time
+        _draw_bars(change, text, heads, self.mode.value, self.figure.add_axes((0.14, 0.13, 0.83, 0.78)))
         self.frame.invalidate()  # new bars: draw the whole figure
-        show_png(self.image, self.frame)
+        show_png(self.image, self.frame)  # sizes the image to the picture
+        return change, self.image.value
 
     def _ipython_display_(self):
         from IPython.display import display

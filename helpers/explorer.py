@@ -22,7 +22,7 @@ from .checks import NOT_ATTEMPTED, call_student
 from .export import save_for_slides, slide_style
 from .run import Run, run_sentence
 from .views import (AllHeadsView, Frame, HeadView, TokenLinksView, links_height, plot_all_heads, plot_head,
-                    plot_token_links, show_png)
+                    one_thread, plot_token_links, show_png)
 from .widgetguard import guard_selections
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
@@ -60,7 +60,8 @@ class Explorer:
     def set_sentence(self, text: str) -> bool:
         """Run the model on a new sentence and redraw; on bad input show the error, keep the view."""
         try:
-            run = run_sentence(self.lm, text)
+            with one_thread():
+                run = run_sentence(self.lm, text)
         except Exception as err:  # noqa: BLE001 - a widget shows the message instead of raising
             self._quietly(self.text, self.sentence)  # the box shows what the pictures show
             return self._show_error(err, f"still showing “{self.sentence}”")

@@ -23,7 +23,7 @@ from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, av
                         check_head_count, head_shapes, load_variant, loss_by_heads, merged_loss, merged_maps,
                         plot_loss_vs_heads)
 from .run import run_sentence
-from .views import AllHeadsView, Frame, plot_all_heads, show_png
+from .views import AllHeadsView, Frame, one_thread, plot_all_heads, show_png
 from .widgetguard import guard_selections
 
 
@@ -148,8 +148,9 @@ class HeadCountExplorer:
     def set_sentence(self, sentence) -> bool:
         """Read a new sentence with both the chosen model and the merged one."""
         try:
-            run = run_sentence(load_variant(self.heads), sentence)
-            tokens, maps = merged_maps(load_variant(MERGE_SOURCE), sentence, self.merge)
+            with one_thread():
+                run = run_sentence(load_variant(self.heads), sentence)
+                tokens, maps = merged_maps(load_variant(MERGE_SOURCE), sentence, self.merge)
         except (ValueError, FileNotFoundError) as err:
             self._sync(self.sentence_box, self.sentence)  # the box shows what the pictures show
             return self._fail(err)
@@ -218,13 +219,15 @@ class HeadCountExplorer:
     def _run(self, n: int):
         """heads-n reading the current sentence, run once per sentence."""
         if n not in self._runs:
-            self._runs[n] = run_sentence(load_variant(n), self.sentence)
+            with one_thread():
+                self._runs[n] = run_sentence(load_variant(n), self.sentence)
         return self._runs[n]
 
     def _merged(self, group_size: int):
         """(tokens, maps) of heads-12 merged in groups of group_size, once per sentence."""
         if group_size not in self._merges:
-            self._merges[group_size] = merged_maps(load_variant(MERGE_SOURCE), self.sentence, group_size)
+            with one_thread():
+                self._merges[group_size] = merged_maps(load_variant(MERGE_SOURCE), self.sentence, group_size)
         return self._merges[group_size]
 
     def _grid(self, which: str, maps, tokens) -> tuple[AllHeadsView, Frame]:
