@@ -28,8 +28,11 @@ from PIL import Image
 from .export import SLIDE_RC, check_folder, check_plain_name
 from .walkthrough import Walkthrough, walkthrough_layer
 
-SIZE = (1920 / 144, 1080 / 144 - 1.0)  # the picture area of a pptx slide under its title (13.33 × 6.5 in)
-DPI = 96  # 1280 × 624 px: sharp enough on a projector, small enough to build in under 3 s
+SIZE = (1920 / 144, 1080 / 144)  # a 16:9 slide, 13.33 × 7.5 in
+DPI = 96  # 1280 × 720 px: sharp enough on a projector, small enough to build in under 3 s
+PPTX_SCALE = 6.5 / 7.5  # the pptx shows a frame under its title, at 87 %
+# Text of at least 14 / 0.87 = 16.2 pt, so it is still >= 14 pt in the pptx.
+FRAME_RC = {**SLIDE_RC, "font.size": 17, "xtick.labelsize": 17, "ytick.labelsize": 17, "axes.labelsize": 18}
 DRAW = "I like to draw"
 
 
@@ -121,7 +124,7 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
 
 
 def _rc():
-    return mpl.rc_context(SLIDE_RC)
+    return mpl.rc_context(FRAME_RC)
 
 
 def _matrix(ax, matrix: np.ndarray, tokens, fmt: str) -> None:
@@ -130,7 +133,7 @@ def _matrix(ax, matrix: np.ndarray, tokens, fmt: str) -> None:
     ax.imshow(shown, cmap="viridis")
     for (i, j), v in np.ndenumerate(matrix):
         if j <= i:
-            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=15,
+            ax.text(j, i, fmt.format(v), ha="center", va="center",
                     color="black" if v >= np.nanmean(shown) else "white")
     ax.set_xticks(range(len(tokens)), tokens)
     ax.set_yticks(range(len(tokens)), tokens)
@@ -201,7 +204,7 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
         fig.subplots_adjust(left=0.16, right=0.97, top=0.86, bottom=0.12, hspace=0.45)
         blocks = np.full((H, D, 4), 255, dtype=np.uint8)  # white until a head is added
         image = top.imshow(blocks, **style)
-        top.set_yticks(range(H), [f"head {h}" for h in range(H)], fontsize=14)
+        top.set_yticks(range(H), [f"head {h}" for h in range(H)])
         top.set_xticks([0, D - 1], ["1", str(D)])
         top.set_title(f"each head's update, decompressed: z_h [1 × {z.shape[1]}] · W_O[h] → [1 × {D}]")
         running = bottom.imshow(np.full((1, D, 4), 255, dtype=np.uint8), **style)

@@ -54,10 +54,11 @@ def test_every_frame_is_a_slide_picture_with_legible_text(one, walk, make, monke
 
     monkeypatch.setattr(animations, "_grab", grab_and_check)
     anim = getattr(animations, make)(one if make == "one_head_animation" else walk)
-    assert {f.size for f in anim.frames} == {(1280, 624)}  # the picture area under a pptx title, 96 dpi
+    assert {f.size for f in anim.frames} == {(1280, 720)}  # 16:9 at 96 dpi
     assert len(reports) == len(anim.frames)
     for i, report in enumerate(reports):
         assert report.ok, (i, report.problems)
+        assert report.min_pt * animations.PPTX_SCALE >= 14  # still 14 pt in the pptx, under the slide title
 
 
 def test_saved_as_a_looping_gif_and_a_folder_of_frames(tmp_path, built):
