@@ -24,7 +24,7 @@ from .run import run_sentence
 from .scores import (held_out_stories, one_thread, previous_token_scores, ranked_heads, repeated_random_tokens,
                      residual_stream, story_ids)
 from .train import HELD_OUT_SEED, forced_hits
-from .views import Frame, one_thread, show_png
+from .views import Frame, show_png
 from .widgetguard import guard_selections
 
 MODES = ("zero", "mean")

@@ -21,8 +21,9 @@ from .catalog import LanguageModel
 from .checks import NOT_ATTEMPTED, call_student
 from .export import save_for_slides, slide_style
 from .run import Run, run_sentence
+from .scores import one_thread
 from .views import (AllHeadsView, Frame, HeadView, TokenLinksView, links_height, plot_all_heads, plot_head,
-                    one_thread, plot_token_links, show_png)
+                    plot_token_links, show_png)
 from .widgetguard import guard_selections
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links

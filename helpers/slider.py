@@ -23,7 +23,8 @@ from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, av
                         check_head_count, head_shapes, load_variant, loss_by_heads, merged_loss, merged_maps,
                         plot_loss_vs_heads)
 from .run import run_sentence
-from .views import AllHeadsView, Frame, one_thread, plot_all_heads, show_png
+from .scores import one_thread
+from .views import AllHeadsView, Frame, plot_all_heads, show_png
 from .widgetguard import guard_selections
 
 

@@ -11,15 +11,12 @@ the `plot_*` functions build one and return its Figure.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import zlib
-from typing import Iterator
 
 import matplotlib as mpl
 import numpy as np
 import PIL.Image
-import torch
 from matplotlib import transforms
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
@@ -85,20 +82,6 @@ def show_png(image, frame: Frame) -> None:
     image.layout.width, image.layout.height = f"{width}px", "auto"
     image.layout.max_width, image.layout.flex, image.layout.align_self = "100%", "none", "flex-start"
     image.value = png
-
-
-@contextlib.contextmanager
-def one_thread() -> Iterator[None]:
-    """Run a widget's model call on one torch thread.
-
-    The widgets' models are tiny; on a busy 2-core laptop two threads fight for the cores and
-    a classroom-model forward took 289 ms, against 34 ms on one thread (measured here)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 CMAP = "viridis"  # the project's attention colour map (export.SLIDE_CMAP); NaN gaps are drawn white
