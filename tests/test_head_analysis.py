@@ -166,3 +166,15 @@ def test_numbers_notebook_06_states(lm, tables, report):
     assert {layer for (layer, _), _ in S.ranked_heads(tables, "induction", k=4)} == {7, 8, 9}
     one = S.first_token_scores(run_sentence(lm, "the cat sat on the mat .").attentions)
     assert round(float(one.max()), 2) == 0.98
+
+
+def test_two_head_model_draws_the_induction_stripe_in_layer_1():
+    """04 §5: in the 2-head model a head in layer 1 draws the diagonal stripe that repeats the list:
+    on the repeated words of the example sentence it puts most of its attention on the word after the
+    earlier copy (0.62), the other heads almost none."""
+    from helpers.explorer import induction_prediction
+
+    run = run_sentence(HC.load_variant(2), HC.SENTENCE)
+    rows = [q for q, w in enumerate(run.tokens) if w in run.tokens[:q] and w not in (":", ".")]
+    on_target = (run.attentions.numpy() * induction_prediction(run.tokens)).sum(-1)[:, :, rows].mean(-1)  # (L, H)
+    assert on_target[1].max() > 0.5 and np.delete(on_target.ravel(), 2 + on_target[1].argmax()).max() < 0.1
