@@ -63,7 +63,7 @@ def judge(lm: LanguageModel, info: dict) -> dict:
               "pronoun or agreement": max(best["pronoun"], best["agreement"]) >= GRAMMAR_BAR,
               "forced accuracy": forced >= FORCED_BAR,
               "knock out best 4": lost_best >= KNOCKOUT_BEST,
-              "knock out worst 4": lost_worst < KNOCKOUT_WORST}
+              "knock out 4 idle heads": lost_worst < KNOCKOUT_WORST}
     return {"best": best, "forced": forced, "induction_lost_best4": round(lost_best, 1),
             "induction_lost_worst4": round(lost_worst, 1), "held_out_loss": info["held_out_loss"],
             "missed": [name for name, met in checks.items() if not met]}
