@@ -17,6 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
+from . import captions
 from .catalog import LanguageModel
 from .checks import NOT_ATTEMPTED, call_student
 from .export import save_for_slides, slide_style
@@ -100,9 +101,9 @@ class Explorer:
         """Write the current grid, zoomed head and token links as PNG, SVG and PDF for slides."""
         folder = Path(folder or self.folder)
         try:
-            paths = []
+            paths, notes = [], self.slide_captions()
             for name, fig in self.slide_figures().items():
-                paths += save_for_slides(fig, name, folder)
+                paths += save_for_slides(fig, name, folder, caption=notes[name])  # + name.txt
         except Exception as err:  # noqa: BLE001
             self._show_error(err, "nothing was written")
             return []
@@ -110,6 +111,14 @@ class Explorer:
         self.export_note.value = _written(paths)
         self._clear_error()  # an earlier failed export's message no longer holds
         return paths
+
+    def slide_captions(self) -> dict[str, str]:
+        """One sentence per exported figure, computed from the maps it shows (alt text, speaker notes)."""
+        attn, tokens = self.run.attentions, self.run.tokens
+        tag = f"{_plain(self.lm.name)}_L{self.layer}H{self.head}"
+        head = captions.head_caption(attn[self.layer, self.head], tokens, self.layer, self.head)
+        return {f"{_plain(self.lm.name)}_all_heads": captions.all_heads_caption(attn, tokens, (self.layer, self.head)),
+                f"{tag}_map": head, f"{tag}_links": head}
 
     def slide_figures(self) -> dict:
         """Fresh projector-styled figures of the current views, keyed by file name."""

@@ -17,6 +17,7 @@ import textwrap
 
 from matplotlib.figure import Figure
 
+from . import captions
 from .attention import attention_param_count
 from .export import save_for_slides, slide_style
 from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, available_head_counts,
@@ -188,6 +189,12 @@ class HeadCountExplorer:
         self._draw_merge()
         return True
 
+    def slide_captions(self) -> dict[str, str]:
+        """One sentence per exported figure, computed from what it shows (alt text, speaker notes)."""
+        return {f"heads_{self.heads}_maps": captions.all_heads_caption(self.run.attentions, self.run.tokens),
+                "loss_vs_heads": captions.loss_caption(self.loss_plot.losses),
+                f"heads_12_merged_by_{self.merge}": captions.all_heads_caption(self.merge_maps, self.merge_tokens)}
+
     def slide_figures(self) -> dict[str, tuple[Figure, tuple[float, float] | str]]:
         """Fresh, titled, projector-styled figures of the current views: name -> (figure, slide size)."""
         with slide_style():
@@ -206,8 +213,9 @@ class HeadCountExplorer:
         folder = self.folder if folder is None else folder
         try:
             paths = []
+            notes = self.slide_captions()
             for name, (fig, size) in self.slide_figures().items():
-                paths += save_for_slides(fig, name, folder, size=size)
+                paths += save_for_slides(fig, name, folder, size=size, caption=notes[name])  # + name.txt
         except (ValueError, OSError) as err:
             self._fail(err)
             return []

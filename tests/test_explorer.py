@@ -127,11 +127,13 @@ def test_query_word_shows_only_its_links(explorer):
 def test_export_writes_every_view_for_slides(explorer, tmp_path):
     explorer.select(2, 1)
     paths = explorer.export(tmp_path / "slides")
-    assert {p.suffix for p in paths} == {".png", ".svg", ".pdf"}
-    assert len(paths) == 9 and all(p.is_file() and p.stat().st_size > 0 for p in paths)
+    assert {p.suffix for p in paths} == {".png", ".svg", ".pdf", ".txt"}  # .txt: each figure's caption
+    assert len(paths) == 12 and all(p.is_file() and p.stat().st_size > 0 for p in paths)
     assert any("L2H1" in p.name for p in paths)
+    head_caption = next(p for p in paths if p.name.endswith("L2H1_map.txt")).read_text(encoding="utf-8")
+    assert head_caption.startswith("Layer 2, head 1: ") and "% of the attention" in head_caption
     note = explorer.export_note.value
-    assert "Wrote 9 files" in note and str((tmp_path / "slides").resolve()) in note
+    assert "Wrote 12 files" in note and str((tmp_path / "slides").resolve()) in note
     assert all(p.name in note for p in paths)
 
 

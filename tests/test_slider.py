@@ -256,10 +256,11 @@ def test_export_writes_slides_and_leaves_the_view_as_it_was(explorer, tmp_path):
     png = bytes(e.maps_image.value)
     paths = e.export(tmp_path / "figs")
     names = sorted(p.name for p in paths)
-    assert len(paths) == 9 and all(p.is_file() and p.stat().st_size > 0 for p in paths)
+    assert len(paths) == 12 and all(p.is_file() and p.stat().st_size > 0 for p in paths)
     assert {"heads_3_maps.png", "heads_3_maps.svg", "heads_3_maps.pdf", "loss_vs_heads.pdf",
-            "heads_12_merged_by_4.png"} <= set(names)
-    assert "Saved 9 files" in e.status.value
+            "heads_12_merged_by_4.png", "loss_vs_heads.txt"} <= set(names)
+    assert (tmp_path / "figs" / "loss_vs_heads.txt").read_text(encoding="utf-8").startswith("Held-out loss is lowest")
+    assert "Saved 12 files" in e.status.value
     assert e.set_heads(1) and e.set_heads(3) and bytes(e.maps_image.value) == png  # the live view is unchanged
 
 
