@@ -119,6 +119,8 @@ def test_knockout_explorer_headless():
     assert list(listed.heads.options[:2]) == ["L1 H3", "L0 H2"] and listed.heads.rows >= 16  # chosen heads in view
     assert len(listed.heads.options) == len(set(listed.heads.options)) == lm.config.n_layer * lm.config.n_head
     assert listed.image.layout.width == f"{listed.frame.canvas.get_width_height()[0]}px"  # shown at its own size
+    box = listed.figure.axes[0].get_legend().get_window_extent(listed.frame.canvas.get_renderer())
+    assert listed.figure.bbox.contains(*box.p0) and listed.figure.bbox.contains(*box.p1)  # the legend is not cut off
     assert ex.heads.value == () and np.allclose(ex.change["before"], ex.change["after"])
 
 
