@@ -358,7 +358,8 @@ def _start_id(lm: LanguageModel) -> int:
 def generic_scores(lm: LanguageModel, length: int = 20, batch: int = 8, seed: int = 0) -> dict[str, np.ndarray]:
     """All four detectors on one seeded batch of repeated random tokens -> {name: (L, H)}."""
     ids = repeated_random_tokens(lm, length, batch, seed)  # (B, T)
-    attn = lm.model(ids).attentions  # (B, L, H, T, T)
+    with one_thread():  # a few hundred tokens: one thread is enough even for GPT-2 small
+        attn = lm.model(ids).attentions  # (B, L, H, T, T)
     return {"previous": previous_token_scores(attn), "first": first_token_scores(attn),
             "duplicate": duplicate_token_scores(attn[:, :, :, 1:, 1:], ids[:, 1:]),
             "induction": induction_pattern_scores(attn[:, :, :, 1:, 1:], length)}
