@@ -257,6 +257,11 @@ class KnockoutExplorer:
             widget.add_class(name)  # names for the browser tests
         guard_selections(self.widget, lambda line: setattr(self.message, "value", line))
         self.update()
+        with one_thread():  # the other mode for the chosen heads, ready before the class asks for it
+            other = MODES[1 - MODES.index(self.mode.value)]
+            key = (self.sentence.value, tuple(self.knocked()), other)
+            if self.change is not None and key not in self._shown:
+                self._shown[key] = self._draw(self.knocked(), self.sentence.value, other)
 
     def knocked(self) -> list[tuple[int, int]]:
         return [parse_head(label) for label in self.heads.value]
@@ -285,22 +290,22 @@ class KnockoutExplorer:
         self.change, png = self._shown[key]
         removed = ", ".join(head_label(*h) for h in heads) or "none"
         self.message.value = f"{len(heads)} head(s) removed ({self.mode.value}): {removed}"
-        self.image.value = png
+        show_png(self.image, self.frame, png)
 
-    def _draw(self, heads, text: str) -> tuple[dict, bytes]:
+    def _draw(self, heads, text: str, mode: str | None = None) -> tuple[dict, bytes]:
         """The change and its bars as PNG for one (sentence, heads, mode); kept, so going back is instant."""
+        mode = mode or self.mode.value
         if text not in self._before:  # the all-heads run depends only on the sentence: once per sentence
             self._before = {text: run_sentence(self.lm, text).next_word_probs()}
             self._shown.clear()
-        change = dict(next_word_change(self.lm, text, heads, self.mode.value, self.top_k, before=self._before[text]),
+        change = dict(next_word_change(self.lm, text, heads, mode, self.top_k, before=self._before[text]),
                       sentence=text)
         self.figure.clear()
         # fixed margins instead of a layout engine (a redraw costs a third of the time); room below
         # for the x label and the legend that _draw_bars puts under the bars
-        _draw_bars(change, text, heads, self.mode.value, self.figure.add_axes((0.14, 0.27, 0.83, 0.65)))
+        _draw_bars(change, text, heads, mode, self.figure.add_axes((0.14, 0.27, 0.83, 0.65)))
         self.frame.invalidate()  # new bars: draw the whole figure
-        show_png(self.image, self.frame)  # sizes the image to the picture
-        return change, self.image.value
+        return change, self.frame.png()
 
     def _ipython_display_(self):
         from IPython.display import display

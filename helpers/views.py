@@ -71,13 +71,14 @@ class Frame:
         return canvas_png(self.canvas)
 
 
-def show_png(image, frame: Frame) -> None:
+def show_png(image, frame: Frame, png: bytes | None = None) -> None:
     """Put a frame's picture into an ipywidgets Image shown at its own pixel size.
 
     Without a fixed width the browser stretches an image to fill its flex box (a 540-px grid
     was shown 1037 px tall); width in px, height auto and no flex stretching keep the
-    picture's aspect ratio and never enlarge it (max-width may still shrink it to fit)."""
-    png = frame.png()
+    picture's aspect ratio and never enlarge it (max-width may still shrink it to fit).
+    `png`: a picture this frame rendered earlier (a widget may keep them); else it renders now."""
+    png = frame.png() if png is None else png
     width, _ = frame.canvas.get_width_height()
     image.layout.width, image.layout.height = f"{width}px", "auto"
     image.layout.max_width, image.layout.flex, image.layout.align_self = "100%", "none", "flex-start"

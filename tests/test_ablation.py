@@ -121,6 +121,11 @@ def test_knockout_explorer_headless():
     assert listed.image.layout.width == f"{listed.frame.canvas.get_width_height()[0]}px"  # shown at its own size
     box = listed.figure.axes[0].get_legend().get_window_extent(listed.frame.canvas.get_renderer())
     assert listed.figure.bbox.contains(*box.p0) and listed.figure.bbox.contains(*box.p1)  # the legend is not cut off
+    zero_png = bytes(listed.image.value)
+    listed.mode.value = "mean"  # prepared when the widget was built: the picture must still be the right one
+    want = A.next_word_change(lm, SENTENCE, [(1, 3), (0, 2)], "mean", listed.top_k)
+    np.testing.assert_allclose(listed.change["after"], want["after"], rtol=1e-5)
+    assert bytes(listed.image.value) != zero_png and "(mean)" in listed.message.value
     assert ex.heads.value == () and np.allclose(ex.change["before"], ex.change["after"])
 
 
