@@ -348,6 +348,7 @@ def test_notebook_runs_in_jupyterlab_and_looks_right(lab, name):
                                "05_all_144_heads": 3, "06_what_each_head_learns": 1}[name]
         if name == "05_all_144_heads":
             assert_explorer_fits_the_screen(page)
+            assert_export_keeps_the_button(page)
         for control, move, _, image in CONTROLS.get(name, []):
             ms = timed_move(page, move, image)
             print(f"{name} {control}: key to new picture {ms:.0f} ms")
@@ -365,6 +366,16 @@ def test_notebook_runs_in_jupyterlab_and_looks_right(lab, name):
         raise
     finally:
         close_notebook(page)  # two cores: the next notebook gets them
+
+
+def assert_export_keeps_the_button(page) -> None:
+    """Clicking "Export for slides" writes the files and says where; the note never squeezes the button."""
+    button = page.locator(".explorer-export").first
+    button.scroll_into_view_if_needed()
+    width = button.bounding_box()["width"]
+    button.click()
+    page.wait_for_function("() => /Wrote \\d+ files in/.test(document.body.innerText)", timeout=SLOW)
+    assert button.inner_text().strip() == "Export for slides" and button.bounding_box()["width"] >= width - 1
 
 
 def assert_explorer_fits_the_screen(page) -> None:
