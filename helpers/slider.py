@@ -17,7 +17,7 @@ import textwrap
 
 from matplotlib.figure import Figure
 
-from . import captions
+from . import captions, slides
 from .attention import attention_param_count
 from .export import save_for_slides, slide_style
 from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, available_head_counts,
@@ -25,7 +25,7 @@ from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, av
                         plot_loss_vs_heads)
 from .run import run_sentence
 from .scores import one_thread
-from .views import AllHeadsView, Frame, plot_all_heads, show_png
+from .views import AllHeadsView, Frame, show_png
 from .widgetguard import guard_selections
 
 
@@ -42,6 +42,25 @@ def live_grid(maps, tokens, dpi: int) -> tuple[AllHeadsView, Frame]:
     view.fig.set_size_inches(MAPS_WIDTH, MAPS_MAX_HEIGHT)
     view.fit_height(MAPS_MAX_HEIGHT)
     return view, Frame(view.fig, [view.image, view.gaps, *view.ax.spines.values()], dpi)  # spines go over the maps
+
+
+SHORT_PATTERNS = {"rests": "resting", "goes to the word just before": "previous word",
+                  "stays": "the word itself", "goes to the word after": "induction"}
+
+
+def zoom_head(maps, tokens) -> tuple[tuple[int, int], str]:
+    """The head to show up close: the clearest pattern that is not resting, and its short name."""
+    L, H = maps.shape[:2]
+
+    def clarity(head):
+        what, share = captions.head_pattern(maps[head], tokens)
+        return not what.startswith("rests"), share
+
+    head = max(((l, h) for l in range(L) for h in range(H)), key=clarity)
+    what, share = captions.head_pattern(maps[head], tokens)
+    if share < 0.5:  # no simple pattern holds most of its attention: do not name one
+        return head, "no simple pattern"
+    return head, next(short for start, short in SHORT_PATTERNS.items() if what.startswith(start))
 
 
 def _wrapped(title: str, tokens) -> str:
@@ -191,20 +210,24 @@ class HeadCountExplorer:
 
     def slide_captions(self) -> dict[str, str]:
         """One sentence per exported figure, computed from what it shows (alt text, speaker notes)."""
-        return {f"heads_{self.heads}_maps": captions.all_heads_caption(self.run.attentions, self.run.tokens),
+        heads, merged = zoom_head(self.run.attentions, self.run.tokens), zoom_head(self.merge_maps, self.merge_tokens)
+        return {f"heads_{self.heads}_maps": captions.all_heads_caption(self.run.attentions, self.run.tokens, heads[0]),
                 "loss_vs_heads": captions.loss_caption(self.loss_plot.losses),
-                f"heads_12_merged_by_{self.merge}": captions.all_heads_caption(self.merge_maps, self.merge_tokens)}
+                f"heads_12_merged_by_{self.merge}": captions.all_heads_caption(self.merge_maps, self.merge_tokens,
+                                                                              merged[0])}
 
     def slide_figures(self) -> dict[str, tuple[Figure, tuple[float, float] | str]]:
-        """Fresh, titled, projector-styled figures of the current views: name -> (figure, slide size)."""
+        """Fresh, titled, projector-styled figures of the current views: name -> (figure, slide size).
+        Up to 24 maps cannot carry 14-pt token labels on one slide, so each grid comes with its
+        clearest head up close, labelled, beside it (the deck's all-heads slides do the same)."""
         with slide_style():
             return {
-                f"heads_{self.heads}_maps": (plot_all_heads(
-                    self.run.attentions, self.run.tokens, token_labels=True,
+                f"heads_{self.heads}_maps": (slides.all_heads_with_zoom(
+                    self.run.attentions, self.run.tokens, *zoom_head(self.run.attentions, self.run.tokens),
                     title=_wrapped(self.heads_title(), self.run.tokens)), "16:9"),
                 "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9"),
-                f"heads_12_merged_by_{self.merge}": (plot_all_heads(
-                    self.merge_maps, self.merge_tokens, token_labels=True,
+                f"heads_12_merged_by_{self.merge}": (slides.all_heads_with_zoom(
+                    self.merge_maps, self.merge_tokens, *zoom_head(self.merge_maps, self.merge_tokens),
                     title=_wrapped(self.merge_title(), self.merge_tokens)), "16:9"),
             }
 

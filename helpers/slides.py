@@ -80,18 +80,20 @@ def merge_maps(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, group
     return tokens, members, merged[layer, first // group]
 
 
-def all_heads_with_zoom(run: Run, head: tuple[int, int], what: str) -> Figure:
-    """The all-heads grid with one head framed, and that head up close beside it."""
+def all_heads_with_zoom(attentions, tokens, head: tuple[int, int], what: str, title: str | None = None) -> Figure:
+    """The all-heads grid (L, H, T, T) with one head framed, and that head up close beside it: the
+    grid shows the patterns, the close-up carries token labels large enough to read on a slide."""
     layer, h = head
     fig = _slide()
-    left, right = fig.subplots(1, 2, width_ratios=[1.7, 1])
-    L, H = run.attentions.shape[:2]
-    grid = views.AllHeadsView(run.attentions, run.tokens, ax=left, highlight=head, title=" ")  # title: the slide's
+    L, H = attentions.shape[:2]
+    grid_share = min(2.0, max(0.6, 1.7 * H / L))  # a wide 2 × 12 grid gets more room than a square 12 × 12
+    left, right = fig.subplots(1, 2, width_ratios=[grid_share, 1])
+    grid = views.AllHeadsView(attentions, tokens, ax=left, highlight=head, title=" ")  # title: the slide's
     for label in grid.head_texts + grid.layer_texts:
         label.set_fontsize(14)  # "H10 H11" fit side by side over a long sentence's narrow cells
-    views.plot_head(run.attentions[layer, h], run.tokens, ax=right, title=f"L{layer} H{h} up close: {what}")
+    views.plot_head(attentions[layer, h], tokens, ax=right, title=f"L{layer} H{h} up close: {what}")
     right.tick_params(labelsize=14)  # a 15-word sentence's labels fit beside the grid
-    fig.suptitle(f"All {L * H} heads ({L} layers × {H} heads) reading: {' '.join(run.tokens)}", fontsize=18)
+    fig.suptitle(title or f"All {L * H} heads ({L} layers × {H} heads) reading: {' '.join(tokens)}", fontsize=18)
     fig.get_layout_engine().set(rect=(0.03, 0, 0.97, 1))  # room for the L0.. labels the layout does not see
     return fig
 

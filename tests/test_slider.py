@@ -208,7 +208,19 @@ def test_maps_grow_when_there_are_fewer_heads_and_carry_the_words(explorer):
     assert sizes[1] > 2 * sizes[12]
     figures = e.slide_figures()
     slide, _ = figures["heads_12_maps"]
-    assert [t.get_text() for t in slide.axes[0].texts].count(e.run.tokens[1]) >= 2  # a query row and a key column
+    zoom = next(ax for ax in slide.axes if "up close" in ax.get_title())  # 24 maps: the words go on the close-up
+    assert [t.get_text() for t in zoom.get_yticklabels()] == e.run.tokens
+    assert [t.get_text() for t in zoom.get_xticklabels()] == e.run.tokens
+
+
+def test_exported_maps_pass_the_slide_check_at_every_head_count(explorer, tmp_path):
+    """The reported 12-head export: 6-pt words and the bottom half blank. Now every export passes."""
+    e = explorer
+    for heads, merge in ((1, 12), (12, 1), (4, 3)):
+        assert e.set_heads(heads) and e.set_merge(merge)
+        for name, (fig, size) in e.slide_figures().items():
+            report = H.check_slide(fig)
+            assert report.ok, f"{name}: {report.problems}"
 
 
 def test_the_merge_control_redraws_the_thought_experiment(explorer):
