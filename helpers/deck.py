@@ -219,7 +219,6 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
             _write_pdf(figures, deck, subject=f"{len(figures)} slides; each slide's caption is in its .txt file")
         else:
             _write_pptx(chosen, figures, notes, models if animations else None, staging, deck)
-        finished = [folder / p.name for p in pngs], folder / deck.name
         _move_all(staging, folder)
     except BaseException:
         if made_folder:
@@ -227,7 +226,7 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return finished[1], finished[0]
+    return folder / deck.name, [folder / png.name for png in pngs]
 
 
 def _write_pptx(chosen, figures, notes, models: Models | None, staging: Path, path: Path) -> None:

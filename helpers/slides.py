@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from . import headcount, plots, views
-from .run import Run, run_sentence
+from .run import run_sentence
 from .scores import ranked_heads
 from .slidecheck import SLIDE_INCHES
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +20,7 @@ import torch
 from matplotlib.figure import Figure
 
 import helpers as H
-from helpers import ablation, catalog, deck, export, gpt2
+from helpers import catalog, deck, gpt2
 from helpers.model import GPT, GPTConfig
 from helpers.walkthrough import walkthrough_layer
 from helpers.weights import model_from_checkpoint, read_model, save_model, sha256

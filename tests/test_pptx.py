@@ -8,7 +8,7 @@ import pypdf
 import pytest
 from PIL import Image
 
-from helpers import deck, pptx_deck
+from helpers import deck
 from helpers.catalog import shipped_models
 
 pptx = pytest.importorskip("pptx")
