@@ -36,6 +36,24 @@ def run(path: Path) -> tuple[float, float]:
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
+def machine_seconds() -> float:
+    """Seconds for a fixed one-thread job (torch import excluded): a yardstick, so that readings taken on
+    different machines can be compared. 2026-12-01: 0.29 s on the quiet 2-core machine that measured all six in 28.3-28.7 s."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a = torch.randn(256, 256, generator=torch.Generator().manual_seed(0))
+        start = time.perf_counter()
+        for _ in range(400):
+            a = torch.tanh(a @ a.T / 16)
+        sum(i * i for i in range(2_000_000))  # and some plain Python, as a notebook's glue code is
+        return time.perf_counter() - start
+    finally:
+        torch.set_num_threads(threads)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("numbers", nargs="*", help="notebook numbers to run, e.g. 01 02 (default: all)")
@@ -43,7 +61,8 @@ def main() -> None:
     paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if args.numbers:
         paths = [p for p in paths if p.name[:2] in args.numbers]
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
+          f"yardstick {machine_seconds():.2f} s (see machine_seconds)")
     print(f"{'notebook':<48} {'wall s':>8} {'CPU s':>7}  target (wall)")
     total = cpu_total = 0.0
     for path in paths:

@@ -92,8 +92,8 @@ class HeadCountExplorer:
         self.loss_plot = LossPlot(loss_by_heads(), self.heads)
         self.loss_frame = Frame(self.loss_plot.fig, [self.loss_plot.marker], self.DPI)  # only the ring moves
         self._build_widgets(W)
-        for group_size in self.merge_slider.options:  # each costs a held-out evaluation (~0.4 s), cached:
-            merged_loss(group_size)  # paid here once, so no merge move ever waits for one
+        for group_size in self.merge_slider.options:  # recorded for the shipped file; else an evaluation
+            merged_loss(group_size)  # (~0.4 s) paid here once, so no merge move ever waits for one
         self._draw_heads()
         self._draw_merge()
         self._prepare()

@@ -191,6 +191,9 @@ def main(argv=None) -> None:
     model, info = train(args.name)
     path = args.out or DATA_DIR / f"{args.name}.safetensors"
     record_model(args.name, model, RECIPES[args.name].words, info, path)
+    if args.name == "heads-12":  # notebook 04's merge thought experiment: its numbers belong to this file
+        from .headcount import record_merged_losses  # headcount reads train's held-out stories
+        print("merged held-out losses:", record_merged_losses(path))
     print({k: v for k, v in info.items() if k != "note"})
 
 

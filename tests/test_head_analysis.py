@@ -130,6 +130,20 @@ def test_knock_out_demo_changes_the_top_prediction(lm, tables):
     assert after != "fox" and change["after"][fox] < 0.05, change
 
 
+def test_best_induction_head_looks_one_place_right_of_the_earlier_copy(lm, tables):
+    """06 §5: on its list sentence, in the second copy the top induction head's brightest cell in each row
+    of a repeated word sits one place right of that word's first appearance."""
+    (layer, head), _ = S.ranked_heads(tables, "induction", k=1)[0]
+    run = run_sentence(lm, "list : red mat old fox . again : red mat old")
+    second = run.tokens.index("again")
+    rows = [q for q in range(second, len(run.tokens)) if run.tokens[q] in run.tokens[:second]]
+    assert len(rows) == 4
+    for q in rows:
+        brightest = int(run.attentions[layer, head, q].argmax())
+        assert brightest == run.tokens.index(run.tokens[q]) + 1, (run.tokens[q], run.tokens[brightest])
+        assert run.attentions[layer, head, q, brightest] > 0.9
+
+
 def test_a_knock_out_answers_from_the_cache(lm):
     """The exercise check asks again for a knock-out the notebook already ran: the same number, no new pass."""
     first = A.forced_accuracy(lm, "induction", [(0, 9)])

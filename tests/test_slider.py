@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import math
+import shutil
 
 import numpy as np
 import PIL.Image
@@ -11,6 +13,7 @@ import pytest
 import torch
 
 import helpers as H
+from helpers import catalog
 from helpers import headcount as S
 
 
@@ -123,6 +126,34 @@ def test_merge_rejects_a_group_size_that_does_not_divide_the_heads():
 
 def test_merged_loss_in_groups_of_one_is_the_trained_loss():
     assert H.merged_loss(1) == pytest.approx(H.loss_by_heads()[12], abs=0.01)  # fp16 weights on disk
+
+
+def test_recorded_merged_losses_are_what_the_shipped_file_measures():
+    """Notebook 04 reads the six merged losses from data/models.json: each must be what an evaluation
+    of the shipped heads-12 file gives now, to the 4 decimals evaluate reports."""
+    recorded = S.manifest()["heads-12"]["merged_held_out_loss"]
+    assert sorted(map(int, recorded)) == [g for g in H.HEAD_COUNTS if 12 % g == 0]
+    lm = H.load_variant(12)
+    for g, loss in recorded.items():
+        assert S.measure_merged_loss(lm, int(g)) == pytest.approx(loss, abs=1e-4), f"groups of {g}"
+        assert H.merged_loss(int(g)) == loss
+
+
+def test_record_merged_losses_writes_them_beside_the_file_and_a_retrained_file_is_measured_live(tmp_path,
+                                                                                                  monkeypatch):
+    shutil.copy(catalog.DATA_DIR / "heads-12.safetensors", tmp_path)
+    entries = catalog.manifest()
+    del entries["heads-12"]["merged_held_out_loss"]  # what record_model leaves after a retrain
+    (tmp_path / "models.json").write_text(json.dumps(entries))
+    monkeypatch.setattr(catalog.manifest, "__defaults__", (tmp_path / "models.json", True))
+    monkeypatch.setattr(S, "measure_merged_loss", lambda lm, g: 10.0 + g)  # a live measurement, recognisable
+    S._live_merged_loss.cache_clear()
+    assert H.merged_loss(3) == 13.0  # nothing recorded: measured
+    S._live_merged_loss.cache_clear()
+    written = S.record_merged_losses(tmp_path / "heads-12.safetensors")
+    assert written == {"1": 11.0, "2": 12.0, "3": 13.0, "4": 14.0, "6": 16.0, "12": 22.0}
+    assert json.loads((tmp_path / "models.json").read_text())["heads-12"]["merged_held_out_loss"] == written
+    assert H.merged_loss(4) == 14.0  # recorded: read
 
 
 def test_plot_merge_example_is_labelled_a_thought_experiment():
