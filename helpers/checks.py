@@ -30,6 +30,13 @@ def _size(t: torch.Tensor) -> str:
     return "[" + " × ".join(str(s) for s in t.shape) + "]"
 
 
+def _fixed_divisors(scores: torch.Tensor, d: int, where: str, finish: Callable) -> dict:
+    """The slips of typing the notebooks' √64 = 8 or √768 instead of √d of the input at hand.
+    (The check's head sizes are chosen so that neither is right, nor equal to another named slip.)"""
+    return {f"divided by a fixed {name}: compute √d from the input ({where}; here d = {d}).": finish(scores / value)
+            for value, name in ((8.0, "8 (√64, the notebooks' head size)"), (math.sqrt(768), "√768 ≈ 27.7"))}
+
+
 # --- notebook 01 -------------------------------------------------------------------------------------
 def _weights_case(T: int, d: int, seed: int) -> Case:
     Q, K = _inputs(T, d, seed=seed) * 1.5, _inputs(T, d, seed=seed + 1) * 1.5
@@ -45,6 +52,7 @@ def _weights_case(T: int, d: int, seed: int) -> Case:
             s.softmax(-1) / r,
         "used a sigmoid: the softmax over the keys is what makes each row sum to 1.": (s / r).sigmoid(),
         "masked the future: this exercise has no mask yet (section 5 adds it).": A.mask_future(s / r).softmax(-1),
+        **_fixed_divisors(s, d, "d = Q.shape[-1]", lambda scaled: scaled.softmax(-1)),
     }, label=f"Q, K {_size(Q)}")
 
 
@@ -119,12 +127,13 @@ def _one_head_case(T: int, D: int, d: int, seed: int) -> Case:
         "used a sigmoid: the softmax over the keys is what makes each row of weights sum to 1.":
             (s / math.sqrt(d)).sigmoid() @ V,
         "masked the future: this exercise has no mask.": A.mask_future(s / math.sqrt(d)).softmax(-1) @ V,
+        **_fixed_divisors(s, d, "d = W_Q.shape[1]", lambda scaled: scaled.softmax(-1) @ V),
     }, label=f"X {_size(X)} into a head of {d}")
 
 
 def check_one_head(student_fn: Callable) -> None:
     """student_fn(X (T, D), W_Q, W_K, W_V (D, d)) -> z (T, d): one head's update for every word."""
-    check_cases("one head", student_fn, [_one_head_case(4, 48, 8, 5), _one_head_case(6, 40, 16, 25)],
+    check_cases("one head", student_fn, [_one_head_case(4, 48, 4, 5), _one_head_case(6, 40, 16, 25)],
                 "The update is [T × d_head]: one row per word, one column per feature of the head.")
 
 

@@ -93,6 +93,8 @@ WRONG = [
     ("attention_weights", lambda Q, K: (Q @ K.T).softmax(-1) / math.sqrt(Q.shape[-1]), "scaled after the softmax"),
     ("attention_weights", lambda Q, K: W(Q, K).sigmoid(), "used a sigmoid"),
     ("attention_weights", lambda Q, K: (Q @ K.T / 4).softmax(-1), "right on the first input"),
+    ("attention_weights", lambda Q, K: (Q @ K.T / 8).softmax(-1), "divided by a fixed 8 (√64"),
+    ("attention_weights", lambda Q, K: (Q @ K.T / math.sqrt(768)).softmax(-1), "divided by a fixed √768"),
     ("attention_weights", lambda Q, K: W(Q, K).masked_fill(future(Q.shape[0]), -math.inf).softmax(-1), "no mask yet"),
     ("attention_weights", lambda Q, K: Q, "wrong shape"),
     # --- 01, exercise 2: the causal mask
@@ -123,8 +125,10 @@ WRONG = [
     ("one_head", lambda X, a, b, c: ((X @ a) @ (X @ b).T).softmax(-1) / math.sqrt(a.shape[1]) @ (X @ c),
      "scaled after the softmax"),
     ("one_head", lambda X, a, b, c: ((X @ a) @ (X @ b).T / math.sqrt(a.shape[1])).sigmoid() @ (X @ c), "sigmoid"),
-    ("one_head", lambda X, a, b, c: ((X @ a) @ (X @ b).T / math.sqrt(8)).softmax(-1) @ (X @ c),
+    ("one_head", lambda X, a, b, c: ((X @ a) @ (X @ b).T / 2).softmax(-1) @ (X @ c),  # √d of the first input
      "right on the first input"),
+    ("one_head", lambda X, a, b, c: ((X @ a) @ (X @ b).T / 8).softmax(-1) @ (X @ c), "divided by a fixed 8 (√64"),
+    ("one_head", lambda X, a, b, c: ((X @ a) @ (X @ b).T / 64 ** 0.5).softmax(-1) @ (X @ c), "here d = 4"),
     # --- 02, exercise 2: split heads
     ("split_heads", lambda x, n: x.reshape(n, x.shape[0], -1), "heads split in the wrong order"),
     ("split_heads", lambda x, n: x.reshape(x.shape[0], -1, n).permute(2, 0, 1), "contiguous"),
