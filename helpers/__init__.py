@@ -44,7 +44,7 @@ from .headcount import (HEAD_COUNTS, SENTENCE, WIDTH, available_head_counts, che
                         plot_loss_vs_heads, plot_merge_example, repeat_accuracy_by_heads)
 from .slider import HeadCountExplorer
 
-# --- head scores and knock-outs (scores.py, ablation.py)
+# --- head scores, knock-outs and circuits (scores.py, ablation.py, circuit.py)
 from .scores import (PUBLISHED_GPT2_HEADS, best_head_types, describe_links, duplicate_token_scores, first_token_scores,
                      generic_scores, held_out_stories, induction_pattern_scores, induction_scores, plot_head_types,
                      plot_ranked, plot_score_tables, previous_token_scores, published_head_ranks, ranked_heads,
@@ -54,3 +54,4 @@ from .scores import (SCORED_RELATIONS, offset_baseline, relation_report, resting
 from .ablation import (KnockoutExplorer, check_knockout_prediction, check_previous_token_detector, forced_accuracy,
                        head_means, knock_out, knockout_summary, next_word_change, prediction_bars)
 from .ablation import KNOCKOUT_SENTENCE, knockout_control, low_scorers  # the control: random idle heads
+from .circuit import layer_knockouts, readers_score  # does removing a head change where others look?

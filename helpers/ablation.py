@@ -392,8 +392,8 @@ def check_knockout_prediction(predicted, lm: LanguageModel, relation: str, heads
     base = forced_accuracy(lm, relation)
     line = f"{relation} accuracy: {base:.0%} with all heads, {measured:.0%} without {len(heads)} head(s)"
     value, bad = (None, None) if problem else read_prediction(guess)
-    if problem:
-        print(f"{problem} Measured: {line}.")
+    if problem:  # the measured number would give the answer away before a prediction
+        print(problem)
     elif bad:
         print(f"✗ knock-out prediction: {bad} Measured: {line}.")
     elif abs(value - measured) <= tolerance:

@@ -177,7 +177,8 @@ def test_detector_check_passes_the_reference_and_names_mistakes(capsys):
 def test_knockout_prediction_check(capsys):
     lm = tiny_lm()
     measured = A.check_knockout_prediction(lambda: None, lm, "induction", [(0, 0)])
-    assert "not attempted" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "not attempted" in out and "Measured" not in out and f"{measured:.0%}" not in out  # no answer before a guess
     A.check_knockout_prediction(measured, lm, "induction", [(0, 0)])
     assert "✓" in capsys.readouterr().out
     A.check_knockout_prediction(measured + 0.5, lm, "induction", [(0, 0)])

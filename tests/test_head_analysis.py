@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from helpers import ablation as A
+from helpers import circuit as C
 from helpers import headcount as HC
 from helpers import scores as S
 from helpers.catalog import load_model, manifest
@@ -120,6 +121,35 @@ def test_the_circuit(lm, tables):
     assert round(100 * A.forced_accuracy(lm, "induction", [(0, 9)])) == 84
 
 
+@pytest.fixture(scope="module")
+def layer0(lm, tables):
+    readers = [head for head, _ in S.ranked_heads(tables, "induction", k=4)]
+    return readers, {row["head"][1]: row for row in C.layer_knockouts(lm, "induction", readers, layer=0)}
+
+
+def test_the_circuit_is_where_the_induction_heads_look(lm, layer0):
+    """06 "The circuit": L0 H9 and L0 H7 cost the most accuracy (84 %, 85 %); only L0 H9 moves the 4 best
+    induction heads' attention: their score 0.92 falls to 0.75 without it, and stays 0.86-0.93 without any
+    other layer-0 head, L0 H7 included (0.90)."""
+    readers, rows = layer0
+    assert round(C.readers_score(lm, "induction", readers), 2) == 0.92
+    costliest = sorted(rows, key=lambda h: rows[h]["accuracy"])[:2]
+    assert costliest == [9, 7] and [round(100 * rows[h]["accuracy"]) for h in costliest] == [84, 85]
+    assert all(rows[h]["accuracy"] > 0.9 for h in rows if h not in (7, 9))
+    assert round(rows[9]["readers"], 2) == 0.75 and round(rows[7]["readers"], 2) == 0.90
+    others = [round(rows[h]["readers"], 2) for h in rows if h != 9]
+    assert (min(others), max(others)) == (0.86, 0.93), others
+    assert S.best_head_types(S.relation_scores(lm, beyond_previous=True))[0][0, 7] == "none"
+
+
+def test_readers_score_without_a_knock_out_is_the_score_table(lm, tables):
+    readers = [(9, 6), (0, 9), (4, 3)]
+    assert C.readers_score(lm, "induction", readers) == pytest.approx(
+        float(np.mean([tables["induction"][h] for h in readers])), abs=1e-6)
+    with pytest.raises(ValueError, match="does not exist"):
+        C.readers_score(lm, "induction", [(12, 0)])
+
+
 def test_knock_out_demo_changes_the_top_prediction(lm, tables):
     """06 §6: on KNOCKOUT_SENTENCE the model says "fox"; without the 4 best induction heads it no longer does."""
     top = [head for head, _ in S.ranked_heads(tables, "induction", k=4)]
@@ -128,6 +158,10 @@ def test_knock_out_demo_changes_the_top_prediction(lm, tables):
     fox = change["words"].index("fox")
     assert before == "fox" and change["before"][fox] > 0.9
     assert after != "fox" and change["after"][fox] < 0.05, change
+    # "fox falls to about 0.01 and the model puts 0.87 on horse, a word that is not in the list at all"
+    assert round(float(change["before"][fox]), 2) == 0.99 and round(float(change["after"][fox]), 2) == 0.01
+    assert after == "horse" and round(float(change["after"].max()), 2) == 0.87
+    assert after not in A.KNOCKOUT_SENTENCE.split()
 
 
 def test_best_induction_head_looks_one_place_right_of_the_earlier_copy(lm, tables):
