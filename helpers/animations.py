@@ -92,8 +92,8 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
     d, word = walk.d_head, walk.tokens[-1]
     after = _np(layer.residual[-1] + layer.per_head[head, -1])
     steps = [
-        ("1. Scores: every query · every key", _np(s.scores), "{:.1f}"),
-        (f"2. Divide by √d = √{d} = {np.sqrt(d):.0f}", _np(s.scaled), "{:.2f}"),
+        ("1. Scores: every query · every key; the mask blanks later words", _np(s.scores), "{:.1f}"),
+        (f"2. Divide by √d = √{d} {_root(d)}", _np(s.scaled), "{:.2f}"),
         ("3. Softmax along each row: every row sums to 1", _np(s.weights), "{:.2f}"),
     ]
     w = _np(s.weights)[-1]
@@ -116,11 +116,20 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
         _weighted_sum(left, right, _np(s.weights)[-1], _np(s.V), _np(s.z)[-1], walk.tokens, word)
         heading.set_text(f"4. Weighted sum of the values: '{word}' gets a {d}-number update")
         _grab(anim, canvas, 1.8)
-        _added_back(left, right, _np(layer.residual[-1]), _np(layer.per_head[head, -1]), after, word, walk.d_model)
-        heading.set_text(f"5. Decompressed to {walk.d_model} and added back to '{word}'")
+        one = walk.n_heads == 1  # a single wide head: nothing to decompress, no other heads to share with
+        _added_back(left, right, _np(layer.residual[-1]), _np(layer.per_head[head, -1]), after, word,
+                    walk.d_model, one)
+        heading.set_text(f"5. Through W_O and added back to '{word}'" if one
+                         else f"5. Decompressed to {walk.d_model} and added back to '{word}'")
         _grab(anim, canvas, 3.0)
     anim.figure = fig
     return anim
+
+
+def _root(d: int) -> str:
+    """'= 8' for √64, '≈ 27.7' for √768: a rounded root is not an equality."""
+    root = np.sqrt(d)
+    return f"= {root:.0f}" if root == round(root) else f"≈ {root:.1f}"
 
 
 def _rc():
@@ -167,14 +176,15 @@ def _weighted_sum(left, right, weights, V, z, tokens, word) -> None:
     right.set_title("= the sum of the weighted rows")
 
 
-def _added_back(left, right, before, update, after, word, D) -> None:
+def _added_back(left, right, before, update, after, word, D, one_head: bool = False) -> None:
     limit = float(np.abs(np.stack([before, update, after])).max()) or 1.0
-    for ax, rows, names in ((left, [before, update], ["before", "+ this head"]), (right, [after], ["after"])):
+    added = ["before", "+ the update" if one_head else "+ this head"]
+    for ax, rows, names in ((left, [before, update], added), (right, [after], ["after"])):
         ax.clear()
         ax.imshow(np.stack(rows), cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
         ax.set_yticks(range(len(rows)), names)
         ax.set_xticks([0, D - 1], ["1", str(D)])
-    left.set_title(f"'{word}' and this head's share")
+    left.set_title(f"'{word}' and the update" if one_head else f"'{word}' and this head's share")
     right.set_title(f"'{word}' afterwards")
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.font_manager import FontProperties
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -20,6 +22,7 @@ from .export import SLIDE_CMAP
 QUERY_LABEL = "query: the word being updated"
 KEY_LABEL = "key: the word looked at"
 ANNOTATE_UP_TO = 12  # tokens; bigger maps get no numbers in the cells
+HEADS_FS = 13  # points: plot_heads' tick labels and titles, legible when JupyterLab shrinks the grid to fit
 FS = 14  # points: the block figure is drawn at slide size, so 14 pt stays 14 pt on a 16:9 slide
 
 
@@ -64,25 +67,37 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
 
 def plot_heads(weights, tokens: Sequence[str], ncols: int = 6, title: str | None = None,
                annotate: bool = False) -> Figure:
-    """Small multiples: one attention map (H, T, T) per head, in a grid, with shared labels."""
+    """Small multiples: one attention map (H, T, T) per head, in a grid, with shared labels and one colour bar."""
     w = _as_array(weights, "weights", 3)
     n = w.shape[0]
-    nrows = -(-n // ncols)
-    fig = Figure(figsize=(2.5 * min(n, ncols) + 0.5, 2.6 * nrows + 0.6), layout="constrained")
-    axes = fig.subplots(nrows, min(n, ncols), squeeze=False)
+    nrows, cols = -(-n // ncols), min(n, ncols)
+    fig = Figure(figsize=(1.9 * cols + 1.6, 2.1 * nrows + 1.0), layout="constrained")
+    axes = fig.subplots(nrows, cols, squeeze=False, sharex=True, sharey=True)
+    size = _at_least(HEADS_FS, "xtick.labelsize")  # JupyterLab shows the grid ~1160 px wide: >= HEADS_FS
     for k, ax in enumerate(axes.flat):
         if k >= n:
             ax.set_visible(False)
             continue
         plot_attention(w[k], tokens, ax=ax, title=f"head {k}", annotate=annotate, colorbar=False)
-        ax.tick_params(axis="x", labelrotation=90)  # small panels: upright labels would collide
+        ax.images[0].set_clim(0.0, max(1.0, float(w.max())))  # one scale for every head: the colour bar's
+        ax.tick_params(axis="x", labelrotation=90, labelbottom=k + cols >= n)  # tokens on the outer edges only
+        ax.tick_params(labelleft=k % cols == 0, labelsize=size)
+        ax.set_title(f"head {k}", fontsize=size)
         ax.set_xlabel("")
         ax.set_ylabel("")
-    fig.supxlabel(KEY_LABEL)
-    fig.supylabel(QUERY_LABEL)
+    bar = fig.colorbar(axes.flat[0].images[0], ax=axes, shrink=0.8, aspect=30, pad=0.015)
+    bar.set_label("attention weight", fontsize=size)
+    bar.ax.tick_params(labelsize=size)
+    fig.supxlabel(KEY_LABEL, fontsize=size)
+    fig.supylabel(QUERY_LABEL, fontsize=size)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=_at_least(HEADS_FS + 2, "figure.titlesize"))
     return fig
+
+
+def _at_least(points: float, rc_key: str) -> float:
+    """`points`, or the current style's size for rc_key when that is bigger (the slide style is)."""
+    return max(points, FontProperties(size=mpl.rcParams[rc_key]).get_size_in_points())
 
 
 def _annotate_cells(ax: Axes, w: np.ndarray) -> None:

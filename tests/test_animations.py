@@ -35,6 +35,29 @@ def test_one_head_has_the_five_steps_and_says_what_the_numbers_are(one, built):
     assert len({f.tobytes() for f in anim.frames}) == 5  # every step shows something new
 
 
+def _headings(walk, monkeypatch) -> list[tuple[str, str]]:
+    """(heading, left panel's title) of every frame of the one-head animation for `walk`."""
+    seen, real_grab = [], animations._grab
+
+    def grab_and_read(anim, canvas, *args, **kwargs):
+        real_grab(anim, canvas, *args, **kwargs)
+        fig = canvas.figure
+        seen.append((fig._suptitle.get_text(), fig.axes[0].get_title()))
+
+    monkeypatch.setattr(animations, "_grab", grab_and_read)
+    animations.one_head_animation(walk)
+    return seen
+
+
+def test_one_wide_head_is_not_decompressed_and_a_rounded_root_is_not_an_equality(one, walk, monkeypatch):
+    wide, narrow = _headings(one, monkeypatch), _headings(walk, monkeypatch)
+    assert "mask" in wide[0][0] and "later words" in wide[0][0]  # frame 1 names the blank triangle
+    assert wide[1][0] == "2. Divide by √d = √768 ≈ 27.7" and narrow[1][0] == "2. Divide by √d = √64 = 8"
+    assert wide[4] == ("5. Through W_O and added back to 'draw'", "'draw' and the update")
+    assert "ecompress" not in " ".join(wide[4]) and "share" not in " ".join(wide[4])
+    assert narrow[4] == ("5. Decompressed to 768 and added back to 'draw'", "'draw' and this head's share")
+
+
 def test_twelve_heads_recombining_adds_one_head_per_frame_and_ends_at_the_update(walk, built):
     anim = built[1]
     assert len(anim.frames) == walk.n_heads + 1

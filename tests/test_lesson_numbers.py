@@ -3,8 +3,10 @@
 01: the update is much longer than the embedding because it is made from the LayerNorm-ed input,
 and the new 'draw' points where the update points; one head's W_V·W_O fold into one matrix.
 02: the one head of 01 gives 'I' only part of draw's attention; several of the 12 heads give it most;
-every head reads all 768 numbers. 03: lengths jump from about 1 to 28-79; the recombination figure's
-rows add up to concat·W_O; each head's W_V[h]·W_O[h] has rank 64; the capstone's two inputs.
+the head 02 follows is the most spread out of those that peak at 'I'; every head reads all 768
+numbers. 03: lengths jump from about 1 to 28-79; the recombination figure's rows add up to concat·W_O;
+each head's W_V[h]·W_O[h] has rank 64; the capstone's two inputs; each head of MultiHead(64, 8) works
+in a projection of all 64 numbers.
 """
 
 import math
@@ -70,6 +72,19 @@ def test_02_several_heads_look_from_draw_at_I_and_each_reads_all_768_numbers(twe
     assert int((twelve.W_Q.abs().sum(-1) > 0).sum(-1).min()) == 768  # every head, every input row
 
 
+def test_02_the_followed_head_peaks_at_I_and_is_the_most_spread_out_of_those(twelve):
+    rows = twelve.steps().weights[:, 3]  # (12, 4): draw's row in every head
+    candidates = [k for k in range(12) if int(rows[k].argmax()) == 0]
+    assert candidates == [0, 1, 5, 6, 9]
+    h = twelve.pick_head(3, 0)
+    assert h == 1 and [f"{w:.2f}" for w in rows[h].tolist()] == ["0.66", "0.33", "0.02", "0.00"]
+    entropy = -(rows * rows.clamp_min(1e-12).log()).sum(-1)
+    assert h == max(candidates, key=lambda k: float(entropy[k]))  # the most spread-out candidate
+    assert all(rows[k, 0] > rows[h, 0] for k in candidates if k != h)  # not the one that gives I the most
+    assert f"{float(rows[6, 0]):.2f}" == "1.00" and float(rows[6, 1:].max()) < 0.005  # all but one value vector
+    assert int((rows[h] > 0.1).sum()) == 2  # the followed head mixes two words
+
+
 def test_03_lengths_and_the_recombination_figure(twelve):
     layer = twelve.steps()
     assert [round(v, 2) for v in layer.residual.norm(dim=-1).tolist()] == [0.89, 1.44, 1.19, 0.88]
@@ -97,6 +112,18 @@ def test_03_capstone_inputs_are_the_sentence_and_a_batch_of_two():
         mine.out.load_state_dict(attn.c_proj.state_dict())
         for x in inputs:  # the printed reference class equals the model's own layer
             assert torch.allclose(mine(x), attn(x)[0], atol=1e-4)
+
+
+def test_03_each_capstone_head_works_in_a_projection_of_all_64_numbers():
+    torch.manual_seed(0)  # as notebook 03's cell: MultiHead(dim=64, heads=8)
+    mha = H.MultiHead(dim=64, heads=8)
+    x = torch.rand(1, 1, 64)
+    piece = x.clone()
+    piece[..., 8:] = 0  # only the first 8 numbers: what head 0 would get if heads took slices
+    query = lambda t: mha.split(mha.qkv(t).chunk(3, dim=-1)[0])[0, 0, 0]  # noqa: E731  head 0's query, [8]
+    with torch.no_grad():
+        assert query(x).shape == (8,) and not torch.allclose(query(x), query(piece))
+    assert int((mha.qkv.weight[:64].abs().sum(0) > 0).sum()) == 64  # every input number feeds the queries
 
 
 def test_01_folding_twelve_heads_would_cost_six_times_the_numbers(twelve):

@@ -48,7 +48,7 @@ def test_word_weights_bar_chart():
 
 def test_heads_grid_matmul_recombination_and_vectors():
     fig = plots.plot_heads(torch.rand(12, 4, 4).softmax(-1), TOKENS, title="12 heads")
-    assert len([a for a in fig.axes if a.get_visible()]) == 12
+    assert len([a for a in fig.axes if a.get_visible()]) == 12 + 1  # the maps and one colour bar
     fig = plots.plot_matmul((1, 768), (768, 64), ("draw", "W_Q", "query"))
     assert "[1 × 768] · [768 × 64] → [1 × 64]" in fig.axes[0].get_title()
     steps = H.multi_head(torch.randn(4, 48), *(torch.randn(3, 48, 16) for _ in range(3)), torch.randn(3, 16, 48))
@@ -59,6 +59,25 @@ def test_heads_grid_matmul_recombination_and_vectors():
     assert "'draw'" in ax.get_title() and "[1 × 48] · [48 × 48]" in ax.get_title()
     fig = plots.plot_vectors({"update": torch.randn(64), "embedding": torch.randn(768)})
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["update (64)", "embedding (768)"]
+
+
+def test_heads_grid_has_one_shared_colour_bar_and_legible_outer_labels():
+    weights = torch.rand(12, 4, 4).softmax(-1)
+    fig = plots.plot_heads(weights, TOKENS, title="12 heads")
+    heads = [a for a in fig.axes if a.images]
+    bars = [a for a in fig.axes if not a.images]  # the colour bar's axes holds no image of its own
+    assert len(heads) == 12 and len(bars) == 1 and bars[0].get_ylabel() == "attention weight"
+    assert bars[0].get_ylim() == (0.0, 1.0)
+    assert {a.images[0].get_clim() for a in heads} == {(0.0, 1.0)}  # one scale for every head: the bar's
+    for k, ax in enumerate(heads):
+        xs, ys = ([t for t in labels if t.get_visible()] for labels in (ax.get_xticklabels(), ax.get_yticklabels()))
+        assert all(t.get_fontsize() >= plots.HEADS_FS for t in xs + ys + [ax.title])
+        assert [t.get_text() for t in ys] == (TOKENS if k % 6 == 0 else [])  # tokens on the left column only
+        assert [t.get_text() for t in xs] == (TOKENS if k >= 6 else [])  # and along the bottom row
+    assert np.allclose(heads[5].images[0].get_array(), weights[5].numpy())
+    with H.slide_style():  # the projector style's bigger sizes win
+        fig = plots.plot_heads(weights, TOKENS)
+    assert fig.axes[0].get_yticklabels()[0].get_fontsize() == 16
 
 
 def test_plots_never_touch_pyplot():
