@@ -217,6 +217,31 @@ def test_walkthrough_notebooks_print_the_numbers_they_teach(name):
     assert "✗" not in text  # the unattempted exercises report "not attempted", never a wrong answer
 
 
+# --- notebooks 04 and 05: what they print, and what they hold back until an exercise ----------
+def _printed(cells) -> str:
+    return "\n".join(t for cell in cells if cell.cell_type == "code" for t in _text_outputs(
+        nbformat.v4.new_notebook(cells=[cell]))[0])
+
+
+@pytest.mark.notebook
+def test_04_counts_one_head_in_the_singular(executed):
+    text = _printed(executed(ROOT / "notebooks" / "04_head_count_slider.ipynb").cells)
+    assert not re.search(r"\b1 heads\b", text), "04 prints '1 heads'"
+    assert " 1 head:" in text and " 1 head  of 96" in text and "trained with  1 head " in text
+
+
+@pytest.mark.notebook
+def test_05_keeps_exercise_9s_answer_and_06s_type_counts_back(executed):
+    """Before Exercise 9 nothing printed names the previous-word head (L0 H9, also the determiner row's
+    best); notebook 06 asks students to count the head types, so 05 prints no counts of them."""
+    cells = executed(ROOT / "notebooks" / "05_all_144_heads.ipynb").cells
+    exercise = next(i for i, c in enumerate(cells) if c.source.startswith("## 9. Exercise"))
+    before, after = _printed(cells[:exercise]), _printed(cells[exercise:])
+    assert "L0 H9" not in before and "previous:" not in before and "determiner:" not in before
+    assert "'none'" not in before + after
+    assert "previous: L0 H9" in after and "determiner: L0 H9" in after
+
+
 # --- exercises: stubs say "not attempted", the solutions from helpers/solutions.py say ✓ ----------
 def _exercise_cells(nb):
     """(cell, def/class node) for every code cell that defines what an exercise asks for."""
