@@ -258,9 +258,9 @@ def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0,
     fig = Figure(figsize=(3.4 * (group_size + 1), 3.8), layout="constrained")
     axes = fig.subplots(1, group_size + 1)
     for i, ax in enumerate(axes[:-1]):
-        HeadView(members[i], tokens, ax=ax, title=f"trained head {layer}.{first + i} ({WIDTH // 12} numbers)")
+        HeadView(members[i], tokens, ax=ax, title=f"trained L{layer} H{first + i} ({WIDTH // 12} numbers)")
     HeadView(merged[layer, first // group_size], tokens, ax=axes[-1],
-             title=f"merged: one head of {group_size * WIDTH // 12}")
+             title=f"merged L{layer} H{first}–H{first + group_size - 1}: one head of {group_size * WIDTH // 12}")
     fig.suptitle(f"Thought experiment on trained weights (not a trained model): {group_size} heads of layer "
                  f"{layer} joined into one", fontsize=12)
     return fig

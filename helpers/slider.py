@@ -6,6 +6,7 @@ model's neighbouring heads into wider ones (a thought experiment on trained weig
 
 Each redraw changes the existing matplotlib artists and pastes back a cached background
 (the colour bar never changes), so only the maps and their H0 … / L0 … labels are drawn.
+A grid too small for readable words (12 heads) drops them, and its caption says so.
 Titles and the sentence are HTML captions above the images: text is the slowest thing
 Agg draws, and the browser draws HTML for free. Export builds fresh, titled figures.
 """
@@ -256,8 +257,14 @@ class HeadCountExplorer:
         return (f"THOUGHT EXPERIMENT: heads-12 merged in groups of {g} → {G} head{'s' * (G > 1)} of {d} "
                 f"(trained weights, not retrained)")
 
-    def _caption(self, title: str, tokens) -> str:
-        return f"<b>{html.escape(title)}</b><br>reading: <code>{html.escape(' '.join(tokens))}</code>"
+    def _caption(self, title: str, tokens, view: AllHeadsView) -> str:
+        """The title and the sentence; when the maps are too small to carry readable words, says so."""
+        text = f"<b>{html.escape(title)}</b><br>reading: <code>{html.escape(' '.join(tokens))}</code>"
+        if not view.words_shown:
+            text += ("<br><i>Too many maps to label each word readably: in every map the rows (queries) and "
+                     "columns (keys) follow this sentence in order. <b>Export for slides</b> adds the clearest "
+                     "head up close, with its words.</i>")
+        return text
 
     def _run(self, n: int):
         """heads-n reading the current sentence, run once per sentence."""
@@ -291,8 +298,9 @@ class HeadCountExplorer:
     merge_fig = property(lambda self: self.merge_view.fig)
 
     def _draw_heads(self) -> None:
-        show_png(self.maps_image, self._grid("maps", self.run.attentions, self.run.tokens)[1])
-        self.maps_caption.value = self._caption(self.heads_title(), self.run.tokens)
+        view, frame = self._grid("maps", self.run.attentions, self.run.tokens)
+        show_png(self.maps_image, frame)  # lays the grid out: view.words_shown is known after it
+        self.maps_caption.value = self._caption(self.heads_title(), self.run.tokens, view)
         self.loss_plot.update(self.heads)
         show_png(self.loss_image, self.loss_frame)
         self.info.value = self._info_html()
@@ -312,8 +320,9 @@ class HeadCountExplorer:
     def _draw_merge(self) -> None:
         g = self.merge
         G, d = MERGE_SOURCE // g, g * WIDTH // MERGE_SOURCE
-        show_png(self.merge_image, self._grid("merge", self.merge_maps, self.merge_tokens)[1])
-        self.merge_caption.value = self._caption(self.merge_title(), self.merge_tokens)
+        view, frame = self._grid("merge", self.merge_maps, self.merge_tokens)
+        show_png(self.merge_image, frame)
+        self.merge_caption.value = self._caption(self.merge_title(), self.merge_tokens, view)
         trained = self.loss_plot.losses.get(G)
         self.merge_info.value = (
             f"12 heads of 8 → <b>{G} head{'s' * (G > 1)} of {d}</b>. Held-out loss with merged heads "

@@ -87,6 +87,7 @@ def show_png(image, frame: Frame, png: bytes | None = None) -> None:
 
 CMAP = "viridis"  # the project's attention colour map (export.SLIDE_CMAP); NaN gaps are drawn white
 HIGHLIGHT = "#D55E00"  # Okabe–Ito vermillion: stands out on viridis
+MIN_TOKEN_PT = 7.0  # token labels of a grid smaller than this are hidden: 4-5 px words are unreadable
 
 
 def as_maps(attentions, ndim: int) -> np.ndarray:
@@ -130,6 +131,7 @@ class AllHeadsView:
     def __init__(self, attentions, tokens=None, ax=None, highlight=None, title=None, labels=None,
                  token_labels: bool = False):
         self.token_texts: list = []  # query words left of each layer's first map, key words under the last
+        self.words_shown = False  # whether the token labels are large enough to be drawn (set at layout)
         self.token_labels = token_labels and tokens is not None and ax is None  # room for them comes from _place
         if ax is None:  # placed by _place at every draw: no layout pass, right at any figure size
             fig = Figure(figsize=(9, 8))
@@ -192,15 +194,18 @@ class AllHeadsView:
         self.fig.set_size_inches(width, min(max_height, self.needed_height))
 
     def _size_token_texts(self, row_pt: float, label_pt: float) -> float:
-        """Give the token labels one map row's height (capped at the L0 labels' size, at least
-        5 pt); return the inches they take beside the grid (0 without token labels)."""
+        """Give the token labels one map row's height (capped at the L0 labels' size); return the
+        inches they take beside the grid. Rows under MIN_TOKEN_PT hide the words (0 inches):
+        a label nobody can read is only noise, and `words_shown` tells the caller to say so."""
         if not self.token_texts:
             return 0.0
-        size = float(np.clip(0.85 * row_pt, 5, label_pt))
+        size = min(0.85 * row_pt, label_pt)
+        self.words_shown = size >= MIN_TOKEN_PT
         for text in self.token_texts:
             text.set_fontsize(size)
+            text.set_visible(self.words_shown)
         longest = max(len(t.get_text()) for t in self.token_texts)
-        margin = (0.6 * longest * size + 4) / 72  # inches: a word's rough width and a small gap
+        margin = (0.6 * longest * size + 4) / 72 if self.words_shown else 0.0  # a word's rough width and a gap
         offset = transforms.offset_copy(self.ax.transData, fig=self.fig, x=-4 - margin * 72, y=0, units="points")
         for text in self.layer_texts:
             text.set_transform(offset)  # L0, L1 … move out past the words

@@ -225,18 +225,29 @@ def test_redraws_reuse_the_same_figure_and_artists(explorer):
 
 
 def test_maps_grow_when_there_are_fewer_heads_and_carry_the_words(explorer):
+    """Few heads: big maps with their words. Twelve: 4-pt words would be noise, so the grid drops them
+    and the caption says where the words are (the rows and columns follow the sentence; the export zooms)."""
     e = explorer
     sizes = {}
-    for h in (1, 12):
+    for h in (1, 6, 12):
         assert e.set_heads(h)
         grid, _ = e.maps_view._place()
         sizes[h] = grid.height * e.maps_fig.get_figheight() / 2  # inches of one map (2 layers)
-        words = [t.get_text() for t in e.maps_view.token_texts]
+        texts = e.maps_view.token_texts
+        words = [t.get_text() for t in texts]
         assert words[:len(e.run.tokens)] == e.run.tokens and words[-len(e.run.tokens):] == e.run.tokens
+        shown = h < 12
+        assert e.maps_view.words_shown == shown and all(t.get_visible() == shown for t in texts)
+        assert not shown or min(t.get_fontsize() for t in texts) >= 7
+        assert ("Too many maps to label each word" in e.maps_caption.value) == (not shown)
         png = PIL.Image.open(io.BytesIO(bytes(e.maps_image.value)))
-        assert png.size == tuple(round(x * e.DPI) for x in e.maps_fig.get_size_inches())  # shown as rendered
+        assert png.size == e.maps_frame.canvas.get_width_height()  # shown as rendered
+        assert all(abs(a - b * e.DPI) < 1 for a, b in zip(png.size, e.maps_fig.get_size_inches()))
         assert e.maps_image.layout.width == f"{png.size[0]}px" and e.maps_image.layout.height == "auto"
     assert sizes[1] > 2 * sizes[12]
+    for group_size, shown in ((1, False), (3, True)):  # 12 merged maps as trained, or 4 wide ones
+        assert e.set_merge(group_size)
+        assert ("Too many maps to label each word" in e.merge_caption.value) == (not shown)
     figures = e.slide_figures()
     slide, _ = figures["heads_12_maps"]
     zoom = next(ax for ax in slide.axes if "up close" in ax.get_title())  # 24 maps: the words go on the close-up
@@ -365,7 +376,7 @@ def test_merging_raises_the_loss_more_as_groups_grow_and_training_beats_it():
 
 def test_in_the_notebooks_merge_example_the_merged_head_keeps_one_members_stripe():
     lm, sentence = H.load_variant(12), H.SENTENCE
-    members = H.run_sentence(lm, sentence).attentions[1, 0:3]  # (3, T, T): the example's heads 1.0-1.2
+    members = H.run_sentence(lm, sentence).attentions[1, 0:3]  # (3, T, T): the example's L1 H0-H2
     merged = H.merged_maps(lm, sentence, 3)[1][1, 0]  # (T, T)
     distance = (members - merged).abs().sum(-1).mean(-1)  # (3,) how far the merged map is from each member
-    assert distance[2] < 0.5 * min(distance[0], distance[1])  # it follows head 1.2 and drops the others' jobs
+    assert distance[2] < 0.5 * min(distance[0], distance[1])  # it follows L1 H2 and drops the others' jobs

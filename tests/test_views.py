@@ -187,3 +187,17 @@ def test_token_labels_name_the_rows_and_columns_and_grow_with_the_maps():
         assert all(inside.contains(*t.get_window_extent().p0) and inside.contains(*t.get_window_extent().p1)
                    for t in words)
     assert sizes[1] > sizes[12]
+
+
+def test_token_labels_too_small_to_read_are_hidden():
+    """A 12-head strip would draw its words at 4-5 pt: noise. Under 7 pt they are hidden, and
+    `words_shown` lets a caption say so; a grid with room keeps them, at 7 pt or more."""
+    tokens = [f"w{i}" for i in range(15)]
+    for heads, shown in ((2, True), (12, False)):
+        view = AllHeadsView(random_maps(L=2, H=heads, T=15), tokens, token_labels=True)
+        view.fig.set_size_inches(16, 6.5)
+        FigureCanvasAgg(view.fig).draw()
+        words = [t for t in view.ax.texts if t.get_text() in tokens]
+        assert len(words) == 3 * 15 and view.words_shown == shown
+        assert all(t.get_visible() == shown for t in words)
+        assert not shown or min(t.get_fontsize() for t in words) >= 7
