@@ -139,7 +139,7 @@ SLIDES = [
     Slide("04_head_count_results", lambda m: headcount.plot_head_count_results(), "What more heads buy",
           lambda m: captions.head_count_caption(headcount.loss_by_heads(), headcount.repeat_accuracy_by_heads())),
     Slide("04_merged_heads", lambda m: slides.merged_heads(), "Merging heads is moving the cuts",
-          lambda m: captions.merge_caption(*slides.merge_maps()[1:], "head 1.")),
+          lambda m: captions.merge_caption(*slides.merge_maps()[1:], "L1 H")),
     Slide("05_all_heads_draw", lambda m: slides.all_heads_with_zoom(m.run(DRAW).attentions, m.run(DRAW).tokens,
                                                                      m.best("previous"), "previous word"),
           "All 144 heads at once", lambda m: _all_heads_caption(m, DRAW, "previous")),

@@ -55,7 +55,7 @@ def merged_heads(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, gro
     """Thought experiment: `group` trained heads of the 12-head model and the one wide head they merge into."""
     tokens, members, merged = merge_maps(sentence, layer, first, group)
     d = headcount.WIDTH // headcount.MERGE_SOURCE
-    maps = [(members[i], f"head {layer}.{first + i}\n{d} numbers") for i in range(group)]
+    maps = [(members[i], f"L{layer} H{first + i}\n{d} numbers") for i in range(group)]
     maps.append((merged, f"merged head\n{group * d} numbers"))
     fig = _slide()
     axes = fig.subplots(1, len(maps), sharey=True)
@@ -67,7 +67,7 @@ def merged_heads(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, gro
     axes[0].set_ylabel(plots.QUERY_LABEL)
     fig.supxlabel(plots.KEY_LABEL, fontsize="large")
     fig.colorbar(axes[0].images[0], ax=axes, shrink=0.8, label="attention weight")
-    fig.suptitle(f"Thought experiment, no retraining: heads {layer}.{first}–{layer}.{first + group - 1} "
+    fig.suptitle(f"Thought experiment, no retraining: L{layer} H{first}–H{first + group - 1} "
                  f"read as one head of {group * d}")
     return fig
 
