@@ -53,5 +53,5 @@ from .scores import (SCORED_RELATIONS, offset_baseline, relation_report, resting
                      scored_stories)
 from .ablation import (KnockoutExplorer, check_knockout_prediction, check_previous_token_detector, forced_accuracy,
                        head_means, knock_out, knockout_summary, next_word_change, prediction_bars)
-from .ablation import KNOCKOUT_SENTENCE, knockout_control, low_scorers  # the control: random idle heads
+from .ablation import KNOCKOUT_SENTENCE, forced_scores, knockout_control, low_scorers  # control; where heads look
 from .circuit import layer_knockouts, readers_score  # does removing a head change where others look?

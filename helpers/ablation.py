@@ -21,8 +21,8 @@ from .catalog import LanguageModel
 from .checks import Case, call_student, check_cases
 from .language import FORCED
 from .run import run_sentence
-from .scores import (held_out_stories, one_thread, previous_token_scores, ranked_heads, repeated_random_tokens,
-                     residual_stream, story_ids)
+from .scores import (held_out_stories, one_thread, pair_scores, previous_token_scores, ranked_heads,
+                     relation_pairs, repeated_random_tokens, residual_stream, story_ids)
 from .train import HELD_OUT_SEED, forced_hits
 from .views import Frame, show_png
 from .widgetguard import guard_selections
@@ -149,7 +149,6 @@ def _forced_run(lm: LanguageModel, relation: str, n_stories: int, seed: int) -> 
     return cache[(relation, n_stories, seed)]
 
 
-@torch.no_grad()
 def forced_accuracy(lm: LanguageModel, relation: str, heads_knocked=(), mode: str = "zero",
                     n_stories: int = 64, seed: int = HELD_OUT_SEED) -> float:
     """Next-word accuracy at the positions the relation decides (Story.forced), heads removed.
@@ -157,20 +156,40 @@ def forced_accuracy(lm: LanguageModel, relation: str, heads_knocked=(), mode: st
     E.g. relation "induction": the words of the second copy of a repeated list. Each answer is
     kept per model, so asking again (a check after a notebook cell) costs nothing.
     """
+    return _knocked(lm, relation, heads_knocked, mode, n_stories, seed)[0]
+
+
+def forced_scores(lm: LanguageModel, relation: str, heads_knocked=(), mode: str = "zero",
+                  n_stories: int = 64, seed: int = HELD_OUT_SEED) -> np.ndarray:
+    """Every head's score for the relation (L, H), heads removed: its mean attention on the true
+    keys, as relation_scores measures it, on the stories whose words the relation decides. From
+    the same pass as forced_accuracy: does removing a head change where the others look?"""
+    return _knocked(lm, relation, heads_knocked, mode, n_stories, seed)[1]
+
+
+@torch.no_grad()
+def _knocked(lm: LanguageModel, relation: str, heads_knocked, mode: str, n_stories: int, seed: int):
+    """(accuracy, score table) with heads removed: one pass, kept per model."""
     if relation not in FORCED:
         raise ValueError(f"Relation {relation!r} decides no next word; choose one of {', '.join(FORCED)}.")
     heads = tuple(sorted(set(check_heads(lm, heads_knocked))))
     head_scale, head_mean = knock_out(lm, heads, mode)
     run = _forced_run(lm, relation, n_stories, seed)
     if (heads, mode) not in run["results"]:
-        first = min((layer for layer, _ in heads), default=lm.config.n_layer)
-        x = run["xs"][first]  # (B', T', D): unchanged below the first removed head
+        # below the first removed head nothing changes: start there, with the scores of a pass with every head
+        first = min((layer for layer, _ in heads), default=0)
+        table = _knocked(lm, relation, (), "zero", n_stories, seed)[1].copy() if heads else \
+            np.full((lm.config.n_layer, lm.config.n_head), np.nan)
+        triples = relation_pairs(run["stories"], relation)  # rows of this batch; all lie before its cut
+        x = run["xs"][first]  # (B', T', D)
         with one_thread():  # small products: see scores.one_thread
             for i in range(first, lm.config.n_layer):
-                x, _ = lm.model.h[i](x, head_scale[i], None if head_mean is None else head_mean[i])
+                x, weights = lm.model.h[i](x, head_scale[i], None if head_mean is None else head_mean[i])
+                if triples:
+                    table[i] = pair_scores(weights[:, None], triples)[0]  # (B', 1, H, T', T') -> (H,)
             logits = lm.model.ln_f(x) @ lm.model.wte.weight.T  # tied unembedding, as in GPT.forward
         hits = forced_hits(logits, run["ids"], run["stories"], relation) if run["stories"] else 0.0
-        run["results"][(heads, mode)] = hits
+        run["results"][(heads, mode)] = (hits, table)
     return run["results"][(heads, mode)]
 
 

@@ -9,36 +9,16 @@ form a circuit.
 
 from __future__ import annotations
 
-import torch
-
-from .ablation import check_heads, forced_accuracy, knock_out
+from .ablation import check_heads, forced_accuracy, forced_scores
 from .catalog import LanguageModel
-from .scores import one_thread, pair_scores, relation_pairs, residual_stream, scored_stories
-from .train import HELD_OUT_SEED
 
 
-@torch.no_grad()
-def readers_score(lm: LanguageModel, relation: str, readers, heads_knocked=(), mode: str = "zero",
-                  n_stories: int = 64, seed: int = HELD_OUT_SEED) -> float:
-    """The mean score of the `readers` heads for a relation (their attention on its true keys, as
-    in relation_scores), measured with `heads_knocked` removed."""
-    readers, knocked = check_heads(lm, readers), check_heads(lm, heads_knocked)
-    stories, xs = residual_stream(lm, n_stories, seed)  # cached: the pass the score tables use
-    _, attn = scored_stories(lm, n_stories, seed)
-    triples = relation_pairs(stories, relation)
-    if not triples:
-        raise ValueError(f"The held-out stories hold no {relation!r} pairs to score.")
-    rows = sorted({b for b, _, _ in triples})  # only the stories where the relation occurs
-    end = max(q for _, q, _ in triples) + 1  # a causal model: later words change nothing
-    triples = [(rows.index(b), q, k) for b, q, k in triples]
-    head_scale, head_mean = knock_out(lm, knocked, mode)
-    first = min((layer for layer, _ in knocked), default=lm.config.n_layer)
-    maps = [attn[rows, i, :, :end, :end] for i in range(lm.config.n_layer)]  # layers below `first` are unchanged
-    x = xs[first][rows, :end]
-    with one_thread():  # small products: see scores.one_thread
-        for i in range(first, lm.config.n_layer):
-            x, maps[i] = lm.model.h[i](x, head_scale[i], None if head_mean is None else head_mean[i])
-    table = pair_scores(torch.stack(maps, dim=1), triples)  # (L, H)
+def readers_score(lm: LanguageModel, relation: str, readers, heads_knocked=(), mode: str = "zero") -> float:
+    """The mean score of the `readers` heads for a relation (their attention on its true keys, as in
+    relation_scores), measured with `heads_knocked` removed. The knock-out's pass is shared with
+    forced_accuracy: asking for both costs one pass."""
+    readers = check_heads(lm, readers)
+    table = forced_scores(lm, relation, heads_knocked, mode)
     return float(sum(table[layer, head] for layer, head in readers) / len(readers))
 
 

@@ -148,6 +148,10 @@ def test_readers_score_without_a_knock_out_is_the_score_table(lm, tables):
         float(np.mean([tables["induction"][h] for h in readers])), abs=1e-6)
     with pytest.raises(ValueError, match="does not exist"):
         C.readers_score(lm, "induction", [(12, 0)])
+    for relation in ("agreement", "pronoun"):  # the knock-out batch holds every pair of the relation
+        assert A.forced_scores(lm, relation) == pytest.approx(tables[relation], abs=1e-6)
+    with pytest.raises(ValueError, match="decides no next word"):
+        C.readers_score(lm, "previous", readers)
 
 
 def test_knock_out_demo_changes_the_top_prediction(lm, tables):
