@@ -21,10 +21,7 @@ class MultiHead(nn.Module):
 
     def __init__(self, dim: int, heads: int, causal: bool = False, qkv_bias: bool = False):
         super().__init__()
-        try:
-            self.head_size = check_heads(dim, heads)  # one-line ValueError if heads does not divide dim
-        except ValueError as err:  # say it with the argument names the student typed: heads=, dim=
-            raise ValueError(str(err).replace("n_heads=", "heads=").replace("d_model=", "dim=")) from None
+        self.head_size = check_heads(dim, heads, names=("dim", "heads"))  # one-line ValueError if it does not divide
         self.dim, self.heads, self.causal = dim, heads, causal
         self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)  # [W_Q | W_K | W_V] for all heads in one matrix
         self.out = nn.Linear(dim, dim)  # the recombination
