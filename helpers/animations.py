@@ -199,11 +199,11 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
     total = _np(s.update)[word]
     name = walk.tokens[word]
     sums = np.cumsum(per_head, axis=0)  # (H, D): the running total after each head
-    bias = total - sums[-1]  # b_O: what the layer adds once, after the heads
+    bias = _np(walk.b_O)  # what the layer adds once, after the heads
     anim = Animation("twelve_heads_recombining", f"{H} heads recombining",
                      f"Each of the {H} heads' {z.shape[1]}-number updates for '{name}' is decompressed to {D} "
-                     f"numbers and added up; with the output bias the sum equals concat · W_O "
-                     f"(largest difference {np.abs(sums[-1] + bias - total).max():.1e}).")
+                     f"numbers and added up; the sum plus the output bias b_O is the layer's update, "
+                     f"concat · W_O + b_O (largest difference {np.abs(sums[-1] + bias - total).max():.0e}).")
     limit = float(np.abs(np.concatenate([per_head, sums])).max()) or 1.0
     colour = mpl.colormaps["coolwarm"]  # values are coloured once, up front: frames only copy pixels
     rgba = lambda values: colour((np.asarray(values) + limit) / (2 * limit), bytes=True)  # noqa: E731

@@ -172,7 +172,7 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
     fig = ax.figure
     limit = float(np.abs(per_head).max()) or 1.0
     strip = dict(cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
-    zlim = float(np.abs(z).max()) or 1.0
+    zlim = float(np.abs(z).max()) or 1.0  # the concatenation has its own scale (±zlim), said under it
     ax.imshow(z.reshape(-1, 1), cmap="coolwarm", vmin=-zlim, vmax=zlim, aspect="auto", interpolation="nearest",
               extent=(0, 0.7, n, 0))  # the concatenation, standing up: head h's 64 numbers beside block h
     for h in range(n):
@@ -191,10 +191,10 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
     ax.plot([11, 20], [n + 0.55, n + 0.55], color="black", linewidth=1)
     ax.text(10.3, n + 1.5, "Σ", ha="center", va="center", fontsize=16)
     gap = float(np.abs(per_head.sum(0) - total).max())
-    ax.text(0.35, n + 0.3, f"concat\n[1 × {n * d}]", ha="center", va="top", fontsize=FS)
+    ax.text(0.35, n + 0.3, f"concat\n[1 × {n * d}]\n(own scale:\n±{zlim:.1f})", ha="center", va="top", fontsize=FS)
     ax.text(5.6, n + 0.3, f"recombination W_O [{n * d} × {D}]\n= {n} blocks of {d} rows", ha="center", va="top",
             fontsize=FS)
-    ax.text(15.5, n + 2.1, f"update [1 × {D}] = concat · W_O (+ bias b_O)\nthe Σ of the {n} rows differs by {gap:.0e}",
+    ax.text(15.5, n + 2.1, f"Σ of the {n} rows = concat · W_O [1 × {D}]\n(differs by {gap:.0e}; the layer then adds b_O)",
             ha="center", va="top", fontsize=FS)
     ax.text(15.5, -0.15, f"each head: z · W_O[h] = [1 × {D}]", ha="center", va="bottom", fontsize=FS)
     ax.text(20.2, -0.15, "length", ha="left", va="bottom", fontsize=FS)

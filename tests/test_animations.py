@@ -1,6 +1,7 @@
 """Step-by-step animations: frames from the walkthrough's numbers, a looping GIF, a frames folder, legible frames."""
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -61,7 +62,11 @@ def test_one_wide_head_is_not_decompressed_and_a_rounded_root_is_not_an_equality
 def test_twelve_heads_recombining_adds_one_head_per_frame_and_ends_at_the_update(walk, built):
     anim = built[1]
     assert len(anim.frames) == walk.n_heads + 1
-    assert "largest difference 0.0e+00" in anim.caption or "e-0" in anim.caption  # the sum equals concat · W_O
+    # the caption's check uses the layer's real b_O: the heads' sum plus b_O is the update, to float precision
+    shown = float(re.search(r"largest difference ([-+.e0-9]+)\)", anim.caption).group(1))
+    steps = walk.steps()
+    real = float((steps.per_head[:, -1].sum(0) + walk.b_O - steps.update[-1]).abs().max())
+    assert shown < 1e-4 and shown == float(f"{real:.0e}"), anim.caption
     first, last = (np.asarray(f, dtype=float) for f in (anim.frames[0], anim.frames[-1]))
     assert np.abs(first - last).mean() > 1  # the picture fills up
 

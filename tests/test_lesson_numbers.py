@@ -10,6 +10,7 @@ in a projection of all 64 numbers.
 """
 
 import math
+import re
 
 import pytest
 import torch
@@ -94,7 +95,7 @@ def test_03_lengths_and_the_recombination_figure(twelve):
     lengths = [float(t) for t in texts if t.strip().replace(".", "").isdigit()]
     assert lengths[:12] == [round(float(v), 1) for v in layer.per_head[:, 3].norm(dim=-1)]
     gap = float((layer.per_head[:, 3].sum(0) - layer.concat[3] @ layer.recombination).abs().max())
-    shown = [float(t.rsplit("differs by ", 1)[1]) for t in texts if "differs by" in t]
+    shown = [float(re.search(r"differs by ([-+.e0-9]+);", t).group(1)) for t in texts if "differs by" in t]
     assert gap < 1e-4 and len(shown) == 1 and shown[0] < 1e-4
 
 
