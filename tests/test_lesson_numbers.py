@@ -131,3 +131,19 @@ def test_01_folding_twelve_heads_would_cost_six_times_the_numbers(twelve):
     folded = sum((twelve.W_V[h] @ twelve.W_O[h]).numel() for h in range(12))
     factors = twelve.W_V.numel() + twelve.W_O.numel()
     assert (folded, factors) == (7_077_888, 1_179_648)
+
+
+def test_02_the_mask_hides_nothing_in_draws_row(twelve):
+    h = twelve.pick_head(3, 0)  # the head 02 follows; its cells take the softmax without a mask
+    head = twelve.head(h)
+    unmasked = head.scaled.softmax(-1)
+    assert torch.allclose(unmasked[3], head.weights[3])
+    assert all(not torch.allclose(unmasked[q], head.weights[q]) for q in range(3))
+
+
+def test_03_W_O_writes_into_64_dimensions_and_does_not_bring_the_input_back(twelve):
+    assert [int(torch.linalg.matrix_rank(twelve.W_O[h])) for h in range(12)] == [64] * 12
+    layer, h = twelve.steps(), twelve.pick_head(3, 0)
+    decompressed = H.decompress(layer.z[h, 3], twelve.W_O[h])  # [768], as in 03's first cell
+    cosine = torch.nn.functional.cosine_similarity(decompressed, twelve.X[3], dim=0)
+    assert decompressed.shape == (768,) and abs(float(cosine)) < 0.1
