@@ -462,6 +462,6 @@ def published_head_ranks(tables: dict[str, np.ndarray], published=None) -> list[
     for detector, heads in (published or PUBLISHED_GPT2_HEADS).items():
         order = [head for head, _ in ranked_heads(tables, detector, k=tables[detector].size)]
         for layer, head in heads:
-            rows.append({"detector": detector, "head": f"{layer}.{head}",
+            rows.append({"detector": detector, "head": f"L{layer} H{head}",
                          "score": float(tables[detector][layer, head]), "rank": order.index((layer, head)) + 1})
     return rows

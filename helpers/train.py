@@ -55,7 +55,7 @@ N_CTX = 64
 # stories alone it grew none in our runs (best previous-word score about 0.2; see the closing
 # notes of the classroom-models issue). Seeds 1-8 all grew a previous-word head, but how many
 # heads share induction, and where idle heads rest, changed from seed to seed. Seed 3 is the one
-# whose 4 best induction heads carry that job (removing them costs 63 points of accuracy on the
+# whose 4 best induction heads carry that job (removing them costs 62 points of accuracy on the
 # second copy of a list, removing 4 idle heads costs nothing), so notebook 06's knock-outs show it.
 # `python tools/sweep.py --seeds 1-8` repeats that comparison.
 RECIPES = {

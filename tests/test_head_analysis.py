@@ -107,11 +107,11 @@ def test_induction_knock_out_and_its_control(lm, tables):
 
 
 def test_shared_jobs_survive_losing_their_best_four(lm, tables):
-    """06 §6: agreement and pronouns keep > 85 % without their 4 best heads."""
+    """06 §6: agreement and pronouns keep > 90 % without their 4 best heads (93 %, 95 %)."""
     for relation in ("agreement", "pronoun"):
         assert A.forced_accuracy(lm, relation) == 1.0
         best = [head for head, _ in S.ranked_heads(tables, relation, k=4)]
-        assert A.forced_accuracy(lm, relation, best) > 0.85, relation
+        assert A.forced_accuracy(lm, relation, best) > 0.9, relation
 
 
 def test_the_circuit(lm, tables):

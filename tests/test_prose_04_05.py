@@ -169,3 +169,22 @@ def test_04_the_merge_example_names_heads_in_l_h_notation():
     titles = [ax.get_title() for ax in fig.axes if ax.images]
     assert titles[:3] == [f"trained L1 H{h} (8 numbers)" for h in range(3)]
     assert titles[3].startswith("merged L1 H0–H2")
+
+
+# --- 04 §4: what to look for in the slider -----------------------------------------------------
+def test_04_what_to_look_for_in_the_slider():
+    """04 §4: "In layer 0 most heads spread their attention over the last few words (about half of it on
+    the word itself and the three before it) instead of picking one. In layer 1, from 3 heads on, a few
+    heads put a third to a half of their attention on <bos>"; the 1- and 2-head models have no such head."""
+    for n in H.HEAD_COUNTS:
+        a = H.run_sentence(H.load_variant(n), H.SENTENCE).attentions.numpy()  # (2, n, T, T)
+        T = a.shape[-1]
+        recent = np.array([np.mean([a[0, h, q, q - 3:q + 1].sum() for q in range(4, T)]) for h in range(n)])
+        previous = np.array([[np.mean([a[layer, h, q, q - 1] for q in range(1, T)]) for h in range(n)]
+                             for layer in range(2)])
+        on_bos = a[1, :, 1:, 0].mean(-1)  # layer 1: each head's mean weight on <bos>
+        assert 0.4 <= np.median(recent) <= 0.65 and previous.max() < 0.3, (n, recent, previous.max())
+        if n >= 3:
+            assert 1 <= (on_bos >= 0.33).sum() <= 3 and on_bos.max() <= 0.55, (n, on_bos)
+        else:
+            assert on_bos.max() < 0.2, (n, on_bos)

@@ -229,8 +229,8 @@ def test_published_head_ranks():
     table = np.zeros((12, 12))
     table[4, 11], table[2, 2], table[7, 7] = 0.9, 0.5, 0.7
     rows = S.published_head_ranks({"previous": table}, {"previous": [(4, 11), (2, 2)]})
-    assert rows == [{"detector": "previous", "head": "4.11", "score": 0.9, "rank": 1},
-                    {"detector": "previous", "head": "2.2", "score": 0.5, "rank": 3}]
+    assert rows == [{"detector": "previous", "head": "L4 H11", "score": 0.9, "rank": 1},
+                    {"detector": "previous", "head": "L2 H2", "score": 0.5, "rank": 3}]
 
 
 # --- GPT-2 small: the detectors recover the heads Wang et al. (2022) published --------
