@@ -47,16 +47,18 @@ def regenerate_command(name: str) -> str:
     return f"python -m helpers.train {name}"
 
 
-def load_model(name: str = "classroom") -> LanguageModel:
-    """Load a shipped classroom model, or "gpt2" for GPT-2 small (downloaded once)."""
+def load_model(name: str = "classroom", data_dir: Path | None = None) -> LanguageModel:
+    """Load a shipped classroom model, or "gpt2" for GPT-2 small (downloaded once).
+    data_dir: another folder with its own models.json (a model just trained with --out); default data/."""
     if name == "gpt2":
         return gpt2.load_gpt2()  # only touches the network when the files are not cached
-    entries = manifest()
+    folder = DATA_DIR if data_dir is None else Path(data_dir)
+    entries = manifest() if data_dir is None else manifest(folder / MANIFEST.name)
     if name not in entries:
         raise ValueError(f"No model named {name!r}; choose one of {', '.join(shipped_models() + ['gpt2'])}.")
     entry = entries[name]
     remedy = f"{regenerate_command(name)}`, or restore the shipped file with `git checkout -- data/{entry['file']}"
-    model, vocab, info = read_model(DATA_DIR / entry["file"], entry["sha256"], remedy)
+    model, vocab, info = read_model(folder / entry["file"], entry["sha256"], remedy)
     return LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info, bos=info.get("bos", True))
 
 
@@ -78,5 +80,10 @@ def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path
     entries = manifest(manifest_path, required=False)
     entries[name] = {"file": path.name, "sha256": digest, "bytes": path.stat().st_size,
                      "command": regenerate_command(name), "config": model.config.to_dict(), "info": info}
+    write_manifest(entries, manifest_path)
+
+
+def write_manifest(entries: dict, path: Path) -> None:
+    """Write a manifest in one step (never half-written), its models in name order."""
     text = json.dumps(dict(sorted(entries.items())), indent=1) + "\n"
-    atomic_write(manifest_path, lambda tmp: Path(tmp).write_text(text))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text))

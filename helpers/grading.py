@@ -92,7 +92,8 @@ def call_student(name: str, fn, *args, plain_answer_ok: bool = False):
             first = str(err).splitlines()[0] if str(err) else ""
             return None, f"✗ {name}: your function raised {type(err).__name__}: {first}".rstrip(": ")
     if got is None or got is Ellipsis:
-        return None, f"… {name}: {NOT_ATTEMPTED} (the function returned None). The notebook goes on with the reference."
+        what = "forward" if isinstance(fn, torch.nn.Module) else "the function"  # a class: its forward is the stub
+        return None, f"… {name}: {NOT_ATTEMPTED} ({what} returned None). The notebook goes on with the reference."
     return got, None
 
 

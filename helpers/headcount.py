@@ -8,7 +8,6 @@ differs. The slider widget that shows them is in slider.py.
 
 from __future__ import annotations
 
-import json
 import numbers
 from functools import lru_cache
 from pathlib import Path
@@ -17,13 +16,11 @@ import torch
 from matplotlib.figure import Figure
 
 from .attention import attention_param_count, check_heads, multi_head_from
-from .catalog import DATA_DIR, MANIFEST, LanguageModel, load_model, manifest, regenerate_command
+from .catalog import DATA_DIR, MANIFEST, LanguageModel, load_model, manifest, write_manifest
 from .checks import call_student
 from .model import GPT, head_weights
 from .run import run_sentence
 from .scores import one_thread
-from .tokenizer import WordTokenizer
-from .weights import atomic_write, read_model
 
 HEAD_COUNTS = (1, 2, 3, 4, 6, 12)  # every divisor of 12 (and of the width 96) we trained
 WIDTH = 96
@@ -234,15 +231,12 @@ def record_merged_losses(path: Path = DATA_DIR / f"heads-{MERGE_SOURCE}.safetens
 
     `python -m helpers.train heads-12` calls this after saving, so the numbers always belong to the
     file beside them; a retrained file without them is measured live instead."""
-    manifest_path = path.parent / MANIFEST.name
-    entries = manifest(manifest_path)
-    name = f"heads-{MERGE_SOURCE}"
-    model, vocab, info = read_model(path, entries[name]["sha256"], regenerate_command(name))
-    lm = LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info, bos=info.get("bos", True))
+    name, manifest_path = f"heads-{MERGE_SOURCE}", path.parent / MANIFEST.name
+    lm = load_model(name, data_dir=path.parent)
     losses = {str(g): measure_merged_loss(lm, g) for g in HEAD_COUNTS if MERGE_SOURCE % g == 0}
+    entries = manifest(manifest_path)
     entries[name]["merged_held_out_loss"] = losses
-    text = json.dumps(entries, indent=1) + "\n"
-    atomic_write(manifest_path, lambda tmp: Path(tmp).write_text(text))
+    write_manifest(entries, manifest_path)
     return losses
 
 
