@@ -18,8 +18,8 @@ import time
 
 import torch
 
-from helpers import animations
-from helpers.walkthrough import walkthrough_layer
+from helpers.core.walkthrough import walkthrough_layer
+from helpers.figures import animations
 
 
 def timed(fn):

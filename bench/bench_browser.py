@@ -20,8 +20,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_browser import (CONTROLS, NOTEBOOKS, Watched, chromium, close_notebook, free_port,  # noqa: E402
-                          lab_command, notebook_copy, open_and_run_all, server, timed_move)
+from test_browser import (  # noqa: E402
+    CONTROLS,
+    NOTEBOOKS,
+    Watched,
+    chromium,
+    close_notebook,
+    free_port,
+    lab_command,
+    notebook_copy,
+    open_and_run_all,
+    server,
+    timed_move,
+)
 
 
 def main() -> None:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import torch
 
-from helpers.gpt2 import GPT2_SMALL
-from helpers.weights import model_from_checkpoint
+from helpers.core.gpt2 import GPT2_SMALL
+from helpers.core.weights import model_from_checkpoint
 
 
 def build_models():

@@ -19,7 +19,8 @@ import time
 import torch
 
 import helpers as H
-from helpers import ablation, scores
+from helpers.analysis import knockout as ablation
+from helpers.analysis import relations as scores
 
 
 def classroom_or_random() -> H.LanguageModel:

@@ -12,6 +12,7 @@ import torch
 
 import helpers as H
 from helpers import train
+from helpers.core import evaluation
 
 
 def median_ms(fn, repeat=30, warmup=3):
@@ -45,20 +46,20 @@ def bench_forward():
 def bench_training(name="classroom", steps=8):
     recipe = train.RECIPES[name]
     tok = H.WordTokenizer(H.vocabulary())
-    model = H.GPT(H.GPTConfig(vocab_size=len(tok), n_ctx=train.N_CTX, **recipe.config))
+    model = H.GPT(H.GPTConfig(vocab_size=len(tok), n_ctx=evaluation.N_CTX, **recipe.config))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     writer = H.StoryWriter(0)
 
     def step():
-        ids, _ = train.story_batch(writer, tok, recipe.batch, recipe.list_chance)
-        loss = train.next_token_loss(model, ids)
+        ids, _ = evaluation.story_batch(writer, tok, recipe.batch, recipe.list_chance)
+        loss = evaluation.next_token_loss(model, ids)
         opt.zero_grad()
         loss.backward()
         opt.step()
 
     ms = median_ms(step, repeat=steps, warmup=2)
-    print(f"training {name}: {recipe.batch * train.N_CTX / ms * 1000:,.0f} tokens/s "
-          f"({ms:.0f} ms per step of {recipe.batch} x {train.N_CTX}, {torch.get_num_threads()} threads)")
+    print(f"training {name}: {recipe.batch * evaluation.N_CTX / ms * 1000:,.0f} tokens/s "
+          f"({ms:.0f} ms per step of {recipe.batch} x {evaluation.N_CTX}, {torch.get_num_threads()} threads)")
 
 
 if __name__ == "__main__":

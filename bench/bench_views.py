@@ -22,8 +22,9 @@ import torch
 from matplotlib.figure import Figure
 
 import helpers as H
-from helpers.explorer import Explorer
-from helpers.views import CMAP, plot_all_heads
+from helpers.figures.mosaic import plot_all_heads
+from helpers.figures.views import CMAP
+from helpers.widgets.explorer import Explorer
 
 SENTENCE = "I like to draw my picture . the cat near these big dogs is tired ."
 

@@ -1,57 +1,85 @@
-"""Companion code for the multi-head attention notebooks.
+"""Companion code for the multi-head attention notebooks: `import helpers as H`, then `H.name`.
 
-Everything a notebook needs is importable from here: `import helpers as H`.
-Data flows one way: text -> tokens -> model (or one attention layer) -> attention tensors -> figures.
+The package is built in layers; each imports only from the layers above it in this list
+(see helpers/README.md):
+
+    core/       torch only: attention maths, the model, tokens, weights, one run of a sentence
+    analysis/   numbers about heads, no matplotlib: scores, knock-outs, head counts, captions
+    figures/    matplotlib, no ipywidgets: slide geometry and export, plots, views, the deck
+    widgets/    ipywidgets: the slider, the explorer, the knock-out explorer
+    exercises/  the checks of every notebook and their solutions (uses core, analysis, figures)
+
+This file only gathers the names the notebooks, the README and the teacher's guide use.
+
+The names load on first use (PEP 562), so `import helpers.core` or `python -m helpers.train` never
+pays for matplotlib or ipywidgets, and a notebook pays for each layer only when it first uses it.
 """
 
-# --- models, tokens and runs (model.py, tokenizer.py, language.py, weights.py, catalog.py, run.py)
-from .catalog import LanguageModel, load_model, pick_model, shipped_models
-from .language import RELATIONS, StoryWriter, vocabulary
-from .model import GPT, GPTConfig, head_weights
-from .run import Run, run_sentence
-from .tokenizer import BOS, WordTokenizer, split_words
+from __future__ import annotations
 
-# --- attention math, the MultiHead module, walkthrough data (attention.py, multihead.py, walkthrough.py)
-from .attention import (HeadSteps, MultiHeadSteps, attention_param_breakdown, attention_param_count, causal_mask,
-                        decompress, mask_future, merge_heads, multi_head, multi_head_from, project, raw_scores,
-                        recombination_matrix, scale, single_head, softmax_over_keys, split_heads, weighted_sum)
-from .multihead import MultiHead
-from .walkthrough import Walkthrough, seeded_layer, walkthrough_layer
+import importlib
 
-# --- plots, slide export, exercise checks (plots.py, export.py, checks.py)
-from .export import save_for_slides, slide_style
-from .plots import plot_attention, plot_heads, plot_matmul, plot_recombination, plot_vectors, plot_word_weights
-from .checks import (check_attention_weights, check_masked_weights, check_merge_heads, check_one_head,
-                     check_recombine, check_split_heads, check_weighted_sum)
-from .capstone import check_multihead
-from .solutions import solution
+# Where each public name lives, grouped in notebook order: {module: [names]}.
+_MODULES: dict[str, list[str]] = {
+    # --- every notebook: models, the classroom language, one run of a sentence ----------------------
+    ".core.catalog": ["load_model", "pick_model", "shipped_models"],
+    ".core.model": ["GPT", "GPTConfig", "LanguageModel", "head_weights"],
+    ".core.tokenizer": ["WordTokenizer"],
+    ".core.language": ["RELATIONS", "StoryWriter", "vocabulary"],
+    ".core.run": ["run_sentence"],
+    ".core.gpt2": ["load_gpt2", "download_gpt2", "drop_first_token"],
+    # --- 01-03: one head, heads of 64, decompression and recombination ------------------------------
+    ".core.walkthrough": ["walkthrough_layer"],
+    ".core.attention": ["split_heads", "decompress", "recombination_matrix", "multi_head", "multi_head_from",
+                        "attention_param_breakdown", "attention_param_count"],
+    ".core.multihead": ["MultiHead"],
+    ".figures.plots": ["plot_attention", "plot_word_weights", "plot_heads", "plot_matmul", "plot_recombination"],
+    ".figures.animations": ["one_head_animation", "recombination_animation", "save_animation"],
+    ".exercises.attention_checks": ["check_attention_weights", "check_masked_weights", "check_weighted_sum",
+                                    "check_one_head", "check_split_heads", "check_merge_heads", "check_recombine"],
+    ".exercises.capstone": ["check_multihead"],
+    ".exercises.solutions": ["solution"],
+    # --- 04: how many heads? -------------------------------------------------------------------------
+    ".analysis.headcount": ["HEAD_COUNTS", "SENTENCE", "WIDTH", "head_shapes", "describe_shapes", "load_variant",
+                            "available_head_counts", "loss_by_heads", "merge_head_groups", "merged_maps",
+                            "merged_model", "merged_loss"],
+    ".figures.headcount_plots": ["plot_head_count_results", "plot_loss_vs_heads", "plot_merge_example"],
+    ".widgets.slider": ["HeadCountExplorer"],
+    ".exercises.headcount_checks": ["check_head_size_and_params", "check_concat_shape"],
+    # --- 05: all 144 heads ---------------------------------------------------------------------------
+    ".figures.mosaic": ["head_mosaic", "mosaic_cell", "plot_all_heads"],
+    ".figures.views": ["plot_head", "plot_token_links"],
+    ".widgets.explorer": ["Explorer"],
+    ".analysis.detectors": ["previous_token_scores", "first_token_scores", "word_scores", "generic_scores",
+                            "published_head_ranks"],
+    ".exercises.head_checks": ["check_previous_word_head", "induction_prediction", "check_induction_prediction",
+                               "check_knockout_prediction"],
+    # --- 06: what each head learns (position first, then grammar), then knock-outs --------------------
+    ".analysis.relations": ["SCORED_RELATIONS", "relation_pairs", "describe_links", "scored_stories",
+                            "relation_scores", "ranked_heads", "best_head_types", "relation_report"],
+    ".figures.score_plots": ["plot_score_tables", "plot_ranked", "plot_head_types"],
+    ".analysis.knockout": ["KNOCKOUT_SENTENCE", "knock_out", "forced_accuracy", "knockout_summary"],
+    ".analysis.circuit": ["layer_knockouts", "readers_score"],
+    ".figures.knockout_plots": ["prediction_bars"],
+    ".widgets.knockout": ["KnockoutExplorer"],
+    # --- slides: one-call export, the layout check, the lecture deck ---------------------------------
+    ".figures.slide": ["slide_style"],
+    ".figures.export": ["save_for_slides"],
+    ".figures.slidecheck": ["check_slide"],
+    ".figures.deck": ["export_deck"],
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+__all__ = list(_WHERE)
 
-# --- GPT-2 small (gpt2.py)
-from .gpt2 import download_gpt2, drop_first_token, load_gpt2
 
-# --- the 144-head views and the explorer (views.py, explorer.py, deck.py)
-from .views import (AllHeadsView, HeadView, TokenLinksView, head_mosaic, mosaic_cell, plot_all_heads, plot_head,
-                    plot_token_links)
-from .explorer import Explorer, check_induction_prediction, check_previous_word_head, induction_prediction
-from .deck import SLIDES, export_deck
-from .slidecheck import check_slide
-from .animations import build_animations, one_head_animation, recombination_animation, save_animation
+def __getattr__(name: str):
+    """Import the module that defines `name` the first time a notebook asks for it."""
+    if name not in _WHERE:
+        raise AttributeError(f"module 'helpers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-# --- head counts and the slider (headcount.py, slider.py)
-from .headcount import (HEAD_COUNTS, SENTENCE, WIDTH, available_head_counts, check_concat_shape,
-                        check_head_size_and_params, describe_shapes, head_shapes, load_variant, loss_by_heads,
-                        merge_head_groups, merged_loss, merged_maps, merged_model, plot_head_count_results,
-                        plot_loss_vs_heads, plot_merge_example, repeat_accuracy_by_heads)
-from .slider import HeadCountExplorer
 
-# --- head scores, knock-outs and circuits (scores.py, ablation.py, circuit.py)
-from .scores import (PUBLISHED_GPT2_HEADS, best_head_types, describe_links, duplicate_token_scores, first_token_scores,
-                     generic_scores, held_out_stories, induction_pattern_scores, induction_scores, plot_head_types,
-                     plot_ranked, plot_score_tables, previous_token_scores, published_head_ranks, ranked_heads,
-                     relation_pairs, relation_scores, repeated_random_tokens, story_attentions, word_scores)
-from .scores import (SCORED_RELATIONS, offset_baseline, relation_report, resting_scores,  # positional patterns first
-                     scored_stories)
-from .ablation import (KnockoutExplorer, check_knockout_prediction, check_previous_token_detector, forced_accuracy,
-                       head_means, knock_out, knockout_summary, next_word_change, prediction_bars)
-from .ablation import KNOCKOUT_SENTENCE, forced_scores, knockout_control, low_scorers  # control; where heads look
-from .circuit import layer_knockouts, readers_score  # does removing a head change where others look?
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

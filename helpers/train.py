@@ -7,22 +7,20 @@ line in data/models.json (sha256, size, held-out loss, accuracy, training time).
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from .catalog import DATA_DIR, record_model
-from .language import FORCED, StoryWriter, vocabulary
-from .model import GPT, GPTConfig
-from .tokenizer import WordTokenizer
-
-HELD_OUT_SEED = 1_000_003  # stories for evaluation come from their own seed, never seen in training
+from .analysis.headcount import record_merged_losses
+from .core.catalog import DATA_DIR, record_model
+from .core.evaluation import N_CTX, evaluate, next_token_loss, story_batch
+from .core.language import StoryWriter, vocabulary
+from .core.model import GPT, GPTConfig
+from .core.tokenizer import WordTokenizer
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,6 @@ class Recipe:
         return vocabulary(relay=self.relay_chance > 0)
 
 
-N_CTX = 64
 # Width 96 = 12 heads of 8: the smallest head size the brief allows, so the 12 × 12 layout of
 # GPT-2 small trains here in minutes on two CPU cores.
 # The classroom model spends its first 400 steps (0.8M tokens) on relay games only, so a
@@ -72,22 +69,6 @@ RECIPES = {
     "tiny": Recipe(dict(n_layer=2, n_head=2, n_embd=32), tokens=40_000, batch=16, lr=1e-2, seed=0, warmup=5,
                    note="a seconds-long run for the test suite"),
 }
-
-
-def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_chance: float, bos: bool = True,
-                relay_chance: float = 0.0, relay_only: bool = False):
-    """(batch, N_CTX) token ids and the stories they came from."""
-    if relay_only:
-        stories = [writer.relay_story(N_CTX, bos) for _ in range(batch)]
-    else:
-        stories = [writer.story(N_CTX, list_chance, bos, relay_chance=relay_chance) for _ in range(batch)]
-    ids = torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
-    return ids, stories
-
-
-def next_token_loss(model: GPT, ids: torch.Tensor) -> torch.Tensor:
-    logits = model(ids[:, :-1]).logits  # predict token t+1 from tokens 0..t
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
 
 def learning_rate(step: int, steps: int, recipe: Recipe) -> float:
@@ -146,43 +127,6 @@ def _train(name: str, recipe: Recipe, progress: bool, device: torch.device) -> t
     return model, info
 
 
-@torch.no_grad()
-def evaluate(model: GPT, tokenizer: WordTokenizer, n_stories: int = 256, bos: bool = True, relay: bool = False) -> dict:
-    """Held-out loss, and next-word accuracy at the positions a relation decides.
-
-    Loss and the relations' accuracy come from plain stories (no relay game), so every model
-    is measured on the same text; relay=True adds the accuracy on relay words, from stories
-    that each hold one relay."""
-    ids, stories = held_out_batch(tuple(tokenizer.vocab), n_stories, bos)
-    logits = model(ids).logits
-    loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)).item()
-    result = {"held_out_loss": round(loss, 4)}
-    for relation in FORCED:
-        result[f"accuracy_{relation}"] = round(forced_hits(logits, ids, stories, relation), 4)
-    if relay:
-        ids, stories = held_out_batch(tuple(tokenizer.vocab), n_stories, bos, relay_chance=1.0)
-        result["accuracy_relay"] = round(forced_hits(model(ids).logits, ids, stories, "relay"), 4)
-    return result
-
-
-@functools.lru_cache(maxsize=8)
-def held_out_batch(vocab: tuple[str, ...], n_stories: int, bos: bool = True, relay_chance: float = 0.0):
-    """The held-out stories every model is measured on, made once per vocabulary (~0.3 s each time
-    otherwise: notebook 04 scores six merged models on the same 256 stories). Read-only."""
-    return story_batch(StoryWriter(HELD_OUT_SEED), WordTokenizer(list(vocab)), n_stories, 0.5, bos,
-                       relay_chance=relay_chance)
-
-
-def forced_hits(logits: torch.Tensor, ids: torch.Tensor, stories, game: str) -> float:
-    """Share of the words a relation (or the relay game) decides that the model guesses right
-    (0 when the stories hold none)."""
-    pairs = [(b, p) for b, s in enumerate(stories) for p in s.forced[game]]
-    if not pairs:
-        return 0.0
-    b, p = (torch.tensor(col) for col in zip(*pairs))
-    return (logits[b, p - 1].argmax(-1) == ids[b, p]).float().mean().item()  # logits at p-1 predict word p
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("name", choices=list(RECIPES), help="which model to train")
@@ -192,7 +136,6 @@ def main(argv=None) -> None:
     path = args.out or DATA_DIR / f"{args.name}.safetensors"
     record_model(args.name, model, RECIPES[args.name].words, info, path)
     if args.name == "heads-12":  # notebook 04's merge thought experiment: its numbers belong to this file
-        from .headcount import record_merged_losses  # headcount reads train's held-out stories
         print("merged held-out losses:", record_merged_losses(path))
     print({k: v for k, v in info.items() if k != "note"})
 

@@ -5,12 +5,17 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from helpers import ablation as A
-from helpers import scores as S
-from helpers.catalog import LanguageModel, manifest
-from helpers.language import vocabulary
-from helpers.model import GPT, GPTConfig, head_weights
-from helpers.tokenizer import WordTokenizer
+from helpers.analysis import detectors
+from helpers.analysis import knockout as A
+from helpers.analysis import relations as S
+from helpers.core import evaluation
+from helpers.core.catalog import manifest
+from helpers.core.language import vocabulary
+from helpers.core.model import GPT, GPTConfig, LanguageModel, head_weights
+from helpers.core.tokenizer import WordTokenizer
+from helpers.exercises import head_checks
+from helpers.figures import knockout_plots
+from helpers.widgets.knockout import KnockoutExplorer
 
 SENTENCE = "list : red mat old fox . again : red mat old"
 
@@ -30,11 +35,11 @@ def logits(lm, ids, heads=(), mode="zero"):
 def test_parse_and_check_heads():
     lm = tiny_lm()
     assert A.parse_head("L1 H3") == (1, 3) and A.parse_head("1.3") == (1, 3) and A.parse_head(" l0 h2") == (0, 2)
-    assert A.check_heads(lm, ["L1 H3", (0, 2)]) == [(1, 3), (0, 2)]
+    assert A.check_head_list(lm, ["L1 H3", (0, 2)]) == [(1, 3), (0, 2)]
     with pytest.raises(ValueError, match="'L5 H3'"):
         A.parse_head("five")
     with pytest.raises(ValueError, match="L2 H0 does not exist"):
-        A.check_heads(lm, [(2, 0)])
+        A.check_head_list(lm, [(2, 0)])
 
 
 def test_knock_out_builds_the_forward_arguments():
@@ -99,13 +104,13 @@ def test_next_word_change_and_bars():
     assert (np.diff(same["before"]) <= 0).all()  # most likely first
     changed = A.next_word_change(lm, SENTENCE, [(0, 1), (1, 2)], top_k=4)
     assert 4 <= len(changed["words"]) <= 8 and not np.allclose(changed["before"], changed["after"])
-    fig = A.prediction_bars(lm, SENTENCE, ["L0 H1"], top_k=4)
+    fig = knockout_plots.prediction_bars(lm, SENTENCE, ["L0 H1"], top_k=4)
     assert isinstance(fig, Figure) and len(fig.axes[0].containers) == 2
 
 
 def test_knockout_explorer_headless():
     lm = tiny_lm()
-    ex = A.KnockoutExplorer(lm, SENTENCE, heads=[(0, 1)])
+    ex = KnockoutExplorer(lm, SENTENCE, heads=[(0, 1)])
     assert ex.knocked() == [(0, 1)] and ex.image.value and "1 head" in ex.message.value
     ex.heads.value = ("L1 H2", "L0 H3")
     assert ex.knocked() == [(1, 2), (0, 3)] and "2 head" in ex.message.value
@@ -115,7 +120,7 @@ def test_knockout_explorer_headless():
     assert ex.sentence.value == SENTENCE and f"still showing “{SENTENCE}”" in ex.message.value
     ex.sentence.value = "the cat"
     ex.clear.click()
-    listed = A.KnockoutExplorer(lm, SENTENCE, heads=[(1, 3), (0, 2)])
+    listed = KnockoutExplorer(lm, SENTENCE, heads=[(1, 3), (0, 2)])
     assert list(listed.heads.options[:2]) == ["L1 H3", "L0 H2"] and listed.heads.rows >= 16  # chosen heads in view
     assert len(listed.heads.options) == len(set(listed.heads.options)) == lm.config.n_layer * lm.config.n_head
     assert listed.image.layout.width == f"{listed.frame.canvas.get_width_height()[0]}px"  # shown at its own size
@@ -137,7 +142,7 @@ K = 4  # how many heads are removed in each knock-out
 
 @pytest.fixture(scope="module")
 def classroom():
-    from helpers.catalog import load_model
+    from helpers.core.catalog import load_model
 
     lm = load_model("classroom")
     return lm, S.relation_scores(lm)["induction"]
@@ -162,26 +167,26 @@ def test_removing_random_idle_heads_barely_matters(classroom):
 
 # --- exercise checks -----------------------------------------------------------------
 def test_detector_check_passes_the_reference_and_names_mistakes(capsys):
-    A.check_previous_token_detector(S.previous_token_scores)
+    head_checks.check_previous_token_detector(detectors.previous_token_scores)
     assert "✓" in capsys.readouterr().out
     wrong = {"token after": lambda a: a.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
              "summed": lambda a: a.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1),
-             "axes are swapped": lambda a: S.previous_token_scores(a).T,
+             "axes are swapped": lambda a: detectors.previous_token_scores(a).T,
              "divided by T": lambda a: a.diagonal(offset=-1, dim1=-2, dim2=-1).sum(-1) / a.shape[-1],
              "not attempted": lambda a: None, "raised ZeroDivisionError": lambda a: 1 / 0}
     for clue, fn in wrong.items():
-        A.check_previous_token_detector(fn)
+        head_checks.check_previous_token_detector(fn)
         assert clue in capsys.readouterr().out
 
 
 def test_knockout_prediction_check(capsys):
     lm = tiny_lm()
-    measured = A.check_knockout_prediction(lambda: None, lm, "induction", [(0, 0)])
+    measured = head_checks.check_knockout_prediction(lambda: None, lm, "induction", [(0, 0)])
     out = capsys.readouterr().out
     assert "not attempted" in out and "Measured" not in out and f"{measured:.0%}" not in out  # no answer before a guess
-    A.check_knockout_prediction(measured, lm, "induction", [(0, 0)])
+    head_checks.check_knockout_prediction(measured, lm, "induction", [(0, 0)])
     assert "✓" in capsys.readouterr().out
-    A.check_knockout_prediction(measured + 0.5, lm, "induction", [(0, 0)])
+    head_checks.check_knockout_prediction(measured + 0.5, lm, "induction", [(0, 0)])
     assert "✗" in capsys.readouterr().out
 
 
@@ -201,11 +206,11 @@ def test_knockout_summary_removes_the_best_and_random_low_scorers():
 
 def test_fast_forced_accuracy_equals_a_full_forward_pass():
     """forced_accuracy reruns only the layers from the first removed head, on the stories that need it."""
-    from helpers.train import forced_hits
+    from helpers.core.evaluation import forced_hits
 
     lm = tiny_lm(seed=3)
-    stories = S.held_out_stories(16, A.HELD_OUT_SEED, 64)
-    ids = S.story_ids(lm, stories)
+    stories = evaluation.held_out_stories(16, evaluation.HELD_OUT_SEED, 64)
+    ids = evaluation.story_ids(lm, stories)
     for heads in ([], [(1, 2)], [(0, 1), (1, 3)]):
         full = forced_hits(logits(lm, ids, heads), ids, stories, "induction")
         assert A.forced_accuracy(lm, "induction", heads, n_stories=16) == pytest.approx(full), heads
@@ -215,14 +220,14 @@ def test_scores_and_knock_outs_work_with_a_gpt2_shaped_model(tmp_path, monkeypat
     """A 12 × 12 stand-in with GPT-2's BPE tokenizer: the path the notebook takes for MODEL = "gpt2"."""
     from test_gpt2_fakes import fake_gpt2_folder
 
-    from helpers.gpt2 import load_gpt2
+    from helpers.core.gpt2 import load_gpt2
 
     monkeypatch.setenv("HELPERS_GPT2_VERIFY", "0")  # stand-in files, not the pinned checksums
     lm = load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
-    tables = S.generic_scores(lm, length=10, batch=2)
+    tables = detectors.generic_scores(lm, length=10, batch=2)
     assert all(t.shape == (12, 12) for t in tables.values())
-    assert S.repeated_random_tokens(lm, length=10, batch=1)[0, 0] == lm.tokenizer.bos_id
-    assert len(S.published_head_ranks(tables)) == 9
+    assert detectors.repeated_random_tokens(lm, length=10, batch=1)[0, 0] == lm.tokenizer.bos_id
+    assert len(detectors.published_head_ranks(tables)) == 9
     change = A.next_word_change(lm, "When Mary and John went to the store, John gave a drink to", [(9, 9)], "mean")
     assert len(change["words"]) >= 5 and all(isinstance(w, str) for w in change["words"])
     with pytest.raises(ValueError, match="generic detectors"):

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from helpers import animations
-from helpers.slidecheck import check_layout
-from helpers.walkthrough import walkthrough_layer
+from helpers.core.walkthrough import walkthrough_layer
+from helpers.figures import animations
+from helpers.figures.slidecheck import check_layout
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import attention as A
-from helpers.model import GPT, GPTConfig, head_weights
+from helpers.core import attention as A
+from helpers.core.model import GPT, GPTConfig, head_weights
 
 
 def rand(*shape, seed=0):

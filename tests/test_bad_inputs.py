@@ -20,10 +20,11 @@ import torch
 from matplotlib.figure import Figure
 
 import helpers as H
-from helpers import catalog, deck, gpt2
-from helpers.model import GPT, GPTConfig
-from helpers.walkthrough import walkthrough_layer
-from helpers.weights import model_from_checkpoint, read_model, save_model, sha256
+from helpers.core import catalog, gpt2
+from helpers.core.model import GPT, GPTConfig
+from helpers.core.walkthrough import SeededWeightsWarning, walkthrough_layer
+from helpers.core.weights import model_from_checkpoint, read_model, save_model, sha256
+from helpers.figures import deck
 
 
 @dataclass
@@ -278,8 +279,8 @@ def test_a_deck_from_seeded_weights_says_so_on_its_slides(monkeypatch):
     def missing(name):
         raise FileNotFoundError(f"Model file data/{name}.safetensors is missing.")
 
-    monkeypatch.setattr("helpers.walkthrough.load_model", missing)
-    with pytest.warns(H.walkthrough.SeededWeightsWarning):
+    monkeypatch.setattr("helpers.core.walkthrough.load_model", missing)
+    with pytest.warns(SeededWeightsWarning):
         figures = deck.build_figures(deck.SLIDES[:1])
     texts = [t.get_text() for t in figures[0][1].findobj(lambda a: hasattr(a, "get_text"))]
     assert any("SEEDED weights, not trained" in t for t in texts)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from helpers import captions
+from helpers.analysis import captions
 
 TOKENS = ["<bos>", "red", "fox", ".", "red", "fox", "."]
 

@@ -12,8 +12,11 @@ import pytest
 import torch
 
 import helpers as H
-from helpers import ablation, capstone, checks as C, explorer, grading, headcount
-from helpers import solutions as S
+from helpers.exercises import attention_checks as C
+from helpers.exercises import capstone, grading, head_checks
+from helpers.exercises import head_checks as explorer
+from helpers.exercises import headcount_checks as headcount
+from helpers.exercises import solutions as S
 
 
 def sdpa(Q, K, dim=-1, scaled=True):
@@ -64,7 +67,7 @@ CHECKS = {
     "MyMultiHead": (H.check_multihead, S.MyMultiHead),
     "head_size_and_params": (headcount.check_head_size_and_params, S.head_size_and_params),
     "concat_shape": (headcount.check_concat_shape, S.concat_shape),
-    "my_previous_token_scores": (ablation.check_previous_token_detector, S.my_previous_token_scores),
+    "my_previous_token_scores": (head_checks.check_previous_token_detector, S.my_previous_token_scores),
     "previous_word_head": ("previous_word_head", S.previous_word_head),
     "predict_induction": ("predict_induction", S.predict_induction),
 }
@@ -301,12 +304,12 @@ def test_capstone_odd_answers(capsys):
 
 
 def test_knockout_prediction_reads_numbers_and_explains_the_rest(monkeypatch, capsys):
-    monkeypatch.setattr(ablation, "forced_accuracy", lambda lm, rel, heads=(), mode="zero": 0.8 if heads else 1.0)
+    monkeypatch.setattr(head_checks, "forced_accuracy", lambda lm, rel, heads=(), mode="zero": 0.8 if heads else 1.0)
     for guess, message in [("50%", "not the text '50%'"), (50, "looks like a percentage"), (-1, "not an accuracy"),
                            (math.nan, "write a number"), ([0.5], "expected a number"), (True, "expected a number"),
                            (lambda: 1 / 0, "raised ZeroDivisionError"), (_exits, "called exit()"),
                            (lambda: None, "not attempted yet"), (0.1, "you predicted 10%"), (0.75, "✓")]:
-        measured = ablation.check_knockout_prediction(guess, None, "induction", [(0, 0)])
+        measured = head_checks.check_knockout_prediction(guess, None, "induction", [(0, 0)])
         assert measured == 0.8
         assert message in one_line(capsys)
 
@@ -329,7 +332,7 @@ def test_exit_in_a_real_kernel_is_a_cross_and_the_kernel_lives_on():
         "def attention_weights(Q, K):\n    exit()\n\n\nH.check_attention_weights(attention_weights)",
         "def attention_weights(Q, K):\n    quit()\n\n\nH.check_attention_weights(attention_weights)",
         "H.check_weighted_sum(lambda w, V: sys.exit(1))",
-        "import helpers.grading\nhelpers.grading.TIME_LIMIT_S = 0.5\nH.check_one_head(lambda *a: [x for x in iter(int, 1)])",
+        "import helpers.exercises.grading\nhelpers.exercises.grading.TIME_LIMIT_S = 0.5\nH.check_one_head(lambda *a: [x for x in iter(int, 1)])",
         "print('still alive')")]
     NotebookClient(nb, timeout=120, kernel_name="python3").execute()
     texts = ["".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells]

@@ -4,8 +4,8 @@ import hashlib
 
 import pytest
 
-from helpers import language as L
-from helpers.tokenizer import BOS, WordTokenizer
+from helpers.core import language as L
+from helpers.core.tokenizer import BOS, WordTokenizer
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from helpers.model import GPT, GPTConfig, head_weights
+from helpers.core.model import GPT, GPTConfig, head_weights
 
 
 def small_model(seed=0, **overrides):
@@ -87,10 +87,10 @@ def test_gpt2_small_sizes():
 
 
 def test_run_sentence_uses_the_start_token_the_model_was_trained_with():
-    from helpers.catalog import LanguageModel
-    from helpers.language import vocabulary
-    from helpers.run import run_sentence
-    from helpers.tokenizer import WordTokenizer
+    from helpers.core.language import vocabulary
+    from helpers.core.model import LanguageModel
+    from helpers.core.run import run_sentence
+    from helpers.core.tokenizer import WordTokenizer
 
     tok = WordTokenizer(vocabulary())
     model = small_model(vocab_size=len(tok))

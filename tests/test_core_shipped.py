@@ -4,10 +4,11 @@ import shutil
 
 import pytest
 
-from helpers import catalog, train
-from helpers.language import FORCED
-from helpers.scores import relation_scores
-from helpers.weights import sha256
+from helpers.analysis.relations import relation_scores
+from helpers.core import catalog
+from helpers.core import evaluation as train
+from helpers.core.language import FORCED
+from helpers.core.weights import sha256
 
 SHIPPED = catalog.manifest()
 needs = lambda name: pytest.mark.skipif(name not in SHIPPED, reason=f"{name} is not in data/models.json yet")  # noqa: E731
@@ -68,8 +69,8 @@ def test_classroom_has_a_head_for_each_relation(classroom_best, relations, bar):
 def test_where_idle_heads_rest(classroom):
     """Notebook 05: many heads find nothing to do in "I like to draw" and rest on <bos>; in section 4's
     long text hardly any rest on <bos>, and many rest on the full stops instead."""
-    from helpers.run import run_sentence
-    from helpers.scores import first_token_scores, word_scores
+    from helpers.analysis.detectors import first_token_scores, word_scores
+    from helpers.core.run import run_sentence
 
     short = first_token_scores(run_sentence(classroom, "I like to draw").attentions)
     long = run_sentence(classroom, "I like to draw my picture . the cat near these big dogs is tired . "
@@ -83,7 +84,7 @@ def test_where_idle_heads_rest(classroom):
 @needs("classroom")
 def test_classroom_induction_heads_know_the_list_game_not_any_repeat(classroom):
     """Notebook 06, section 7: on random words said twice the classroom model's induction scores stay near 0."""
-    from helpers.scores import generic_scores
+    from helpers.analysis.detectors import generic_scores
 
     assert generic_scores(classroom, length=31, batch=8, seed=0)["induction"].max() < 0.1
 
@@ -91,7 +92,7 @@ def test_classroom_induction_heads_know_the_list_game_not_any_repeat(classroom):
 @needs("walkthrough-12")
 def test_walkthrough_draw_looks_at_I_to_choose_my():
     """The walkthrough story: 'draw' needs the subject to predict 'my'."""
-    from helpers.run import run_sentence
+    from helpers.core.run import run_sentence
 
     lm = catalog.load_model("walkthrough-12")
     run = run_sentence(lm, "I like to draw")

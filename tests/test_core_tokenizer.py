@@ -1,7 +1,7 @@
 import pytest
 
-from helpers.language import vocabulary
-from helpers.tokenizer import BOS, WordTokenizer, split_words
+from helpers.core.language import vocabulary
+from helpers.core.tokenizer import BOS, WordTokenizer, split_words
 
 
 @pytest.fixture(scope="module")

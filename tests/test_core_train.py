@@ -7,6 +7,8 @@ import pytest
 import torch
 
 from helpers import train
+from helpers.core import evaluation, language
+from helpers.core.tokenizer import WordTokenizer
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +18,7 @@ def tiny():
 
 def test_tiny_training_lowers_the_loss(tiny):
     _, info = tiny
-    chance = math.log(len(train.vocabulary()))
+    chance = math.log(len(language.vocabulary()))
     assert info["held_out_loss"] < chance - 2.0, info  # from ~5.2 (uniform guessing) to well below
 
 
@@ -61,7 +63,7 @@ def test_unknown_recipe_is_refused():
 
 
 def test_relay_only_batches_hold_one_long_relay_game():
-    tokenizer = train.WordTokenizer(train.vocabulary(relay=True))
-    ids, stories = train.story_batch(train.StoryWriter(0), tokenizer, 4, 0.5, relay_only=True)
-    assert ids.shape == (4, train.N_CTX)
+    tokenizer = WordTokenizer(language.vocabulary(relay=True))
+    ids, stories = evaluation.story_batch(language.StoryWriter(0), tokenizer, 4, 0.5, relay_only=True)
+    assert ids.shape == (4, evaluation.N_CTX)
     assert all(s.tokens[1:3] == ["relay", ":"] and len(s.forced["relay"]) > 40 for s in stories)

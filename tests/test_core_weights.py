@@ -6,9 +6,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from helpers import catalog
-from helpers.model import GPT, GPTConfig
-from helpers.weights import atomic_write, read_model, save_model, sha256
+from helpers.core import catalog
+from helpers.core.model import GPT, GPTConfig
+from helpers.core.weights import atomic_write, read_model, save_model, sha256
 
 VOCAB = [f"w{i}" for i in range(20)]
 

@@ -6,12 +6,12 @@ import pytest
 from matplotlib.figure import Figure
 from PIL import Image
 
-from helpers import deck
-from helpers.catalog import shipped_models
-from helpers.export import MIN_FONT_PT, _slide_sized
-from helpers.pptx_deck import PICTURE_INCHES
-from helpers.slidecheck import check_slide
-from helpers.views import plot_all_heads
+from helpers.core.catalog import shipped_models
+from helpers.figures import deck
+from helpers.figures.mosaic import plot_all_heads
+from helpers.figures.pptx_deck import PICTURE_INCHES
+from helpers.figures.slide import MIN_FONT_PT, slide_sized
+from helpers.figures.slidecheck import check_slide
 
 
 def tiny_figure(_models) -> Figure:
@@ -98,7 +98,7 @@ def test_every_slide_has_a_one_sentence_caption_from_the_data():
 @needs_classroom
 def test_tick_labels_reach_the_slide_minimum(deck_figures):
     for name, fig in deck_figures.items():
-        with _slide_sized(fig, deck.SIZE):
+        with slide_sized(fig, deck.SIZE):
             assert tuple(fig.get_size_inches()) == pytest.approx((1920 / 144, 1080 / 144))
             for ax in fig.axes:
                 for label in ax.get_xticklabels() + ax.get_yticklabels():
@@ -109,7 +109,7 @@ def test_tick_labels_reach_the_slide_minimum(deck_figures):
 def test_the_shrunk_query_slide_draws_768_and_64_to_scale():
     from matplotlib.patches import Rectangle
 
-    from helpers import slides
+    from helpers.figures import slides
 
     fig = slides.shrunk_query(768, 64, "draw")
     boxes = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]

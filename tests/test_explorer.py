@@ -5,8 +5,8 @@ import pytest
 import torch
 
 import helpers as H
-from helpers.explorer import Explorer
-from helpers.views import head_mosaic
+from helpers.figures.mosaic import head_mosaic
+from helpers.widgets.explorer import Explorer
 
 
 @pytest.fixture(scope="module")

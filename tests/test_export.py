@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 from pypdf import PdfReader
 
-from helpers import export, plots
+from helpers.figures import export, plots, slide
 
 
 def figure():
@@ -57,11 +57,11 @@ def test_small_text_is_enlarged_for_the_slide_and_restored(tmp_path, monkeypatch
 
     monkeypatch.setattr(Figure, "savefig", spy)
     export.save_for_slides(fig, "t", folder=tmp_path, formats=("svg",))
-    assert seen == [export.MIN_FONT_PT] and ax.title.get_fontsize() == 6
+    assert seen == [slide.MIN_FONT_PT] and ax.title.get_fontsize() == 6
 
 
 def test_slide_style_sets_large_fonts_and_a_colour_blind_safe_map():
-    with export.slide_style():
+    with slide.slide_style():
         assert mpl.rcParams["xtick.labelsize"] >= 14 and mpl.rcParams["ytick.labelsize"] >= 14
         assert mpl.rcParams["image.cmap"] in ("viridis", "cividis")
         fig = figure()
@@ -131,9 +131,9 @@ def test_not_a_figure(tmp_path):
 
 def test_saved_slides_follow_the_slide_rules_even_with_6_pt_ticks(tmp_path):
     """Inside slide_style, a figure whose plot set 6 pt ticks is still written with >= 14 pt ticks."""
-    from helpers.slidecheck import check_slide
+    from helpers.figures.slidecheck import check_slide
 
-    with export.slide_style():
+    with slide.slide_style():
         fig = Figure(figsize=(6, 4), layout="constrained")
         ax = fig.add_subplot()
         ax.plot(range(5), [3, 1, 4, 1, 5])
@@ -150,17 +150,17 @@ def test_saved_slides_follow_the_slide_rules_even_with_6_pt_ticks(tmp_path):
         export.save_for_slides(fig, "ticks", folder=tmp_path, formats=("png",))
     finally:
         Figure.savefig = real_savefig
-    assert seen and min(seen) >= export.MIN_FONT_PT
-    assert check_slide(fig, export.SIZES["16:9"]).ok
+    assert seen and min(seen) >= slide.MIN_FONT_PT
+    assert check_slide(fig, slide.SIZES["16:9"]).ok
 
 
 def test_a_big_figure_kept_at_its_size_gets_fonts_that_are_14_pt_on_the_slide():
-    assert export.min_figure_pt((19.2, 10.8)) == pytest.approx(14 * 19.2 / (1920 / 144), abs=0.1)
-    assert export.min_figure_pt((12.8, 7.2)) == export.MIN_FONT_PT
+    assert slide.min_figure_pt((19.2, 10.8)) == pytest.approx(14 * 19.2 / (1920 / 144), abs=0.1)
+    assert slide.min_figure_pt((12.8, 7.2)) == slide.MIN_FONT_PT
 
 
 def test_an_unreadable_layout_warns_in_one_line(tmp_path):
-    from helpers.slidecheck import SlideLayoutWarning
+    from helpers.figures.slidecheck import SlideLayoutWarning
 
     fig = figure()
     fig.axes[0].text(0, 0, "a note on top of another note", fontsize=20)

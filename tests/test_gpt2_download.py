@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from helpers import gpt2
+from helpers.core import gpt2
 
 pytest.importorskip("huggingface_hub")
 

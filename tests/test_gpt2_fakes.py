@@ -65,8 +65,8 @@ def hf_config_dict(config) -> dict:
 
 def fake_gpt2_folder(folder: Path, n_embd: int = 24, seed: int = 0) -> Path:
     """A 12 × 12 GPT-2 with GPT-2's vocabulary and context but a tiny width, plus tokenizer.json."""
-    from helpers.model import GPT, GPTConfig
-    from helpers.weights import to_checkpoint_layout
+    from helpers.core.model import GPT, GPTConfig
+    from helpers.core.weights import to_checkpoint_layout
 
     torch.manual_seed(seed)
     config = GPTConfig(vocab_size=50257, n_ctx=1024, n_layer=12, n_head=12, n_embd=n_embd)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from helpers import gpt2
-from helpers.weights import model_from_checkpoint
 from test_gpt2_fakes import hf_config_dict, write_hub_checkpoint, write_tokenizer_json
+
+from helpers.core import gpt2
+from helpers.core.weights import model_from_checkpoint
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
@@ -112,7 +112,7 @@ def test_gpt2_small_config_is_the_published_one():
 
 def test_gpt2_small_key_layout_matches_our_model():
     """The 160 tensor names of the real file (NOTES) are exactly ours plus the 12 mask buffers."""
-    from helpers.model import GPT
+    from helpers.core.model import GPT
 
     with torch.device("meta"):  # names and shapes only, no 500 MB of memory
         ours = GPT(gpt2.GPT2_SMALL).state_dict()

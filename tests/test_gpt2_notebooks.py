@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from helpers import gpt2
 from test_gpt2_fakes import fake_gpt2_folder
+
+from helpers.core import gpt2
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")

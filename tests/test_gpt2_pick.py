@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from test_gpt2_fakes import fake_gpt2_folder
 
 import helpers
-from helpers import catalog, gpt2
-from test_gpt2_fakes import fake_gpt2_folder
+from helpers.core import catalog, gpt2
 
 
 @pytest.fixture

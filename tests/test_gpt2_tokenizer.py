@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 import torch
-
-from helpers.gpt2 import BPETokenizer, drop_first_token
 from test_gpt2_fakes import gpt2_bpe_files, write_tokenizer_json
+
+from helpers.core.gpt2 import BPETokenizer, drop_first_token
 
 pytest.importorskip("tokenizers")
 

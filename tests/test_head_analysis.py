@@ -7,12 +7,15 @@ computed once for the module.
 import numpy as np
 import pytest
 
-from helpers import ablation as A
-from helpers import circuit as C
-from helpers import headcount as HC
-from helpers import scores as S
-from helpers.catalog import load_model, manifest
-from helpers.run import run_sentence
+from helpers.analysis import circuit as C
+from helpers.analysis import detectors
+from helpers.analysis import headcount as HC
+from helpers.analysis import knockout as A
+from helpers.analysis import relations as S
+from helpers.core import evaluation
+from helpers.core.catalog import load_model, manifest
+from helpers.core.run import run_sentence
+from helpers.figures import headcount_plots
 
 pytestmark = pytest.mark.skipif("classroom" not in manifest(), reason="data/models.json lists no classroom model")
 
@@ -56,7 +59,7 @@ def test_resting_head_on_held_out_stories(lm, report):
 def test_one_sentence_rests_on_bos(lm):
     """05 §3 and 06: after <bos>, on one short sentence, some head puts >= 0.8 of its attention on <bos> alone."""
     for sentence in SINGLE_SENTENCES:
-        scores = S.first_token_scores(run_sentence(lm, sentence).attentions)
+        scores = detectors.first_token_scores(run_sentence(lm, sentence).attentions)
         assert scores.max() >= 0.8, (sentence, scores.max())
 
 
@@ -185,7 +188,7 @@ def test_best_induction_head_looks_one_place_right_of_the_earlier_copy(lm, table
 def test_a_knock_out_answers_from_the_cache(lm):
     """The exercise check asks again for a knock-out the notebook already ran: the same number, no new pass."""
     first = A.forced_accuracy(lm, "induction", [(0, 9)])
-    run = A._forced_run(lm, "induction", 64, A.HELD_OUT_SEED)
+    run = A._forced_run(lm, "induction", 64, evaluation.HELD_OUT_SEED)
     assert ((((0, 9),), "zero") in run["results"]) and A.forced_accuracy(lm, "induction", ["L0 H9"]) == first
 
 
@@ -199,7 +202,7 @@ def test_head_count_results():
     assert (round(100 * repeats[1]), round(100 * repeats[2]), min(others), max(others)) == (20, 95, 88, 96)
     assert max(losses, key=losses.get) == 1  # the 1-head model's loss is the worst
     assert max(losses.values()) - min(losses.values()) < 0.1, losses
-    fig = HC.plot_head_count_results(current=4)
+    fig = headcount_plots.plot_head_count_results(current=4)
     assert fig.axes[0].get_ylim()[0] == 0 and fig.axes[1].get_ylim() == (0, 105)
     assert all(ax.get_title() for ax in fig.axes) and fig.get_suptitle()
 
@@ -216,7 +219,7 @@ def test_numbers_notebook_06_states(lm, tables, report):
     assert types[0, 9] == types[0, 5] == "previous" and 0.5 <= tables["previous"][0, 5] < 0.55
     assert sum(t in S.GRAMMAR for t in types.ravel()) == 36
     assert {layer for (layer, _), _ in S.ranked_heads(tables, "induction", k=4)} == {7, 8, 9}
-    one = S.first_token_scores(run_sentence(lm, "the cat sat on the mat .").attentions)
+    one = detectors.first_token_scores(run_sentence(lm, "the cat sat on the mat .").attentions)
     assert round(float(one.max()), 2) == 0.98
 
 
@@ -224,7 +227,7 @@ def test_two_head_model_draws_the_induction_stripe_in_layer_1():
     """04 §5: in the 2-head model a head in layer 1 draws the diagonal stripe that repeats the list:
     on the repeated words of the example sentence it puts most of its attention on the word after the
     earlier copy (0.62), the other heads almost none."""
-    from helpers.explorer import induction_prediction
+    from helpers.exercises.head_checks import induction_prediction
 
     run = run_sentence(HC.load_variant(2), HC.SENTENCE)
     rows = [q for q, w in enumerate(run.tokens) if w in run.tokens[:q] and w not in (":", ".")]

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import helpers as H
-from helpers import capstone
+from helpers.exercises import capstone
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from helpers import attention as A
-from helpers.multihead import MultiHead
+from helpers.core import attention as A
+from helpers.core.multihead import MultiHead
 
 
 def test_same_shape_in_same_shape_out_as_in_notebook_03():

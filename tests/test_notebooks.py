@@ -15,7 +15,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from helpers import solutions
+from helpers.exercises import solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -242,7 +242,7 @@ def test_05_keeps_exercise_9s_answer_and_06s_type_counts_back(executed):
     assert "previous: L0 H9" in after and "determiner: L0 H9" in after
 
 
-# --- exercises: stubs say "not attempted", the solutions from helpers/solutions.py say ✓ ----------
+# --- exercises: stubs say "not attempted", the solutions from helpers/exercises/solutions.py say ✓ ----------
 def _exercise_cells(nb):
     """(cell, def/class node) for every code cell that defines what an exercise asks for."""
     for cell in nb.cells:
@@ -266,7 +266,7 @@ def _check_lines(cell) -> list[str]:
 def _exercises(path: Path) -> list:
     cells = list(_exercise_cells(nbformat.read(path, as_version=4)))
     checked = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code" and "H.check_" in c.source]
-    assert len(checked) == len(cells), f"{path.name}: every cell with a check needs its solution in helpers/solutions.py"
+    assert len(checked) == len(cells), f"{path.name}: every cell with a check needs its solution in helpers/exercises/solutions.py"
     return cells
 
 

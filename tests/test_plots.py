@@ -10,7 +10,7 @@ import torch
 from matplotlib.figure import Figure
 
 import helpers as H
-from helpers import plots
+from helpers.figures import plots
 
 TOKENS = ["I", "like", "to", "draw"]
 W = torch.tensor([[1.0, 0, 0, 0], [0.7, 0.3, 0, 0], [0.1, 0.4, 0.5, 0], [0.62, 0.12, 0.19, 0.07]])

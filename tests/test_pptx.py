@@ -8,8 +8,8 @@ import pypdf
 import pytest
 from PIL import Image
 
-from helpers import deck
-from helpers.catalog import shipped_models
+from helpers.core.catalog import shipped_models
+from helpers.figures import deck
 
 pptx = pytest.importorskip("pptx")
 

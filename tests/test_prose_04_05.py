@@ -11,7 +11,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import helpers as H
-from helpers.catalog import manifest
+from helpers.core.catalog import manifest
 
 pytestmark = pytest.mark.skipif("classroom" not in manifest(), reason="data/models.json lists no classroom model")
 

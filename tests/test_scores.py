@@ -5,11 +5,13 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from helpers import scores as S
-from helpers.catalog import LanguageModel
-from helpers.language import RELATIONS, Story, vocabulary
-from helpers.model import GPT, GPTConfig
-from helpers.tokenizer import WordTokenizer
+from helpers.analysis import detectors
+from helpers.analysis import relations as S
+from helpers.core import evaluation
+from helpers.core.language import RELATIONS, Story, vocabulary
+from helpers.core.model import GPT, GPTConfig, LanguageModel
+from helpers.core.tokenizer import WordTokenizer
+from helpers.figures import score_plots
 
 L, H, T = 3, 4, 21
 
@@ -38,17 +40,17 @@ def repeated(period: int = 10) -> torch.Tensor:
 
 
 def test_previous_token_detector_finds_the_perfect_head_only():
-    s = S.previous_token_scores(pattern({(1, 2): 1}))
+    s = detectors.previous_token_scores(pattern({(1, 2): 1}))
     assert s.shape == (L, H)
     assert s[1, 2] == pytest.approx(1.0)
     assert np.delete(s.ravel(), 1 * H + 2).max() == pytest.approx(0.0)
 
 
 def test_first_token_detector_finds_the_perfect_head_only():
-    s = S.first_token_scores(pattern({(2, 0): "first"}))
+    s = detectors.first_token_scores(pattern({(2, 0): "first"}))
     assert s[2, 0] == pytest.approx(1.0)
     assert np.delete(s.ravel(), 2 * H).max() == pytest.approx(0.0)
-    assert S.first_token_scores(pattern({(0, 0): 1}))[0, 0] == pytest.approx(1 / (T - 1))  # only t=1 hits
+    assert detectors.first_token_scores(pattern({(0, 0): 1}))[0, 0] == pytest.approx(1 / (T - 1))  # only t=1 hits
 
 
 def test_word_detector_measures_the_weight_on_every_copy_of_the_word():
@@ -58,67 +60,67 @@ def test_word_detector_measures_the_weight_on_every_copy_of_the_word():
     attn[1, 2] = 0.0
     for t in range(7):
         attn[1, 2, t, 2 if t < 5 else 5] = 1.0  # ... except one, which rests on the latest full stop
-    s = S.word_scores(attn, tokens, ".")
+    s = detectors.word_scores(attn, tokens, ".")
     assert s.shape == (L, H) and s[1, 2] == pytest.approx(1.0)
     assert np.delete(s.ravel(), 1 * H + 2).max() == pytest.approx(0.0)
     with pytest.raises(ValueError, match="'zebra' is not followed by any query"):
-        S.word_scores(attn, tokens, "zebra")
+        detectors.word_scores(attn, tokens, "zebra")
     with pytest.raises(ValueError, match="6 tokens do not match"):
-        S.word_scores(attn, tokens[:-1], ".")
+        detectors.word_scores(attn, tokens[:-1], ".")
 
 
 def test_duplicate_token_detector_on_a_repeated_sequence():
     ids = repeated(10)
     attn = pattern({(0, 1): 10, (0, 3): 1, (2, 2): 9}, T=20)  # exact copy, previous token, induction offset
-    s = S.duplicate_token_scores(attn, ids)
+    s = detectors.duplicate_token_scores(attn, ids)
     assert s[0, 1] == pytest.approx(1.0)
     assert s[0, 3] == pytest.approx(0.0) and s[2, 2] == pytest.approx(0.0)
 
 
 def test_duplicate_token_detector_needs_a_repeat():
     with pytest.raises(ValueError, match="repeats"):
-        S.duplicate_token_scores(pattern({}, T=5), torch.arange(5))
+        detectors.duplicate_token_scores(pattern({}, T=5), torch.arange(5))
 
 
 def test_induction_detector_on_a_repeated_sequence():
     attn = pattern({(1, 1): 9, (0, 1): 10, (2, 3): 1}, T=20)  # induction, duplicate, previous
-    s = S.induction_pattern_scores(attn, period=10)
+    s = detectors.induction_pattern_scores(attn, period=10)
     assert s[1, 1] == pytest.approx(1.0)
     assert s[0, 1] == pytest.approx(0.0) and s[2, 3] == pytest.approx(0.0)
     with pytest.raises(ValueError, match="period"):
-        S.induction_pattern_scores(attn, period=15)
+        detectors.induction_pattern_scores(attn, period=15)
 
 
 def test_detectors_average_over_a_batch_and_reject_bad_shapes():
     batch = torch.stack([pattern({(0, 0): 1}), pattern({})])  # (2, L, H, T, T)
-    assert S.previous_token_scores(batch)[0, 0] == pytest.approx(0.5)
+    assert detectors.previous_token_scores(batch)[0, 0] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="shape"):
-        S.previous_token_scores(torch.zeros(3, 4, 5))
+        detectors.previous_token_scores(torch.zeros(3, 4, 5))
 
 
 def test_repeated_random_tokens_are_seeded_distinct_and_said_twice():
     lm = tiny_lm()
-    ids = S.repeated_random_tokens(lm, length=12, batch=3, seed=5)
+    ids = detectors.repeated_random_tokens(lm, length=12, batch=3, seed=5)
     assert ids.shape == (3, 25)
     assert (ids[:, 0] == lm.tokenizer.ids["<bos>"]).all()
     assert torch.equal(ids[:, 1:13], ids[:, 13:])
     assert all(len(set(row[1:13].tolist())) == 12 and 0 not in row[1:].tolist() for row in ids)
-    assert torch.equal(ids, S.repeated_random_tokens(lm, length=12, batch=3, seed=5))
+    assert torch.equal(ids, detectors.repeated_random_tokens(lm, length=12, batch=3, seed=5))
     with pytest.raises(ValueError, match="length"):
-        S.repeated_random_tokens(lm, length=40)
+        detectors.repeated_random_tokens(lm, length=40)
 
 
 def test_generic_scores_of_a_random_model_are_tables_in_range():
     lm = tiny_lm()
-    g = S.generic_scores(lm, length=10, batch=2)
+    g = detectors.generic_scores(lm, length=10, batch=2)
     assert set(g) == {"previous", "first", "duplicate", "induction"}
     for table in g.values():
         assert table.shape == (2, 2) and (table >= 0).all() and (table <= 1).all()
-    assert np.allclose(S.induction_scores(lm, length=10, batch=2), g["induction"])
+    assert np.allclose(detectors.induction_scores(lm, length=10, batch=2), g["induction"])
 
 
 def test_relation_pairs_point_back_to_the_right_words():
-    stories = S.held_out_stories(16)
+    stories = evaluation.held_out_stories(16)
     for relation in RELATIONS:
         triples = S.relation_pairs(stories, relation)
         assert triples, relation
@@ -130,7 +132,7 @@ def test_relation_pairs_point_back_to_the_right_words():
 
 
 def test_pair_scores_give_one_to_a_head_that_follows_the_truth():
-    stories = S.held_out_stories(8)
+    stories = evaluation.held_out_stories(8)
     triples = S.relation_pairs(stories, "agreement")
     attn = torch.zeros(8, L, H, 64, 64)
     for b, q, k in triples:
@@ -190,7 +192,7 @@ def test_types_put_position_first_then_grammar_then_rest():
     # previous beats a higher grammar score; grammar beats resting; resting beats nothing
     assert types.tolist() == [["previous", "resting", "determiner", "none"]]
     assert np.allclose(best, [[0.9, 0.8, 0.6, 0.3]])
-    fig = S.plot_head_types(tables)
+    fig = score_plots.plot_head_types(tables)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend == ["previous (1)", "resting (1)", "determiner (1)", "none (1)"]
     assert not fig.axes[0].texts  # no words inside the cells
@@ -211,15 +213,15 @@ def test_best_head_types_and_ranking():
 
 def test_plots_return_figures():
     tables = {r: np.random.default_rng(0).random((3, 4)) for r in RELATIONS}
-    fig = S.plot_score_tables(tables)
+    fig = score_plots.plot_score_tables(tables)
     assert isinstance(fig, Figure)
     images = [ax.images[0] for ax in fig.axes if ax.images]
     assert len(images) == len(RELATIONS) and images[0].get_clim() == (0, 1)
-    assert isinstance(S.plot_score_tables(tables, relations=["bos"]), Figure)
-    assert isinstance(S.plot_ranked(tables, "bos", k=4), Figure)
-    assert isinstance(S.plot_head_types(tables), Figure)
+    assert isinstance(score_plots.plot_score_tables(tables, relations=["bos"]), Figure)
+    assert isinstance(score_plots.plot_ranked(tables, "bos", k=4), Figure)
+    assert isinstance(score_plots.plot_head_types(tables), Figure)
     with pytest.raises(ValueError, match="rhyme"):
-        S.plot_score_tables(tables, relations=["rhyme"])
+        score_plots.plot_score_tables(tables, relations=["rhyme"])
 
 
 # The shipped classroom model's bars per relation are tested in tests/test_core_shipped.py.
@@ -228,7 +230,7 @@ def test_plots_return_figures():
 def test_published_head_ranks():
     table = np.zeros((12, 12))
     table[4, 11], table[2, 2], table[7, 7] = 0.9, 0.5, 0.7
-    rows = S.published_head_ranks({"previous": table}, {"previous": [(4, 11), (2, 2)]})
+    rows = detectors.published_head_ranks({"previous": table}, {"previous": [(4, 11), (2, 2)]})
     assert rows == [{"detector": "previous", "head": "L4 H11", "score": 0.9, "rank": 1},
                     {"detector": "previous", "head": "L2 H2", "score": 0.5, "rank": 3}]
 
@@ -239,7 +241,7 @@ TOP = 12  # "recovered" = among the 12 best of 144 heads for its detector (the t
 
 @pytest.fixture(scope="module")
 def gpt2_tables():
-    from helpers import gpt2
+    from helpers.core import gpt2
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")  # look in the local folders only: tests never download
@@ -248,11 +250,11 @@ def gpt2_tables():
         except gpt2.GPT2Unavailable as err:
             pytest.skip(f"GPT-2 small's weights are not on this machine, and tests never download them: {err}")
     lm = gpt2.load_gpt2(paths["model.safetensors"].parent)
-    return S.generic_scores(lm, length=40, batch=8, seed=0)
+    return detectors.generic_scores(lm, length=40, batch=8, seed=0)
 
 
 def test_gpt2_detectors_recover_the_published_heads(gpt2_tables):
-    rows = S.published_head_ranks(gpt2_tables)
+    rows = detectors.published_head_ranks(gpt2_tables)
     missed = [row for row in rows if row["rank"] > TOP]
     assert not missed, missed
-    assert S.ranked_heads(gpt2_tables, "previous", k=1)[0][0] in S.PUBLISHED_GPT2_HEADS["previous"]
+    assert S.ranked_heads(gpt2_tables, "previous", k=1)[0][0] in detectors.PUBLISHED_GPT2_HEADS["previous"]

@@ -3,7 +3,8 @@
 import pytest
 from matplotlib.figure import Figure
 
-from helpers.slidecheck import SLIDE_INCHES, SlideLayoutWarning, check_layout, check_slide, slide_scale
+from helpers.figures.slide import SLIDE_INCHES, slide_scale
+from helpers.figures.slidecheck import SlideLayoutWarning, check_layout, check_slide
 
 
 def slide(**kwargs) -> tuple[Figure, object]:

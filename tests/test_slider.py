@@ -13,8 +13,9 @@ import pytest
 import torch
 
 import helpers as H
-from helpers import catalog
-from helpers import headcount as S
+from helpers.analysis import headcount as S
+from helpers.core import catalog
+from helpers.figures import headcount_plots
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def test_load_variant_is_cached_and_rejects_untrained_head_counts():
 
 def test_loss_plot_marks_the_current_head_count():
     losses = {1: 2.0, 2: 1.5, 4: 1.2}
-    plot = S.LossPlot(losses, current=2)
+    plot = headcount_plots.LossPlot(losses, current=2)
     assert list(plot.marker.get_xdata()) == [2] and list(plot.marker.get_ydata()) == [1.5]
     plot.update(4)
     assert list(plot.marker.get_ydata()) == [1.2]
@@ -131,7 +132,7 @@ def test_merged_loss_in_groups_of_one_is_the_trained_loss():
 def test_recorded_merged_losses_are_what_the_shipped_file_measures():
     """Notebook 04 reads the six merged losses from data/models.json: each must be what an evaluation
     of the shipped heads-12 file gives now, to the 4 decimals evaluate reports."""
-    recorded = S.manifest()["heads-12"]["merged_held_out_loss"]
+    recorded = catalog.manifest()["heads-12"]["merged_held_out_loss"]
     assert sorted(map(int, recorded)) == [g for g in H.HEAD_COUNTS if 12 % g == 0]
     lm = H.load_variant(12)
     for g, loss in recorded.items():

@@ -12,7 +12,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import sweep  # noqa: E402
 
 from helpers import train  # noqa: E402
-from helpers.scores import SCORED_RELATIONS  # noqa: E402
+from helpers.analysis.relations import SCORED_RELATIONS  # noqa: E402
 
 
 def test_seed_ranges_and_lists():

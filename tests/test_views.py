@@ -11,9 +11,9 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from PIL import Image
 
-from helpers.export import save_for_slides
-from helpers.views import (AllHeadsView, HeadView, TokenLinksView, head_mosaic, mosaic_cell, plot_all_heads,
-                           plot_head, plot_token_links)
+from helpers.figures.export import save_for_slides
+from helpers.figures.mosaic import AllHeadsView, head_mosaic, mosaic_cell, plot_all_heads
+from helpers.figures.views import HeadView, TokenLinksView, plot_head, plot_token_links
 
 
 def random_maps(L=3, H=4, T=5, seed=0) -> np.ndarray:

@@ -12,10 +12,23 @@ import importlib.util
 import shutil
 
 import pytest
-
-from test_browser import (ARTIFACTS, CHROMIUM, ROOT, SLOW, Watched, badly_shown, chromium, free_port,
-                          head_slider_state, page_problems, press, server, timed_move, wait_for_heads,
-                          widget_images)
+from test_browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    ROOT,
+    SLOW,
+    Watched,
+    badly_shown,
+    chromium,
+    free_port,
+    head_slider_state,
+    page_problems,
+    press,
+    server,
+    timed_move,
+    wait_for_heads,
+    widget_images,
+)
 
 pytest.importorskip("voila", reason="Voilà is the optional extra `voila`: pip install -e '.[voila]'")
 

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from helpers import walkthrough as W
-from helpers.catalog import load_model, shipped_models
-from helpers.model import GPT, GPTConfig, head_weights
+from helpers.core import walkthrough as W
+from helpers.core.catalog import load_model, shipped_models
+from helpers.core.model import GPT, GPTConfig, head_weights
 
 
 def trained(name):
@@ -101,7 +101,7 @@ def test_missing_model_falls_back_to_seeded(monkeypatch):
 
 def test_a_damaged_model_file_is_an_error_that_names_the_fix(monkeypatch, tmp_path):
     """Never a silent fall-back to untrained weights: a damaged walkthrough file stops with the fix."""
-    from helpers import catalog
+    from helpers.core import catalog
 
     entry = catalog.manifest()["walkthrough-12"]
     damaged = bytearray((catalog.DATA_DIR / entry["file"]).read_bytes())
@@ -113,8 +113,8 @@ def test_a_damaged_model_file_is_an_error_that_names_the_fix(monkeypatch, tmp_pa
 
 
 def test_any_language_model_and_fused_heads():
-    from helpers.catalog import LanguageModel
-    from helpers.tokenizer import WordTokenizer
+    from helpers.core.model import LanguageModel
+    from helpers.core.tokenizer import WordTokenizer
 
     torch.manual_seed(0)
     vocab = ["<bos>", "I", "like", "to", "draw"]

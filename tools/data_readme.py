@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers.catalog import DATA_DIR, manifest  # noqa: E402
+from helpers.core.catalog import DATA_DIR, manifest  # noqa: E402
 
 README = DATA_DIR / "README.md"
 START, END = "<!-- models:start -->", "<!-- models:end -->"

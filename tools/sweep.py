@@ -18,10 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers import ablation, scores, train  # noqa: E402
-from helpers.catalog import LanguageModel  # noqa: E402
-from helpers.language import FORCED  # noqa: E402
-from helpers.tokenizer import WordTokenizer  # noqa: E402
+from helpers import train
+from helpers.analysis import knockout as ablation  # noqa: E402
+from helpers.analysis import relations as scores
+from helpers.core.language import FORCED  # noqa: E402
+from helpers.core.model import LanguageModel  # noqa: E402
+from helpers.core.tokenizer import WordTokenizer  # noqa: E402
 
 FORCED_BAR = 0.95  # next-word accuracy where a relation decides the word
 SCORE_BARS = {"previous": 0.9, "induction": 0.9, "resting": 0.8}  # best head's score, per relation

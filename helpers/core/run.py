@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .catalog import LanguageModel
+from .model import LanguageModel
 
 
 @dataclass

@@ -13,7 +13,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-SLIDE_INCHES = (1920 / 144, 1080 / 144)  # 13.33 × 7.5 in, PowerPoint's 16:9
+from .slide import SLIDE_INCHES
+
 TITLE_INCHES = 1.0  # the title bar; the picture fills the rest at full scale (14 pt stays 14 pt)
 PICTURE_INCHES = (SLIDE_INCHES[0], SLIDE_INCHES[1] - TITLE_INCHES)
 FIXED_TIME = datetime.datetime(2026, 1, 1)  # the same deck gives the same document properties every time

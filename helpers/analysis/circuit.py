@@ -9,15 +9,15 @@ form a circuit.
 
 from __future__ import annotations
 
-from .ablation import check_heads, forced_accuracy, forced_scores
-from .catalog import LanguageModel
+from ..core.model import LanguageModel
+from .knockout import check_head_list, forced_accuracy, forced_scores
 
 
 def readers_score(lm: LanguageModel, relation: str, readers, heads_knocked=(), mode: str = "zero") -> float:
     """The mean score of the `readers` heads for a relation (their attention on its true keys, as in
     relation_scores), measured with `heads_knocked` removed. The knock-out's pass is shared with
     forced_accuracy: asking for both costs one pass."""
-    readers = check_heads(lm, readers)
+    readers = check_head_list(lm, readers)
     table = forced_scores(lm, relation, heads_knocked, mode)
     return float(sum(table[layer, head] for layer, head in readers) / len(readers))
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from .model import GPTConfig, LanguageModel
+from .weights import model_from_checkpoint, sha256
 
 REPO_ID = "openai-community/gpt2"
 REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"  # the hub commit whose files are pinned below
@@ -59,8 +60,6 @@ def missing_message(folder: Path, reason: str = "") -> str:
 
 def _matches(path: Path, name: str) -> bool:
     """True when the file has the pinned size and sha256 (hashed once per process)."""
-    from .weights import sha256
-
     size, digest = FILES[name]
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
@@ -194,7 +193,6 @@ def load_gpt2(path_or_dir: str | Path | None = None) -> LanguageModel:
     """GPT-2 small in our own GPT, with its BPE tokenizer. Downloads once when no path is given."""
     from safetensors.torch import load_file
 
-    from .weights import model_from_checkpoint
 
     paths = _local_files(Path(path_or_dir).expanduser()) if path_or_dir is not None else download_gpt2()
     model_path = paths["model.safetensors"]

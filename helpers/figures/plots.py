@@ -13,11 +13,13 @@ from typing import Sequence
 import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.font_manager import FontProperties
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 
-from .export import SLIDE_CMAP
+from ..core.arrays import to_numpy
+from .common import new_axes
+from .slide import SLIDE_CMAP
 
 QUERY_LABEL = "query: the word being updated"
 KEY_LABEL = "key: the word looked at"
@@ -26,15 +28,8 @@ HEADS_FS = 13  # points: plot_heads' tick labels and titles, legible when Jupyte
 FS = 14  # points: the block figure is drawn at slide size, so 14 pt stays 14 pt on a 16:9 slide
 
 
-def _new_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
-    if ax is not None:
-        return ax.figure, ax
-    fig = Figure(figsize=size, layout="constrained")  # not pyplot: no global state, no leaks
-    return fig, fig.add_subplot()
-
-
 def _as_array(values, name: str, ndim: int) -> np.ndarray:
-    array = np.asarray(values.detach().cpu() if hasattr(values, "detach") else values, dtype=float)
+    array = to_numpy(values)
     if array.ndim != ndim:
         raise ValueError(f"{name} has shape {list(array.shape)} but must have {ndim} dimension(s); "
                          f"select one map, e.g. attentions[layer, head].")
@@ -50,7 +45,7 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
     if w.shape != (len(tokens), len(keys)):
         raise ValueError(f"weights has shape {list(w.shape)} but there are {len(tokens)} query and "
                          f"{len(keys)} key tokens; pass the tokens the map was computed from.")
-    fig, ax = _new_axes(ax, (1.2 + 0.75 * len(keys), 0.8 + 0.65 * len(tokens)))
+    fig, ax = new_axes(ax, (1.2 + 0.75 * len(keys), 0.8 + 0.65 * len(tokens)))
     image = ax.imshow(w, cmap=cmap, vmin=0.0, vmax=max(1.0, float(w.max())), aspect="auto")
     ax.set_xticks(range(len(keys)), keys, rotation=45 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center")
     ax.set_yticks(range(len(tokens)), list(tokens))
@@ -115,7 +110,7 @@ def plot_word_weights(weights, tokens: Sequence[str], word: str | int, ax: Axes 
         raise ValueError(f"weights has {len(w)} values but there are {len(tokens)} tokens; "
                          f"pass one row of the attention map and its tokens.")
     label = tokens[word] if isinstance(word, int) else str(word)
-    fig, ax = _new_axes(ax, (1.5 + 1.0 * len(tokens), 3.6))
+    fig, ax = new_axes(ax, (1.5 + 1.0 * len(tokens), 3.6))
     bars = ax.bar(range(len(tokens)), w, color="#0072B2")
     ax.bar_label(bars, [f"{v:.2f}" for v in w], padding=3)
     ax.set_xticks(range(len(tokens)), list(tokens))
@@ -133,7 +128,7 @@ def plot_matmul(left: tuple[int, int], right: tuple[int, int], names: Sequence[s
     if k != k2:
         raise ValueError(f"Cannot multiply [{n} × {k}] by [{k2} × {m}]: the inner sizes {k} and {k2} differ; "
                          f"transpose one matrix or pick matching shapes.")
-    fig, ax = _new_axes(ax, (10, 4))
+    fig, ax = new_axes(ax, (10, 4))
     x = 0.0
     for i, ((rows, cols), name) in enumerate(zip((left, right, (n, m)), names)):
         w, h = np.sqrt(cols), np.sqrt(rows)  # square-root scale keeps 1 and 768 both visible
@@ -220,7 +215,7 @@ def plot_vectors(vectors: dict, ax: Axes | None = None, title: str | None = None
     if not arrays:
         raise ValueError("plot_vectors got no vectors; pass a dict such as {'update': u}.")
     longest = max(len(a) for a in arrays.values())
-    fig, ax = _new_axes(ax, (10, 0.9 + 0.7 * len(arrays)))
+    fig, ax = new_axes(ax, (10, 0.9 + 0.7 * len(arrays)))
     limit = max(float(np.abs(a).max()) for a in arrays.values()) or 1.0
     for row, (name, a) in enumerate(arrays.items()):
         ax.imshow(a[None, :], cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto",

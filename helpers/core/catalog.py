@@ -17,7 +17,7 @@ from .weights import atomic_write, read_model, save_model
 
 __all__ = ["LanguageModel", "load_model", "pick_model", "shipped_models", "manifest", "record_model"]
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"  # helpers/core/catalog.py -> the project folder
 MANIFEST = DATA_DIR / "models.json"
 RESTORE = "restore it with `git checkout -- data/models.json` (or a fresh copy of the project)"
 

@@ -15,8 +15,8 @@ from functools import lru_cache
 import torch
 from torch import nn
 
-from .attention import mask_future
-from .catalog import load_model
+from ..core.attention import mask_future
+from ..core.catalog import load_model
 from .grading import Case, call_student, check_cases
 
 MODEL = "walkthrough-12"

@@ -25,10 +25,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
-from .export import SLIDE_RC, check_folder, check_plain_name
-from .walkthrough import Walkthrough, walkthrough_layer
+from ..core.walkthrough import Walkthrough, walkthrough_layer
+from .export import check_folder, check_plain_name
+from .slide import SLIDE_INCHES, SLIDE_RC
 
-SIZE = (1920 / 144, 1080 / 144)  # a 16:9 slide, 13.33 × 7.5 in
+SIZE = SLIDE_INCHES  # one frame fills the slide
 DPI = 96  # 1280 × 720 px: sharp enough on a projector, small enough to build in under 3 s
 PPTX_SCALE = 6.5 / 7.5  # the pptx shows a frame under its title, at 87 %
 # Text of at least 14 / 0.87 = 16.2 pt, so it is still >= 14 pt in the pptx.

@@ -26,8 +26,9 @@ import torch
 from torch.nn import functional as F
 
 from .attention import HeadSteps, MultiHeadSteps, check_heads, multi_head_from, single_head
-from .catalog import LanguageModel, load_model
-from .model import head_weights
+from .catalog import load_model
+from .gpt2 import GPT2Unavailable, load_gpt2
+from .model import LanguageModel, head_weights
 from .tokenizer import BOS, split_words
 
 D_MODEL = 768
@@ -108,8 +109,6 @@ def walkthrough_layer(model: str | LanguageModel = "classroom", n_heads: int = 1
     if isinstance(model, LanguageModel):
         return _from_model(model, n_heads, sentence, bos, source="trained")
     if model == "gpt2":
-        from .gpt2 import GPT2Unavailable, load_gpt2
-
         try:
             return _from_model(load_gpt2(), n_heads, sentence, bos, source="gpt2")
         except GPT2Unavailable as err:  # offline: say what is missing, then teach with the classroom layer

@@ -150,3 +150,22 @@ def types_caption(types) -> str:
     common = names[np.argmax(counts)] if len(names) else "none"
     return (f"{named.size} of {t.size} heads reach 0.5 on some relation; the most common type is "
             f"{common} ({counts.max() if len(names) else 0} heads).")
+
+
+SHORT_PATTERNS = {"rests": "resting", "goes to the word just before": "previous word",
+                  "stays": "the word itself", "goes to the word after": "induction"}
+
+
+def zoom_head(maps, tokens) -> tuple[tuple[int, int], str]:
+    """The head to show up close: the clearest pattern that is not resting, and its short name."""
+    L, H = maps.shape[:2]
+
+    def clarity(head):
+        what, share = head_pattern(maps[head], tokens)
+        return not what.startswith("rests"), share
+
+    head = max(((l, h) for l in range(L) for h in range(H)), key=clarity)
+    what, share = head_pattern(maps[head], tokens)
+    if share < 0.5:  # no simple pattern holds most of its attention: do not name one
+        return head, "no simple pattern"
+    return head, next(short for start, short in SHORT_PATTERNS.items() if what.startswith(start))

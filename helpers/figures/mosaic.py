@@ -1,104 +1,16 @@
-"""Views of many heads at once: the all-heads grid, one head up close, and token links.
-
-The grid is ONE image (a mosaic), not 144 small plots: every head's T × T map is
-copied into a big array with a one-pixel NaN gap between cells, and drawn with a
-single imshow. That is what makes it fast enough to redraw inside a widget.
-
-Every view is a small class whose `.update(...)` changes the existing artists
-(`set_data`, `set_segments`), so a widget can redraw without building a new figure;
-the `plot_*` functions build one and return its Figure.
-"""
+"""All heads of a model at once: one mosaic image of every (layer, head) map, with labels and a highlight."""
 
 from __future__ import annotations
 
-import io
-import zlib
-
 import matplotlib as mpl
 import numpy as np
-import PIL.Image
 from matplotlib import transforms
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.transforms import Bbox
 
-from .plots import plot_attention
-
-
-def canvas_png(canvas) -> bytes:
-    """What an Agg canvas holds, as PNG bytes for an ipywidgets Image.
-
-    Read straight from the canvas's RGBA buffer (no copy), dropped to RGB (the figures are
-    opaque) and lightly compressed: in the widgets this encoding is a large share of an
-    update's time, and RGB at level 1 encodes in about 60 % of the time of RGBA."""
-    rgba = canvas.buffer_rgba()  # (height, width, 4)
-    height, width = np.asarray(rgba).shape[:2]
-    image = PIL.Image.frombuffer("RGBA", (width, height), rgba, "raw", "RGBA", 0, 1).convert("RGB")
-    buffer = io.BytesIO()
-    image.save(buffer, format="png", compress_level=1, compress_type=zlib.Z_FILTERED)  # ~25 % faster, same size
-    return buffer.getvalue()
-
-
-class Frame:
-    """Renders one figure to PNG bytes for an Image widget, redrawing only what moves.
-
-    The first render draws everything except the `moving` artists and keeps that
-    picture as the background; later renders paste the background back and draw only
-    the moving artists on top (matplotlib's "blitting"), which skips all the text
-    layout. Call `invalidate()` after changing anything that is not a moving artist.
-    """
-
-    def __init__(self, fig, moving=(), dpi: int = 72):
-        fig.set_dpi(dpi)
-        self.fig, self.canvas, self.moving = fig, FigureCanvasAgg(fig), list(moving)
-        for artist in self.moving:
-            artist.set_animated(True)
-        self.background = None
-
-    def invalidate(self) -> None:
-        self.background = None
-
-    def png(self) -> bytes:
-        if self.background is None:
-            self.canvas.draw()  # everything but the moving artists
-            self.background = self.canvas.copy_from_bbox(self.fig.bbox)
-        else:
-            self.canvas.restore_region(self.background)
-        for artist in self.moving:
-            self.fig.draw_artist(artist)
-        return canvas_png(self.canvas)
-
-
-def show_png(image, frame: Frame, png: bytes | None = None) -> None:
-    """Put a frame's picture into an ipywidgets Image shown at its own pixel size.
-
-    Without a fixed width the browser stretches an image to fill its flex box (a 540-px grid
-    was shown 1037 px tall); width in px, height auto and no flex stretching keep the
-    picture's aspect ratio and never enlarge it (max-width may still shrink it to fit).
-    `png`: a picture this frame rendered earlier (a widget may keep them); else it renders now."""
-    png = frame.png() if png is None else png
-    width, _ = frame.canvas.get_width_height()
-    image.layout.width, image.layout.height = f"{width}px", "auto"
-    image.layout.max_width, image.layout.flex, image.layout.align_self = "100%", "none", "flex-start"
-    image.value = png
-
-
-CMAP = "viridis"  # the project's attention colour map (export.SLIDE_CMAP); NaN gaps are drawn white
-HIGHLIGHT = "#D55E00"  # Okabe–Ito vermillion: stands out on viridis
-MIN_TOKEN_PT = 7.0  # token labels of a grid smaller than this are hidden: 4-5 px words are unreadable
-
-
-def as_maps(attentions, ndim: int) -> np.ndarray:
-    """A tensor or array of attention weights as a float numpy array with `ndim` dims."""
-    if hasattr(attentions, "detach"):
-        attentions = attentions.detach().cpu().float().numpy()
-    a = np.asarray(attentions, dtype=float)
-    if a.ndim != ndim or a.shape[-1] != a.shape[-2]:
-        want = "(layers, heads, T, T)" if ndim == 4 else "(T, T)"
-        raise ValueError(f"Expected attention of shape {want}, got {a.shape}; rows are queries, columns keys.")
-    return a
+from .common import CMAP, HIGHLIGHT, MIN_TOKEN_PT, as_maps
 
 
 def head_mosaic(attentions) -> np.ndarray:
@@ -118,11 +30,6 @@ def mosaic_cell(mosaic: np.ndarray, layer: int, head: int, T: int) -> np.ndarray
     """The T × T block of the mosaic that holds head (layer, head)."""
     r, c = layer * (T + 1), head * (T + 1)
     return mosaic[r:r + T, c:c + T]
-
-
-def _new_axes(figsize: tuple[float, float]):
-    fig = Figure(figsize=figsize, layout="constrained")
-    return fig, fig.add_subplot()
 
 
 class AllHeadsView:
@@ -316,133 +223,3 @@ def plot_all_heads(attentions, tokens=None, ax=None, highlight=None, title=None,
     `labels={(layer, head): "prev .93"}` writes a note into cells, `token_labels=True` writes
     the words beside the first column (queries) and under the last row (keys)."""
     return AllHeadsView(attentions, tokens, ax, highlight, title, labels, token_labels).fig
-
-
-# --- one head up close -------------------------------------------------------------------
-def _check_tokens(a: np.ndarray, tokens) -> list[str]:
-    tokens = [str(t) for t in tokens]
-    if len(tokens) != a.shape[-1]:
-        raise ValueError(f"{len(tokens)} tokens given for a {a.shape[-1]} × {a.shape[-1]} map; "
-                         f"pass one token per row.")
-    return tokens
-
-
-def _head_axes(T: int):
-    """A figure for one T × T map that stays a sensible size for long sentences."""
-    side = float(np.clip(1.5 + 0.45 * T, 3.5, 9.0))
-    return _new_axes((side + 1.5, side))
-
-
-def _fit_ticks(ax, tokens) -> None:
-    """Token tick labels on both axes; smaller words when the sentence is long."""
-    T = len(tokens)
-    small = "small" if T > 16 else None
-    ax.set_xticks(range(T), tokens, rotation=90 if T > 6 else 0, fontsize=small)
-    ax.set_yticks(range(T), tokens, fontsize=small)
-
-
-def plot_head(attn, tokens, ax=None, title=None) -> Figure:
-    """One head's attention map with token labels (plots.plot_attention, sized for long sentences)."""
-    a = as_maps(attn, 2)
-    tokens = _check_tokens(a, tokens)
-    if ax is None:
-        _, ax = _head_axes(len(tokens))
-    fig = plot_attention(a, tokens, ax=ax, title=title)
-    _fit_ticks(ax, tokens)
-    return fig
-
-
-class HeadView:
-    """One head's map, redrawn in place for widgets (no numbers in the cells, so it stays fast)."""
-
-    def __init__(self, attn, tokens, ax=None, title=None):
-        a = as_maps(attn, 2)
-        if ax is None:
-            _, ax = _new_axes((5.6, 4.6))
-        self.ax, self.fig = ax, ax.figure
-        plot_attention(a, _check_tokens(a, tokens), ax=ax, title=title, annotate=False)
-        self.image = ax.images[-1]
-        self.tokens = None  # the words the ticks show
-        self.update(a, tokens, title)
-
-    def update(self, attn, tokens, title=None) -> None:
-        a = as_maps(attn, 2)
-        tokens = _check_tokens(a, tokens)
-        T = len(tokens)
-        self.image.set_data(a)
-        if tokens != self.tokens:  # new words: new ticks (skipped when only the head changed)
-            self.image.set_extent((-0.5, T - 0.5, T - 0.5, -0.5))
-            _fit_ticks(self.ax, tokens)
-            self.tokens = tokens
-        if title is not None:
-            self.ax.set_title(title)
-
-
-# --- token links -------------------------------------------------------------------------
-class TokenLinksView:
-    """Words in two columns, keys left and queries right, joined by lines whose width and
-    opacity follow the attention weight (like bertviz's head view)."""
-
-    MAX_WIDTH = 6.0
-
-    def __init__(self, attn, tokens, ax=None, query=None, title=None):
-        a = as_maps(attn, 2)
-        if ax is None:
-            fig, ax = _new_axes((4.5, links_height(a.shape[0])))
-        self.ax, self.fig = ax, ax.figure
-        self.lines = LineCollection([], capstyle="round")
-        ax.add_collection(self.lines)
-        ax.set_axis_off()
-        self.texts: list = []
-        self.words: tuple = (None, None)  # (tokens, query) the words are drawn for
-        self.n_words = 0  # the sentence length the line segments are laid out for
-        self.update(a, tokens, query, title)
-
-    def update(self, attn, tokens, query=None, title=None) -> None:
-        a = as_maps(attn, 2)
-        tokens = _check_tokens(a, tokens)
-        T = len(tokens)
-        if query is not None and not 0 <= query < T:
-            raise ValueError(f"query={query} is not a position of this {T}-token sentence (0..{T - 1}).")
-        q, k = np.nonzero(np.ones((T, T), dtype=bool))  # every (query, key) pair, row by row
-        w = a[q, k]
-        if query is not None:
-            w = np.where(q == query, w, 0.0)
-        if T != self.n_words:  # the lines' ends depend only on the sentence length
-            self.lines.set_segments(np.stack([np.stack([np.zeros(T * T), -k], 1),
-                                              np.stack([np.ones(T * T), -q], 1)], 1))  # (T·T, 2, 2)
-            self.n_words = T
-        colours = np.zeros((T * T, 4))
-        colours[:] = (0.0, 0.447, 0.698, 0.0)  # Okabe–Ito blue, alpha set below
-        colours[:, 3] = np.clip(w, 0, 1)
-        self.lines.set_color(colours)
-        self.lines.set_linewidth(self.MAX_WIDTH * np.clip(w, 0, 1))
-        if self.words != (tokens, query):  # rewrite the words only when they change
-            self._words(tokens, query)
-            self.ax.set_xlim(-0.6, 1.6)
-            self.ax.set_ylim(-T + 0.4, 1.0)
-        if title is not None:
-            self.ax.set_title(title)
-
-    def _words(self, tokens, query) -> None:
-        for text in self.texts:
-            text.remove()
-        self.words = (tokens, query)
-        self.texts = [self.ax.text(-0.05, 0.7, "keys", ha="right", style="italic"),
-                      self.ax.text(1.05, 0.7, "queries", ha="left", style="italic")]
-        for i, word in enumerate(tokens):
-            chosen = i == query
-            self.texts.append(self.ax.text(-0.05, -i, word, ha="right", va="center"))
-            self.texts.append(self.ax.text(
-                1.05, -i, word, ha="left", va="center", fontweight="bold" if chosen else "normal",
-                bbox={"facecolor": HIGHLIGHT, "alpha": 0.3, "linewidth": 0} if chosen else None))
-
-
-def links_height(T: int) -> float:
-    """Figure height in inches that gives each of T words room in the token-link view."""
-    return float(np.clip(0.38 * T + 1, 3.0, 14.0))
-
-
-def plot_token_links(attn, tokens, ax=None, query=None, title=None) -> Figure:
-    """Each query word (right) joined to the key words (left); `query=i` shows only word i's lines."""
-    return TokenLinksView(attn, tokens, ax, query, title).fig

@@ -8,14 +8,17 @@ enlarged afterwards, and nothing is squeezed. They reuse the notebooks' plot fun
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from . import headcount, plots, views
-from .run import run_sentence
-from .scores import ranked_heads
-from .slidecheck import SLIDE_INCHES
+from ..analysis import headcount
+from ..analysis.relations import ranked_heads
+from ..core.run import run_sentence
+from . import mosaic, plots, views
+from .slide import SLIDE_INCHES
 
 SHORT_LIST = "list : red fox . again : red fox ."  # 11 tokens: 4 maps fit side by side with readable labels
 
@@ -88,7 +91,7 @@ def all_heads_with_zoom(attentions, tokens, head: tuple[int, int], what: str, ti
     L, H = attentions.shape[:2]
     grid_share = min(2.0, max(0.6, 1.7 * H / L))  # a wide 2 × 12 grid gets more room than a square 12 × 12
     left, right = fig.subplots(1, 2, width_ratios=[grid_share, 1])
-    grid = views.AllHeadsView(attentions, tokens, ax=left, highlight=head, title=" ")  # title: the slide's
+    grid = mosaic.AllHeadsView(attentions, tokens, ax=left, highlight=head, title=" ")  # title: the slide's
     for label in grid.head_texts + grid.layer_texts:
         label.set_fontsize(14)  # "H10 H11" fit side by side over a long sentence's narrow cells
     views.plot_head(attentions[layer, h], tokens, ax=right, title=f"L{layer} H{h} up close: {what}")
@@ -115,3 +118,8 @@ def score_tables(scores: dict[str, np.ndarray], cols: int = 4) -> Figure:
     fig.supylabel("layer")
     fig.colorbar(image, ax=axes, shrink=0.8, label="mean attention on the true key")
     return fig
+
+
+def slide_title(title: str, tokens) -> str:
+    """A slide title and the sentence, in lines short enough for a 16:9 slide at projector size."""
+    return textwrap.fill(title, 60) + "\n" + textwrap.fill("reading: " + " ".join(tokens), 60)

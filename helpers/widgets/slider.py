@@ -14,21 +14,23 @@ Agg draws, and the browser draws HTML for free. Export builds fresh, titled figu
 from __future__ import annotations
 
 import html
-import textwrap
 
 from matplotlib.figure import Figure
 
-from . import captions, slides
-from .attention import attention_param_count
-from .export import save_for_slides, slide_style
-from .headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, LossPlot, available_head_counts,
-                        check_head_count, head_shapes, load_variant, loss_by_heads, merged_loss, merged_maps,
-                        plot_loss_vs_heads)
-from .run import run_sentence
-from .scores import one_thread
-from .views import AllHeadsView, Frame, show_png
-from .widgetguard import guard_selections
-
+from ..analysis import captions
+from ..analysis.headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, available_head_counts,
+                                   check_head_count, head_shapes, load_variant, loss_by_heads, merged_loss,
+                                   merged_maps)
+from ..core.attention import attention_param_count
+from ..core.evaluation import one_thread
+from ..core.run import run_sentence
+from ..figures import slides
+from ..figures.export import save_for_slides
+from ..figures.headcount_plots import LossPlot, plot_loss_vs_heads
+from ..figures.mosaic import AllHeadsView
+from ..figures.slide import slide_style
+from .frame import Frame, show_png
+from .guard import guard_selections
 
 MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of a live grid; at 80 dpi at most 1280 × 520 px
 
@@ -43,30 +45,6 @@ def live_grid(maps, tokens, dpi: int) -> tuple[AllHeadsView, Frame]:
     view.fig.set_size_inches(MAPS_WIDTH, MAPS_MAX_HEIGHT)
     view.fit_height(MAPS_MAX_HEIGHT)
     return view, Frame(view.fig, [view.image, view.gaps, *view.ax.spines.values()], dpi)  # spines go over the maps
-
-
-SHORT_PATTERNS = {"rests": "resting", "goes to the word just before": "previous word",
-                  "stays": "the word itself", "goes to the word after": "induction"}
-
-
-def zoom_head(maps, tokens) -> tuple[tuple[int, int], str]:
-    """The head to show up close: the clearest pattern that is not resting, and its short name."""
-    L, H = maps.shape[:2]
-
-    def clarity(head):
-        what, share = captions.head_pattern(maps[head], tokens)
-        return not what.startswith("rests"), share
-
-    head = max(((l, h) for l in range(L) for h in range(H)), key=clarity)
-    what, share = captions.head_pattern(maps[head], tokens)
-    if share < 0.5:  # no simple pattern holds most of its attention: do not name one
-        return head, "no simple pattern"
-    return head, next(short for start, short in SHORT_PATTERNS.items() if what.startswith(start))
-
-
-def _wrapped(title: str, tokens) -> str:
-    """A slide title and the sentence, in lines short enough for a 16:9 slide at projector size."""
-    return textwrap.fill(title, 60) + "\n" + textwrap.fill("reading: " + " ".join(tokens), 60)
 
 
 class HeadCountExplorer:
@@ -211,7 +189,7 @@ class HeadCountExplorer:
 
     def slide_captions(self) -> dict[str, str]:
         """One sentence per exported figure, computed from what it shows (alt text, speaker notes)."""
-        heads, merged = zoom_head(self.run.attentions, self.run.tokens), zoom_head(self.merge_maps, self.merge_tokens)
+        heads, merged = captions.zoom_head(self.run.attentions, self.run.tokens), captions.zoom_head(self.merge_maps, self.merge_tokens)
         return {f"heads_{self.heads}_maps": captions.all_heads_caption(self.run.attentions, self.run.tokens, heads[0]),
                 "loss_vs_heads": captions.loss_caption(self.loss_plot.losses),
                 f"heads_12_merged_by_{self.merge}": captions.all_heads_caption(self.merge_maps, self.merge_tokens,
@@ -224,12 +202,12 @@ class HeadCountExplorer:
         with slide_style():
             return {
                 f"heads_{self.heads}_maps": (slides.all_heads_with_zoom(
-                    self.run.attentions, self.run.tokens, *zoom_head(self.run.attentions, self.run.tokens),
-                    title=_wrapped(self.heads_title(), self.run.tokens)), "16:9"),
+                    self.run.attentions, self.run.tokens, *captions.zoom_head(self.run.attentions, self.run.tokens),
+                    title=slides.slide_title(self.heads_title(), self.run.tokens)), "16:9"),
                 "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9"),
                 f"heads_12_merged_by_{self.merge}": (slides.all_heads_with_zoom(
-                    self.merge_maps, self.merge_tokens, *zoom_head(self.merge_maps, self.merge_tokens),
-                    title=_wrapped(self.merge_title(), self.merge_tokens)), "16:9"),
+                    self.merge_maps, self.merge_tokens, *captions.zoom_head(self.merge_maps, self.merge_tokens),
+                    title=slides.slide_title(self.merge_title(), self.merge_tokens)), "16:9"),
             }
 
     def export(self, folder=None) -> list:

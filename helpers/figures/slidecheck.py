@@ -26,8 +26,8 @@ from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-SLIDE_INCHES = (1920 / 144, 1080 / 144)  # PowerPoint's 16:9 slide: 13.33 × 7.5 in
-MIN_SLIDE_PT = 14
+from .slide import MIN_FONT_PT, SLIDE_INCHES, slide_scale, slide_sized  # the sizing the exports use
+
 MIN_SPAN = 0.60  # content width / slide width
 MAX_OFF_CENTRE = 0.20  # |left margin - right margin| / slide width
 TOUCH_PX = 1.0  # boxes may touch by this much without counting as an overlap
@@ -52,19 +52,11 @@ class SlideCheck:
         return f"{self.n_texts} texts, smallest {self.min_pt:.1f} pt, {layout}: {verdict}"
 
 
-def slide_scale(fig_inches) -> float:
-    """How much a figure of this size is scaled when it is fitted onto a 13.33 × 7.5 in slide."""
-    w, h = fig_inches
-    return min(SLIDE_INCHES[0] / w, SLIDE_INCHES[1] / h)
-
-
 def check_slide(fig: Figure, size: tuple[float, float] | None = SLIDE_INCHES, composed: str | None = None) -> SlideCheck:
     """Draw `fig` as it is exported at `size` (inches; None keeps its size) and check the slide rules."""
-    from .export import _slide_sized  # the same sizing and font enlarging the exports use
-
     if not isinstance(fig, Figure):
         raise ValueError(f"check_slide needs a matplotlib Figure, got {type(fig).__name__}.")
-    with _slide_sized(fig, size):
+    with slide_sized(fig, size):
         return _measure(fig, composed)
 
 
@@ -96,9 +88,9 @@ def _measure(fig: Figure, composed: str | None) -> SlideCheck:
                 problems.append(f"{_name(a)} overlaps {_name(b)}")
     sizes = [t.get_fontsize() * scale for t in texts]
     min_pt = min(sizes, default=float("inf"))
-    if min_pt < MIN_SLIDE_PT - 0.05:
+    if min_pt < MIN_FONT_PT - 0.05:
         small = texts[int(np.argmin(sizes))]
-        problems.append(f"{_name(small)} is {min_pt:.1f} pt on the slide (needs >= {MIN_SLIDE_PT})")
+        problems.append(f"{_name(small)} is {min_pt:.1f} pt on the slide (needs >= {MIN_FONT_PT})")
     span, left, right = _content_span(fig, renderer)
     if not composed:
         if span < MIN_SPAN:

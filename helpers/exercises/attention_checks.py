@@ -17,7 +17,7 @@ from typing import Callable
 
 import torch
 
-from . import attention as A
+from ..core import attention as A
 from .grading import NOT_ATTEMPTED, Case, as_tensor, call_student, check_cases, diagnose, run_student  # noqa: F401
 
 

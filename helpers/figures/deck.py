@@ -25,15 +25,17 @@ from typing import Callable
 
 from matplotlib.figure import Figure
 
-from . import captions, headcount, plots, pptx_deck, scores, slides, views
+from ..analysis import captions, headcount, relations
+from ..core.catalog import load_model
+from ..core.model import LanguageModel
+from ..core.run import Run, run_sentence
+from ..core.walkthrough import Walkthrough, walkthrough_layer
+from . import headcount_plots, plots, pptx_deck, score_plots, slides, views
 from .animations import build_animations, save_animation
-from .catalog import LanguageModel, load_model
-from .export import (FIXED_METADATA, MIN_FONT_PT, _slide_sized, _writable_folder, _write_error,
-                     check_folder, check_plain_name, save_for_slides, slide_style)
-from .run import Run, run_sentence
-from .walkthrough import Walkthrough, walkthrough_layer
+from .export import FIXED_METADATA, _writable_folder, _write_error, check_folder, check_plain_name, save_for_slides
+from .slide import MIN_FONT_PT, SLIDE_INCHES, slide_sized, slide_style
 
-SIZE = (1920 / 144, 1080 / 144)  # 16:9 inches; at 144 dpi exactly 1920 × 1080 px
+SIZE = SLIDE_INCHES  # at 144 dpi exactly 1920 × 1080 px
 DPI = 144
 DRAW = "I like to draw"
 LIST = "list : red mat old fox . again : red mat old fox ."
@@ -66,16 +68,16 @@ class Models:
 
     @cached_property
     def scores(self) -> dict:
-        return scores.relation_scores(self.classroom, n_stories=self.n_stories)
+        return relations.relation_scores(self.classroom, n_stories=self.n_stories)
 
     @cached_property
     def type_scores(self) -> dict:
         """Scores without the pairs whose key is the word just before: a head's type is then not a
         previous-word head in disguise (the types notebook 06 teaches)."""
-        return scores.relation_scores(self.classroom, n_stories=self.n_stories, beyond_previous=True)
+        return relations.relation_scores(self.classroom, n_stories=self.n_stories, beyond_previous=True)
 
     def best(self, relation: str) -> tuple[int, int]:
-        return scores.ranked_heads(self.scores, relation, k=1)[0][0]
+        return relations.ranked_heads(self.scores, relation, k=1)[0][0]
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ SLIDES = [
     Slide("03_recombination", lambda m: plots.plot_recombination(m.walk(12).steps(), 3, m.walk(12).tokens),
           "Recombination: decompress each head, then sum",
           lambda m: captions.recombination_caption(m.walk(12).steps().per_head[:, 3], "draw")),
-    Slide("04_head_count_results", lambda m: headcount.plot_head_count_results(), "What more heads buy",
+    Slide("04_head_count_results", lambda m: headcount_plots.plot_head_count_results(), "What more heads buy",
           lambda m: captions.head_count_caption(headcount.loss_by_heads(), headcount.repeat_accuracy_by_heads())),
     Slide("04_merged_heads", lambda m: slides.merged_heads(), "Merging heads is moving the cuts",
           lambda m: captions.merge_caption(*slides.merge_maps()[1:], "L1 H")),
@@ -150,8 +152,8 @@ SLIDES = [
     Slide("05_token_links", _induction_links, "Who looks at whom", _induction_caption),
     Slide("06_score_tables", lambda m: slides.score_tables(m.scores), "Scoring every head against the grammar",
           lambda m: captions.scores_caption(m.scores)),
-    Slide("06_head_types", lambda m: scores.plot_head_types(m.type_scores), "What each head learned",
-          lambda m: captions.types_caption(scores.best_head_types(m.type_scores)[0])),
+    Slide("06_head_types", lambda m: score_plots.plot_head_types(m.type_scores), "What each head learned",
+          lambda m: captions.types_caption(relations.best_head_types(m.type_scores)[0])),
 ]
 
 
@@ -265,7 +267,7 @@ def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "")
     try:
         with PdfPages(path, metadata=metadata) as pdf:
             for _, fig in figures:
-                with _slide_sized(fig, SIZE):
+                with slide_sized(fig, SIZE):
                     pdf.savefig(fig)
     except BaseException as err:
         raise _write_error(err, path) from None

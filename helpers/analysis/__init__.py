@@ -1,0 +1,1 @@
+"""Numbers about heads, no matplotlib: scores, knock-outs, head-count experiments, captions."""

@@ -1,0 +1,234 @@
+"""What does each head attend to? Scores every head against known patterns.
+
+Two kinds of score, both "mean attention mass on the right key", so 1.0 is a perfect head:
+- relation_scores: for the classroom language, whose generator writes down the true
+  (query, key) pairs of every relation, each head is scored against that ground truth.
+  Position comes first (Clark et al. 2019): "previous" and "resting" (<bos> or the latest
+  full stop) are positional, and relation_report compares every annotated relation with
+  the best fixed-offset baseline on the pairs whose key is not the previous word.
+- generic detectors (previous token, first token, duplicate token, induction): need no
+  annotations, so they work on any model, GPT-2 small included.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+import torch
+
+from ..core.evaluation import HELD_OUT_SEED, N_CTX, held_out_stories, one_thread, story_ids
+from ..core.language import RELATIONS, Story
+from ..core.model import LanguageModel
+
+TYPE_THRESHOLD = 0.5  # a head is given a type only when its best score reaches this
+# Relations fixed by position alone. "resting" is attention parked on <bos> or on the most recent
+# full stop: Clark et al. (2019) found BERT's idle heads parking on [SEP] and on periods, a "no-op".
+POSITIONAL = ("previous", "resting")
+GRAMMAR = RELATIONS[2:]  # relations the generator annotates: their targets depend on the words
+SCORED_RELATIONS = POSITIONAL + GRAMMAR  # what relation_scores scores; "bos" alone is for single sentences
+
+
+@torch.no_grad()
+def story_attentions(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
+    """Every attention map for a batch of stories, in one forward pass: (B, L, H, T, T)."""
+    return lm.model(story_ids(lm, stories)).attentions
+
+
+# --- ground-truth scores for the classroom language ----------------------------------
+def relation_pairs(stories: list[Story], relation: str, beyond_previous: bool = False) -> list[tuple[int, int, int]]:
+    """(story, query, key) triples of one relation: the attention a perfect head would pay.
+
+    beyond_previous=True keeps only the pairs whose key is not the word just before the query,
+    the pairs that a head looking one word back cannot explain (Clark et al. 2019)."""
+    if relation not in RELATIONS:
+        raise ValueError(f"Unknown relation {relation!r}; choose one of {', '.join(RELATIONS)}.")
+    triples = []
+    for b, s in enumerate(stories):
+        T = len(s.tokens)
+        if relation == "previous":
+            triples += [(b, t, t - 1) for t in range(1, T)]
+        elif relation == "bos":
+            triples += [(b, t, 0) for t in range(1, T)]
+        else:
+            triples += [(b, q, k) for q, k in s.links[relation]]
+    if beyond_previous and relation != "previous":
+        triples = [(b, q, k) for b, q, k in triples if k != q - 1]
+    return triples
+
+
+def resting_mask(stories: list[Story]) -> torch.Tensor:
+    """(B, T, T) of 0/1: for each query, 1 on <bos> and on the most recent full stop (the query's
+    own position included). Row 0, <bos> itself, has no earlier key and stays 0."""
+    B, T = len(stories), max(len(s.tokens) for s in stories)
+    mask = torch.zeros(B, T, T)
+    for b, s in enumerate(stories):
+        stop = 0  # no full stop yet: only <bos>
+        for q, token in enumerate(s.tokens):
+            stop = q if token == "." else stop
+            if q:
+                mask[b, q, 0] = mask[b, q, stop] = 1.0
+    return mask
+
+
+def resting_scores(attn: torch.Tensor, stories: list[Story]) -> np.ndarray:
+    """Mean attention mass on <bos> plus the most recent full stop, over all queries -> (L, H)."""
+    mask = resting_mask(stories)  # (B, T, T): at most two keys per query
+    b, q, k = mask.nonzero(as_tuple=True)  # every (story, query, key) to add up
+    mass = attn[b, :, :, q, k].float().sum(0)  # (L, H): gathering the pairs beats multiplying whole maps
+    return (mass / (mask.sum(-1) > 0).sum()).numpy()
+
+
+def describe_links(story: Story, relations=RELATIONS[2:], n: int = 1) -> list[str]:
+    """Readable lines: for each relation, its first n (query -> key) pairs with their words."""
+    lines = []
+    for r in relations:
+        for q, k in story.links[r][:n]:
+            lines.append(f"{r:>10}: query {q:2d} {story.tokens[q]!r:>10} -> key {k:2d} {story.tokens[k]!r}")
+    return lines
+
+
+def pair_scores(attn: torch.Tensor, triples: list[tuple[int, int, int]]) -> np.ndarray:
+    """Mean attention on the given keys, per head. attn (B, L, H, T, T) -> (L, H)."""
+    if not triples:
+        return np.full(attn.shape[1:3], np.nan)
+    b, q, k = (torch.tensor(col) for col in zip(*triples))  # 3 × (P,)
+    mass = attn[b, :, :, q, k]  # (P, L, H): advanced indexing picks one weight per pair
+    return mass.float().mean(0).numpy()
+
+
+_PASSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (key, stories, attn, xs)
+
+
+@torch.no_grad()
+def _story_pass(lm: LanguageModel, stories: list[Story]):
+    """One pass with every head: the maps (B, L, H, T, T) and the residual stream entering each
+    layer, plus the final one: L + 1 tensors (B, T, D). Knock-outs restart from the latter."""
+    with one_thread():
+        x = lm.model.embed(story_ids(lm, stories))  # (B, T, D)
+        xs, maps = [x], []
+        for block in lm.model.h:
+            x, weights = block(x)
+            xs.append(x)
+            maps.append(weights)
+        return torch.stack(maps, dim=1), xs
+
+
+def _cached_pass(lm: LanguageModel, n_stories: int, seed: int):
+    key = (n_stories, seed, min(N_CTX, lm.config.n_ctx))
+    cached = _PASSES.get(lm.model)
+    if cached is None or cached[0] != key:
+        stories = held_out_stories(n_stories, seed, key[2])
+        cached = _PASSES[lm.model] = (key, stories, *_story_pass(lm, stories))
+    return cached[1:]
+
+
+def scored_stories(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED):
+    """The held-out stories and their attention maps (B, L, H, T, T), computed once per model and
+    kept: every table of a notebook, and its knock-outs (residual_stream), share one pass."""
+    stories, attn, _ = _cached_pass(lm, n_stories, seed)
+    return stories, attn
+
+
+def residual_stream(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED):
+    """The same stories and what enters each layer with every head present: L + 1 tensors (B, T, D)."""
+    stories, _, xs = _cached_pass(lm, n_stories, seed)
+    return stories, xs
+
+
+def relation_scores(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED,
+                    relations=SCORED_RELATIONS, beyond_previous: bool = False) -> dict[str, np.ndarray]:
+    """Each relation's (n_layer, n_head) table: a head's mean attention on the true key.
+
+    Stories come from the held-out seed, never a training seed. beyond_previous=True scores the
+    annotated relations only on pairs whose key is not the previous word. A relation with no
+    pairs gets a table of NaN (determiners, whose key is always the previous word, beyond it).
+    """
+    for r in relations:
+        if r not in RELATIONS and r != "resting":
+            raise ValueError(f"Unknown relation {r!r}; choose from {', '.join(SCORED_RELATIONS)} or 'bos'.")
+    stories, attn = scored_stories(lm, n_stories, seed)  # (B, L, H, T, T)
+    return {r: resting_scores(attn, stories) if r == "resting"
+            else pair_scores(attn, relation_pairs(stories, r, beyond_previous)) for r in relations}
+
+
+def offset_baseline(stories: list[Story], relation: str, beyond_previous: bool = False) -> tuple[int | None, float]:
+    """The best fixed-offset head for a relation: (k, score) of "always look k words back".
+
+    Such a head puts all its weight on the word k back, so its score is the share of the
+    relation's pairs whose key lies exactly k back. (None, nan) when there are no pairs."""
+    pairs = relation_pairs(stories, relation, beyond_previous)
+    if not pairs:
+        return None, float("nan")
+    offsets = np.bincount([q - k for _, q, k in pairs])
+    return int(offsets.argmax()), float(offsets.max() / len(pairs))
+
+
+def best_head_types(scores: dict[str, np.ndarray], threshold: float = TYPE_THRESHOLD):
+    """Each head's type: position first, then grammar, then rest.
+
+    A head is "previous" when that score reaches threshold (position explains what it does);
+    otherwise it takes its best annotated relation, otherwise "resting" (or "bos"), otherwise
+    "none". Pass tables scored with beyond_previous=True, so that a relation only counts where
+    looking one word back would not do. Returns (types (L, H) array of names, scores (L, H)).
+    """
+    names = list(scores)
+    if not names:
+        raise ValueError("No score tables given; pass the dict that relation_scores returns.")
+    shape = np.shape(scores[names[0]])
+    types, best = np.full(shape, "none", dtype=object), np.zeros(shape)
+    groups = [[r for r in names if r in ("resting", "bos")], [r for r in names if r not in POSITIONAL + ("bos",)],
+              [r for r in names if r == "previous"]]  # lowest precedence first: later groups overwrite
+    for group in groups:
+        if not group:
+            continue
+        stack = np.stack([np.nan_to_num(scores[r], nan=-1.0) for r in group])  # (R, L, H)
+        wins = stack.max(0) >= threshold
+        types[wins] = np.array(group, dtype=object)[stack.argmax(0)][wins]
+        best[wins] = stack.max(0)[wins]
+    overall = np.stack([np.nan_to_num(scores[r], nan=0.0) for r in names]).max(0)
+    best[types == "none"] = overall[types == "none"]
+    return types, np.clip(best, 0.0, None)
+
+
+def relation_report(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED) -> list[dict]:
+    """One row per relation: its best head against the best fixed-offset baseline, and the head's type.
+
+    Annotated relations are judged on the pairs whose key is not the previous word (beyond);
+    the positional ones on all their pairs. Keys of a row: relation, pairs, previous_share
+    (share of all pairs whose key is the previous word), head, score, offset, baseline, type."""
+    stories, _ = scored_stories(lm, n_stories, seed)
+    beyond = relation_scores(lm, n_stories, seed, beyond_previous=True)
+    types, _ = best_head_types(beyond)
+    rows = []
+    for r in SCORED_RELATIONS:
+        pairs = relation_pairs(stories, "bos" if r == "resting" else r)  # resting: one pair per query
+        previous = [(b, q, k) for b, q, k in pairs if k == q - 1]
+        (head, score), = ranked_heads(beyond, r, k=1)
+        offset, baseline = (None, float("nan")) if r == "resting" else offset_baseline(stories, r, r != "previous")
+        empty = np.isnan(beyond[r]).all()
+        rows.append({"relation": r, "pairs": len(pairs) - (len(previous) if r not in POSITIONAL else 0),
+                     "previous_share": float("nan") if r == "resting" or not pairs else len(previous) / len(pairs),
+                     "head": None if empty else head, "score": float("nan") if empty else score,
+                     "offset": offset, "baseline": baseline, "type": None if empty else types[head]})
+    return rows
+
+
+def ranked_heads(scores: dict[str, np.ndarray] | np.ndarray, relation: str | None = None,
+                 k: int = 5) -> list[tuple[tuple[int, int], float]]:
+    """The k heads that score highest for one relation: [((layer, head), score), ...]."""
+    table = scores if relation is None else score_table(scores, relation)
+    table = np.nan_to_num(np.asarray(table, dtype=float), nan=-np.inf)
+    order = np.argsort(-table, axis=None, kind="stable")[:k]  # flat indices, best first
+    H = table.shape[1]
+    return [((int(i // H), int(i % H)), float(table.flat[i])) for i in order]
+
+
+def score_table(scores, relation: str) -> np.ndarray:
+    if not isinstance(scores, dict):
+        return np.asarray(scores)
+    if relation not in scores:
+        raise ValueError(f"No scores for {relation!r}; the tables hold {', '.join(scores)}.")
+    return scores[relation]
+
+

@@ -1,0 +1,1 @@
+"""Torch only: attention maths, the model, tokens, the classroom language, weights, one run of a sentence."""

@@ -1,0 +1,104 @@
+"""Held-out stories and how a model is measured on them: loss, and accuracy where a relation decides.
+
+Every score in the notebooks reads stories from HELD_OUT_SEED, a seed no training run uses.
+"""
+
+from __future__ import annotations
+
+import functools
+from contextlib import contextmanager
+
+import torch
+from torch.nn import functional as F
+
+from .language import FORCED, Story, StoryWriter
+from .model import GPT, LanguageModel
+from .tokenizer import BOS, WordTokenizer
+
+N_CTX = 64  # tokens per story: the context every classroom model is trained with
+
+HELD_OUT_SEED = 1_000_003  # stories for evaluation come from their own seed, never seen in training
+
+
+# --- held-out stories through the model ---------------------------------------------
+def held_out_stories(n_stories: int = 64, seed: int = HELD_OUT_SEED, n_ctx: int = N_CTX,
+                     list_chance: float = 0.5) -> list[Story]:
+    """Stories the model never trained on (the held-out seed), each n_ctx tokens long."""
+    writer = StoryWriter(seed)
+    return [writer.story(n_ctx, list_chance) for _ in range(n_stories)]
+
+
+def story_ids(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
+    """(B, T) token ids of the stories; only classroom models know these words."""
+    ids = getattr(lm.tokenizer, "ids", None)
+    if not isinstance(ids, dict) or BOS not in ids:
+        raise ValueError(f"{lm.name} does not read the classroom language; use the generic detectors "
+                         f"(previous_token_scores, induction_scores ...) for it.")
+    return torch.tensor([[ids[t] for t in s.tokens] for s in stories])  # (B, T)
+
+
+@contextmanager
+def one_thread():
+    """Run torch on one thread inside the block. The classroom model's passes are many small matrix
+    products; on a 2-core machine that is busy with anything else (a browser, other kernels), two
+    threads wait on each other: a 64-story pass took 1.2 s of CPU on one thread against 2.2-2.8 s on
+    two, and a knock-out pass 0.2 s against 1.3-2.0 s (measured under load; bench/bench_heads.py)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_chance: float, bos: bool = True,
+                relay_chance: float = 0.0, relay_only: bool = False):
+    """(batch, N_CTX) token ids and the stories they came from."""
+    if relay_only:
+        stories = [writer.relay_story(N_CTX, bos) for _ in range(batch)]
+    else:
+        stories = [writer.story(N_CTX, list_chance, bos, relay_chance=relay_chance) for _ in range(batch)]
+    ids = torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
+    return ids, stories
+
+
+def next_token_loss(model: GPT, ids: torch.Tensor) -> torch.Tensor:
+    logits = model(ids[:, :-1]).logits  # predict token t+1 from tokens 0..t
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+
+
+@torch.no_grad()
+def evaluate(model: GPT, tokenizer: WordTokenizer, n_stories: int = 256, bos: bool = True, relay: bool = False) -> dict:
+    """Held-out loss, and next-word accuracy at the positions a relation decides.
+
+    Loss and the relations' accuracy come from plain stories (no relay game), so every model
+    is measured on the same text; relay=True adds the accuracy on relay words, from stories
+    that each hold one relay."""
+    ids, stories = held_out_batch(tuple(tokenizer.vocab), n_stories, bos)
+    logits = model(ids).logits
+    loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)).item()
+    result = {"held_out_loss": round(loss, 4)}
+    for relation in FORCED:
+        result[f"accuracy_{relation}"] = round(forced_hits(logits, ids, stories, relation), 4)
+    if relay:
+        ids, stories = held_out_batch(tuple(tokenizer.vocab), n_stories, bos, relay_chance=1.0)
+        result["accuracy_relay"] = round(forced_hits(model(ids).logits, ids, stories, "relay"), 4)
+    return result
+
+
+@functools.lru_cache(maxsize=8)
+def held_out_batch(vocab: tuple[str, ...], n_stories: int, bos: bool = True, relay_chance: float = 0.0):
+    """The held-out stories every model is measured on, made once per vocabulary (~0.3 s each time
+    otherwise: notebook 04 scores six merged models on the same 256 stories). Read-only."""
+    return story_batch(StoryWriter(HELD_OUT_SEED), WordTokenizer(list(vocab)), n_stories, 0.5, bos,
+                       relay_chance=relay_chance)
+
+
+def forced_hits(logits: torch.Tensor, ids: torch.Tensor, stories, game: str) -> float:
+    """Share of the words a relation (or the relay game) decides that the model guesses right
+    (0 when the stories hold none)."""
+    pairs = [(b, p) for b, s in enumerate(stories) for p in s.forced[game]]
+    if not pairs:
+        return 0.0
+    b, p = (torch.tensor(col) for col in zip(*pairs))
+    return (logits[b, p - 1].argmax(-1) == ids[b, p]).float().mean().item()  # logits at p-1 predict word p

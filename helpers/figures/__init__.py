@@ -1,0 +1,1 @@
+"""Matplotlib, no ipywidgets: slide geometry and export, plots, views, animations, the deck."""

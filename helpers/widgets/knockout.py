@@ -1,0 +1,105 @@
+"""The knock-out explorer of notebook 06: pick heads to remove and watch the next-word bars change."""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+from ..analysis.knockout import MODES, cached_head_means, check_head_list, head_label, next_word_change, parse_head
+from ..core.evaluation import one_thread
+from ..core.model import LanguageModel
+from ..core.run import run_sentence
+from ..figures.knockout_plots import draw_bars
+from .frame import Frame, show_png
+from .guard import guard_selections
+
+
+class KnockoutExplorer:
+    """Pick heads to remove; the prediction bars redraw. Use .widget in a notebook."""
+
+    def __init__(self, lm: LanguageModel, sentence: str, heads=(), mode: str = "zero", top_k: int = 5):
+        import ipywidgets as w
+
+        self.lm, self.top_k = lm, top_k
+        cfg = lm.config
+        chosen = [head_label(*h) for h in check_head_list(lm, heads)]
+        # The chosen heads head the list, so they are in view when it opens (not 3 of 4 below the fold).
+        labels = chosen + [head_label(l, h) for l in range(cfg.n_layer) for h in range(cfg.n_head)
+                           if head_label(l, h) not in chosen]
+        self.sentence = w.Text(value=sentence, description="sentence", continuous_update=False,
+                               layout=w.Layout(width="95%"))
+        self.heads = w.SelectMultiple(options=labels, value=chosen, rows=16, description="knock out")
+        cached_head_means(lm)  # computed once now (~0.5 s), so switching to "mean" answers at once
+        self.mode = w.ToggleButtons(options=list(MODES), value=mode, description="mode")
+        self.clear = w.Button(description="clear")
+        self.message = w.Label(value="")
+        self.image = w.Image(format="png")
+        self.change = None  # the last good next_word_change
+        self.figure = Figure(figsize=(7.5, 3.8))
+        self._before: dict = {}  # sentence -> next-word probabilities with all heads
+        self._shown: dict = {}  # (sentence, heads, mode) -> (change, PNG), for the current sentence
+        self.frame = Frame(self.figure, dpi=96)  # the widgets' shared Agg-to-PNG path
+        self._reverting = False
+        for control in (self.sentence, self.heads, self.mode):
+            control.observe(lambda _: self._reverting or self.update(), names="value")
+        self.clear.on_click(lambda _: setattr(self.heads, "value", ()))
+        self.widget = w.VBox([self.sentence, w.HBox([self.heads, w.VBox([self.mode, self.clear])]),
+                              self.message, self.image])
+        for widget, name in ((self.heads, "knockout-heads"), (self.mode, "knockout-mode"),
+                             (self.image, "knockout-bars"), (self.message, "knockout-message")):
+            widget.add_class(name)  # names for the browser tests
+        guard_selections(self.widget, lambda line: setattr(self.message, "value", line))
+        self.update()
+        with one_thread():  # the other mode for the chosen heads, ready before the class asks for it
+            other = MODES[1 - MODES.index(self.mode.value)]
+            key = (self.sentence.value, tuple(self.knocked()), other)
+            if self.change is not None and key not in self._shown:
+                self._shown[key] = self._draw(self.knocked(), self.sentence.value, other)
+
+    def knocked(self) -> list[tuple[int, int]]:
+        return [parse_head(label) for label in self.heads.value]
+
+    def update(self) -> None:
+        """Redraw for the current controls; bad input shows one line and keeps the last view."""
+        with one_thread():
+            self._update()
+
+    def _update(self) -> None:
+        try:
+            heads, text = self.knocked(), self.sentence.value
+            key = (text, tuple(heads), self.mode.value)
+            if key not in self._shown:
+                self._shown[key] = self._draw(heads, text)
+        except ValueError as err:
+            shown = self.change["sentence"] if self.change else None
+            if shown is not None and self.sentence.value != shown:
+                self._reverting = True  # the box shows what the bars show; nothing to redraw
+                try:
+                    self.sentence.value = shown
+                finally:
+                    self._reverting = False
+            self.message.value = f"⚠ {err} (still showing “{shown}”)" if shown else f"⚠ {err}"
+            return
+        self.change, png = self._shown[key]
+        removed = ", ".join(head_label(*h) for h in heads) or "none"
+        self.message.value = f"{len(heads)} head(s) removed ({self.mode.value}): {removed}"
+        show_png(self.image, self.frame, png)
+
+    def _draw(self, heads, text: str, mode: str | None = None) -> tuple[dict, bytes]:
+        """The change and its bars as PNG for one (sentence, heads, mode); kept, so going back is instant."""
+        mode = mode or self.mode.value
+        if text not in self._before:  # the all-heads run depends only on the sentence: once per sentence
+            self._before = {text: run_sentence(self.lm, text).next_word_probs()}
+            self._shown.clear()
+        change = dict(next_word_change(self.lm, text, heads, mode, self.top_k, before=self._before[text]),
+                      sentence=text)
+        self.figure.clear()
+        # fixed margins instead of a layout engine (a redraw costs a third of the time); room below
+        # for the x label and the legend that draw_bars puts under the bars
+        draw_bars(change, text, heads, mode, self.figure.add_axes((0.14, 0.27, 0.83, 0.65)))
+        self.frame.invalidate()  # new bars: draw the whole figure
+        return change, self.frame.png()
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)

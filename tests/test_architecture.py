@@ -1,0 +1,94 @@
+"""The package's shape: layers that import downwards only, small modules, an explicit facade.
+
+The layer rules themselves are import-linter contracts in pyproject.toml; this file runs them
+and checks what a contract cannot say (module size, imports hidden in functions, the facade).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import helpers as H
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "helpers"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+MAX_LINES = 320  # "about 300": a module a student can read in one sitting
+
+
+def test_the_layer_contracts_hold():
+    lint = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout
+
+
+def test_the_tree_has_the_five_layers_and_the_training_command():
+    layers = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert layers == {"core", "analysis", "figures", "widgets", "exercises"}
+    assert (PACKAGE / "train.py").is_file() and (PACKAGE / "README.md").is_file()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_module_is_short(path):
+    assert len(path.read_text().splitlines()) <= MAX_LINES
+
+
+def _imports_inside_functions(tree: ast.AST) -> list[str]:
+    found = []
+    for func in ast.walk(tree):
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(func):
+                if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("helpers")):
+                    found.append(f"{func.name}: from {'.' * node.level}{node.module or ''}")
+    return found
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_of_ours_is_imported_inside_a_function(path):
+    """Such an import is how a cycle hides; optional third-party packages may still load late."""
+    assert _imports_inside_functions(ast.parse(path.read_text())) == []
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_private_name_crosses_a_subpackage(path):
+    tree = ast.parse(path.read_text())
+    crossing = [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level >= 2
+                for alias in node.names if alias.name.startswith("_")]
+    assert crossing == []
+
+
+def test_core_loads_neither_matplotlib_nor_ipywidgets():
+    code = ("import sys, helpers.core.run, helpers.core.walkthrough, helpers.analysis.relations, helpers.train; "
+            "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'IPython') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
+
+
+def _names_used_in_lessons() -> set[str]:
+    texts = [json.dumps(json.loads(p.read_text())["cells"]) for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
+    texts += [(ROOT / f).read_text() for f in ("README.md", "docs/teaching.md", "data/README.md")]
+    return {name for text in texts for name in re.findall(r"\bH\.([A-Za-z_]\w*)\(?", text)}
+
+
+def test_every_name_a_lesson_uses_is_in_the_facade():
+    missing = sorted(_names_used_in_lessons() - set(H.__all__))
+    assert missing == []
+    for name in H.__all__:
+        assert getattr(H, name) is not None
+
+
+def test_the_facade_is_frozen():
+    """Adding or dropping a public name is a decision: change this list with it."""
+    assert len(H.__all__) == len(set(H.__all__)) == 97
+    assert set(dir(H)) >= set(H.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        H.no_such_name
