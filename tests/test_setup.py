@@ -53,7 +53,8 @@ def test_pyproject_declares_the_package_and_its_dependencies():
     data = pyproject()
     names = {re.split(r"[<>=\[\s]", d)[0].lower() for d in data["project"]["dependencies"]}
     assert {"numpy", "torch", "matplotlib", "ipywidgets", "jupyterlab", "ipykernel", "tqdm"} <= names
-    assert data["tool"]["setuptools"]["packages"] == ["helpers"]
+    # the package and every layer under it (a plain ["helpers"] would install no subpackage)
+    assert data["tool"]["setuptools"]["packages"]["find"]["include"] == ["helpers", "helpers.*"]
     test_extra = {re.split(r"[<>=\s]", d)[0].lower() for d in data["project"]["optional-dependencies"]["test"]}
     assert {"pytest", "hypothesis", "nbclient", "nbformat", "pypdf"} <= test_extra
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from ..core.arguments import whole_number
 from ..core.attention import check_heads, multi_head_from
 from ..core.catalog import DATA_DIR, MANIFEST, load_model, manifest, write_manifest
 from ..core.evaluation import evaluate, one_thread
@@ -28,9 +29,8 @@ SENTENCE = "list : red fox old mat . again : red fox old mat ."
 # --- shapes and counts ---------------------------------------------------------------------
 def head_shapes(width: int, n_heads: int, n_tokens: int) -> dict[str, tuple[int, ...]]:
     """Every shape in one multi-head attention layer for a sentence of n_tokens (T)."""
-    d, T = check_heads(width, n_heads), n_tokens
-    if not (isinstance(T, int) and T > 0):
-        raise ValueError(f"n_tokens={n_tokens!r} must be a positive whole number.")
+    d = check_heads(width, n_heads)
+    width, T = whole_number(width, "width"), whole_number(n_tokens, "n_tokens", low=1)  # plain ints in the shapes
     return {
         "input": (T, width),
         "W_Q, W_K, W_V (per head)": (width, d),
@@ -51,10 +51,14 @@ def describe_shapes(width: int, n_heads: int, n_tokens: int) -> str:
 
 
 # --- the trained variants ------------------------------------------------------------------
-@lru_cache(maxsize=None, typed=True)  # typed: True is not the head count 1
 def load_variant(n_heads: int) -> LanguageModel:
     """The model "heads-N", loaded once per kernel so the slider answers at once."""
-    return load_model(f"heads-{check_head_count(n_heads)}")
+    return _load_variant(check_head_count(n_heads))  # checked first: 4 and np.int64(4) share one entry
+
+
+@lru_cache(maxsize=None)
+def _load_variant(n_heads: int) -> LanguageModel:
+    return load_model(f"heads-{n_heads}")
 
 
 def available_head_counts() -> list[int]:
@@ -63,10 +67,13 @@ def available_head_counts() -> list[int]:
     return [h for h in HEAD_COUNTS if f"heads-{h}" in shipped]
 
 
-def check_head_count(n_heads) -> int:
-    if n_heads not in HEAD_COUNTS or isinstance(n_heads, bool):
-        raise ValueError(f"No model trained with {n_heads!r} heads; choose one of {', '.join(map(str, HEAD_COUNTS))}.")
-    return int(n_heads)
+def check_head_count(n_heads, name: str = "n_heads") -> int:
+    """n_heads as a plain int that one of the heads-N models was trained with, or a one-line ValueError."""
+    choices = f"choose one of {', '.join(map(str, HEAD_COUNTS))}"
+    n = whole_number(n_heads, name, valid=choices)
+    if n not in HEAD_COUNTS:
+        raise ValueError(f"No model trained with {n} heads; {choices}.")
+    return n
 
 
 def loss_by_heads() -> dict[int, float]:
@@ -89,10 +96,11 @@ def merge_head_groups(weights: dict[str, torch.Tensor], group_size: int) -> dict
     by side, and the matching rows of W_O. No number changes: only where the width is cut.
     """
     H, D, d = weights["W_Q"].shape  # (H, D, d)
-    if not isinstance(group_size, int) or group_size < 1 or H % group_size:
-        raise ValueError(f"group_size={group_size!r} must divide the {H} heads; choose one of "
-                         f"{', '.join(str(g) for g in range(1, H + 1) if H % g == 0)}.")
-    G, g = H // group_size, group_size
+    choices = f"choose one of {', '.join(str(g) for g in range(1, H + 1) if H % g == 0)}"
+    g = whole_number(group_size, "group_size", low=1, high=H, valid=f"it must divide the {H} heads; {choices}")
+    if H % g:
+        raise ValueError(f"group_size={g} must divide the {H} heads; {choices}.")
+    G = H // g
     out = {}
     for name in ("W_Q", "W_K", "W_V"):
         out[name] = weights[name].reshape(G, g, D, d).permute(0, 2, 1, 3).reshape(G, D, g * d)  # (G, D, g·d)
@@ -131,6 +139,7 @@ def merged_maps(lm: LanguageModel, sentence: str, group_size: int) -> tuple[list
 def merged_model(lm: LanguageModel, group_size: int) -> GPT:
     """The same weights read as fewer, wider heads: merging is only moving the cuts."""
     cfg = lm.config
+    group_size = whole_number(group_size, "group_size", low=1, high=cfg.n_head)
     if cfg.n_head % group_size:
         raise ValueError(f"group_size={group_size} must divide the {cfg.n_head} heads of {lm.name}.")
     config = type(cfg)(**{**cfg.to_dict(), "n_head": cfg.n_head // group_size})
@@ -147,7 +156,7 @@ def merged_loss(group_size: int) -> float:
     recorded = manifest().get(f"heads-{MERGE_SOURCE}", {}).get("merged_held_out_loss", {})
     if str(group_size) in recorded:
         return float(recorded[str(group_size)])
-    return _live_merged_loss(check_head_count(group_size))
+    return _live_merged_loss(check_head_count(group_size, name="group_size"))
 
 
 @lru_cache(maxsize=None)

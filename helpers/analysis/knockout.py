@@ -8,13 +8,13 @@ typical input from that slot, just not one that depends on the sentence).
 
 from __future__ import annotations
 
-import operator
 import random
 import weakref
 
 import numpy as np
 import torch
 
+from ..core.arguments import is_whole_number, whole_number
 from ..core.evaluation import HELD_OUT_SEED, forced_hits, held_out_stories, one_thread, story_ids
 from ..core.language import FORCED
 from ..core.model import LanguageModel
@@ -45,28 +45,19 @@ def parse_head(label: str) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
-def _whole(x) -> bool:
-    """A whole number of any integer type (int, numpy or torch integers), but not True/False."""
-    try:
-        operator.index(x)
-    except TypeError:
-        return False
-    return not isinstance(x, bool)
-
-
 def check_head_list(lm: LanguageModel, heads) -> list[tuple[int, int]]:
     """The heads as (layer, head) pairs, each checked against the model's size."""
     cfg = lm.config
     example = "e.g. [(3, 4), (5, 1)] or ['L3 H4']"
     if isinstance(heads, (str, bytes)) or not hasattr(heads, "__iter__") or (
-            isinstance(heads, tuple) and len(heads) == 2 and all(map(_whole, heads))):
+            isinstance(heads, tuple) and len(heads) == 2 and all(map(is_whole_number, heads))):
         raise ValueError(f"heads={heads!r} must be a list of (layer, head) pairs, {example}.")
     out = []
     for item in heads:
         if isinstance(item, str):
             layer, head = parse_head(item)
-        elif isinstance(item, (tuple, list)) and len(item) == 2 and all(map(_whole, item)):
-            layer, head = int(item[0]), int(item[1])
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and all(map(is_whole_number, item)):
+            layer, head = whole_number(item[0], "layer"), whole_number(item[1], "head")  # np.int64 and tensors too
         else:
             raise ValueError(f"{item!r} in heads is not a (layer, head) pair of whole numbers; {example}.")
         if not (0 <= layer < cfg.n_layer and 0 <= head < cfg.n_head):

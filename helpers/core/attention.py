@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .arguments import whole_number
+
 Tensor = torch.Tensor
 
 
@@ -28,10 +30,8 @@ def check_heads(d_model: int, n_heads: int, names: tuple[str, str] = ("d_model",
     """Return d_head = d_model // n_heads, or a one-line ValueError saying what to change.
     `names` are the caller's names for the two numbers, so the message uses the words the student typed."""
     width, heads = names
-    if isinstance(n_heads, bool) or not isinstance(n_heads, int) or n_heads <= 0:
-        raise ValueError(f"{heads}={n_heads!r} must be a positive whole number, e.g. 1, 8 or 12.")
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model <= 0:
-        raise ValueError(f"{width}={d_model!r} must be a positive whole number, e.g. 64 or 768.")
+    n_heads = whole_number(n_heads, heads, low=1, example="1, 8 or 12")  # np.int64(4) is 4
+    d_model = whole_number(d_model, width, low=1, example="64 or 768")
     if d_model % n_heads:
         divisors = [h for h in range(1, min(d_model, 16) + 1) if d_model % h == 0]
         raise ValueError(f"{heads}={n_heads} does not divide {width}={d_model}; "

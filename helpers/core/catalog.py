@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 
 from . import gpt2
+from .files import atomic_write
 from .model import GPT, LanguageModel
 from .tokenizer import WordTokenizer
-from .weights import atomic_write, read_model, save_model
+from .weights import read_model, save_model
 
 __all__ = ["LanguageModel", "load_model", "pick_model", "shipped_models", "manifest", "record_model"]
 
@@ -86,4 +87,4 @@ def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path
 def write_manifest(entries: dict, path: Path) -> None:
     """Write a manifest in one step (never half-written), its models in name order."""
     text = json.dumps(dict(sorted(entries.items())), indent=1) + "\n"
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text), mode=0o644)  # as the model files

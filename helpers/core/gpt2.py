@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import torch
 
+from .files import staged_files
 from .model import GPTConfig, LanguageModel
 from .weights import model_from_checkpoint, sha256
 
@@ -91,7 +90,8 @@ def _from_hf_cache(name: str) -> Path | None:
 
 
 def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Path:
-    """Download one file into a fresh staging folder of our own, check it, then give it its final name."""
+    """Download one file into a fresh staging folder of our own, check it, then give it its final name.
+    Only the checked file is published; huggingface_hub's hidden .cache stays in staging and goes with it."""
     try:
         from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
         from tqdm.auto import tqdm
@@ -103,26 +103,21 @@ def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Pat
             super().__init__(*args, **{**kwargs, "disable": True})
 
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=folder, prefix=".download-"))  # ours alone: safe to remove whole
-    except OSError as err:
-        raise GPT2Unavailable(missing_message(folder, f"cannot write there: {err.strerror}")) from None
-    try:
-        try:
-            url = hf_hub_url(REPO_ID, name, revision=REVISION, endpoint=endpoint)
-            get_hf_file_metadata(url, timeout=10, endpoint=endpoint)  # one quick try, not a minute of retries
-            staged = Path(hf_hub_download(REPO_ID, name, revision=REVISION, local_dir=staging, endpoint=endpoint,
-                                          tqdm_class=None if progress else QuietBar))
-        except Exception as err:  # network, HTTP, disk: all mean "not available now"
-            reason = f"download of {name} failed: {type(err).__name__}"
-            raise GPT2Unavailable(missing_message(folder, reason)) from None
-        if not _matches(staged, name):
-            reason = f"the downloaded {name} had the wrong sha256 and was not kept"
-            raise GPT2Unavailable(missing_message(folder, reason))
-        _set_aside(folder / name)
-        os.replace(staged, folder / name)  # only a checked file gets the final name
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)  # the staging folder and whatever we left in it
+        with staged_files(folder) as staging:  # only a checked file gets the final name
+            try:
+                url = hf_hub_url(REPO_ID, name, revision=REVISION, endpoint=endpoint)
+                get_hf_file_metadata(url, timeout=10, endpoint=endpoint)  # one quick try, not a minute of retries
+                staged = Path(hf_hub_download(REPO_ID, name, revision=REVISION, local_dir=staging,
+                                              endpoint=endpoint, tqdm_class=None if progress else QuietBar))
+            except Exception as err:  # network, HTTP, disk: all mean "not available now"
+                reason = f"download of {name} failed: {type(err).__name__}"
+                raise GPT2Unavailable(missing_message(folder, reason)) from None
+            if not _matches(staged, name):
+                reason = f"the downloaded {name} had the wrong sha256 and was not kept"
+                raise GPT2Unavailable(missing_message(folder, reason))
+            _set_aside(folder / name)
+    except OSError as err:  # the folder or the final rename: file_error's one line says which and why
+        raise GPT2Unavailable(missing_message(folder, f"cannot write there: {err.strerror or err}")) from None
     return folder / name
 
 

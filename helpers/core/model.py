@@ -16,6 +16,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .arguments import whole_number
 from .attention import mask_future
 
 
@@ -32,9 +33,9 @@ class GPTConfig:
     ln_eps: float = 1e-5
 
     def __post_init__(self):
-        for size in ("vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"):
-            if getattr(self, size) <= 0:
-                raise ValueError(f"{size}={getattr(self, size)} must be a positive integer.")
+        for size in ("vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"):  # True or 4.0 is no size
+            number = whole_number(getattr(self, size), size, low=1, valid="sizes are positive integers")
+            object.__setattr__(self, size, number)  # frozen: np.int64(4) is stored as the plain int 4
         if self.n_embd % self.n_head:
             raise ValueError(
                 f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; "
@@ -161,8 +162,7 @@ def head_weights(model: GPT, layer: int) -> dict[str, torch.Tensor]:
     W_O: (n_head, d_head, d_model), i.e. the 64-row blocks of the recombination; b_O: (d_model,).
     """
     cfg = model.config
-    if not 0 <= layer < cfg.n_layer:
-        raise ValueError(f"layer={layer} is out of range; this model has layers 0..{cfg.n_layer - 1}.")
+    layer = whole_number(layer, "layer", 0, cfg.n_layer - 1, valid=f"this model has layers 0..{cfg.n_layer - 1}")
     attn = model.h[layer].attn
     H, d, D = cfg.n_head, cfg.d_head, cfg.n_embd
     W = attn.c_attn.weight.detach().T  # (D, 3D): x @ W gives [q | k | v]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.nn import functional as F
 
+from .arguments import whole_number
 from .attention import HeadSteps, MultiHeadSteps, check_heads, multi_head_from, single_head
 from .catalog import load_model
 from .gpt2 import GPT2Unavailable, load_gpt2
@@ -77,8 +78,7 @@ class Walkthrough:
 
     def head(self, h: int = 0, causal: bool = True) -> HeadSteps:
         """Every step of head h (the models read left to right, hence causal by default)."""
-        if not 0 <= h < self.n_heads:
-            raise ValueError(f"head={h} does not exist; this layer has heads 0..{self.n_heads - 1}.")
+        h = whole_number(h, "head", 0, self.n_heads - 1, valid=f"this layer has heads 0..{self.n_heads - 1}")
         return single_head(self.X, self.W_Q[h], self.W_K[h], self.W_V[h],
                            self.b_Q[h], self.b_K[h], self.b_V[h], causal=causal)
 
@@ -106,6 +106,7 @@ class Walkthrough:
 def walkthrough_layer(model: str | LanguageModel = "classroom", n_heads: int = 12,
                       sentence: str = "I like to draw", bos: bool = False) -> Walkthrough:
     """Tokens, embeddings, normalised input and per-head weights of one layer reading `sentence`."""
+    n_heads = whole_number(n_heads, "n_heads", low=1, example="1 or 12")  # 12.0 names no model file
     if isinstance(model, LanguageModel):
         return _from_model(model, n_heads, sentence, bos, source="trained")
     if model == "gpt2":
@@ -178,6 +179,7 @@ def seeded_layer(n_heads: int = 12, sentence: str = "I like to draw", bos: bool 
                  reason: str = "seeded weights were asked for", d_model: int = D_MODEL) -> Walkthrough:
     """Deterministic stand-in weights (not trained): non-uniform attention for any sentence."""
     d_head = check_heads(d_model, n_heads)
+    n_heads, d_model = whole_number(n_heads, "n_heads"), whole_number(d_model, "d_model")  # checked: plain ints now
     tokens = ([BOS] if bos else []) + split_words(sentence)
     g = torch.Generator().manual_seed(SEED + n_heads)
     positions = torch.randn(len(tokens), d_model, generator=g) * 0.3

@@ -2,21 +2,20 @@
 
 Files use the Hugging Face GPT-2 key layout, where the four projection matrices
 are stored as [in, out] ("Conv1D"), so one loader reads our classroom models and
-the real GPT-2 small. Writes are atomic (temporary file, then rename).
+the real GPT-2 small. Writes are atomic (files.atomic_write: temporary file, then rename).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from .files import atomic_write
 from .model import GPT, GPTConfig
 
 # Conv1D weights in the checkpoint are [in, out]; nn.Linear wants [out, in].
@@ -69,21 +68,6 @@ def model_from_checkpoint(state: dict[str, torch.Tensor], config: GPTConfig, sou
     return model.eval()
 
 
-def atomic_write(path: Path, write) -> None:
-    """Call write(tmp_path), then move the finished file into place in one step."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; shipped files are for everyone to read
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
 def save_model(model: GPT, path: str | Path, vocab: list[str], info: dict | None = None) -> str:
     """Write fp16 safetensors with config, vocabulary and info in its metadata; return the sha256."""
     path = Path(path)
@@ -92,7 +76,8 @@ def save_model(model: GPT, path: str | Path, vocab: list[str], info: dict | None
         "vocab": json.dumps(vocab),
         "info": json.dumps(info or {}),
     }
-    atomic_write(path, lambda tmp: save_file(to_checkpoint_layout(model), tmp, metadata=metadata))
+    # 0o644: shipped files are for everyone to read
+    atomic_write(path, lambda tmp: save_file(to_checkpoint_layout(model), tmp, metadata=metadata), mode=0o644)
     return sha256(path)
 
 

@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import base64
 import io
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from ..core.files import staged_files
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from .export import check_folder, check_plain_name
 from .slide import SLIDE_INCHES, SLIDE_RC
@@ -249,25 +247,14 @@ def save_animation(anim: Animation, folder: str | Path = "figures/animations") -
     """Write folder/name.gif (loops) and folder/name_frames/frame_NN.png; both appear whole or not at all."""
     check_plain_name(anim.name, example="one_head_steps")
     folder = check_folder(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=folder, prefix=f".{anim.name}-"))
-    try:
+    with staged_files(folder) as staging:  # the frames folder replaces an older run's whole: no stale frames
         frames = staging / f"{anim.name}_frames"
         frames.mkdir()
         for i, frame in enumerate(anim.frames):
             frame.save(frames / f"frame_{i:02d}.png", compress_level=1)
         (frames / "caption.txt").write_text(anim.caption + "\n", encoding="utf-8")
-        gif = staging / f"{anim.name}.gif"
-        gif.write_bytes(anim.gif_bytes())
+        (staging / f"{anim.name}.gif").write_bytes(anim.gif_bytes())
         (staging / f"{anim.name}.txt").write_text(anim.caption + "\n", encoding="utf-8")
-        for path in (gif, staging / f"{anim.name}.txt"):
-            os.replace(path, folder / path.name)
-        shutil.rmtree(folder / frames.name, ignore_errors=True)  # an older run's frames
-        os.replace(frames, folder / frames.name)
-        for path in [folder / frames.name, *(folder / frames.name).iterdir()]:
-            os.chmod(path, 0o755 if path.is_dir() else 0o644)  # mkdtemp is private; frames are for sharing
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return folder / f"{anim.name}.gif", folder / frames.name
 
 

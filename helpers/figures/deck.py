@@ -16,24 +16,24 @@ which tests/test_deck.py asserts.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
+import matplotlib as mpl
 from matplotlib.figure import Figure
 
 from ..analysis import captions, headcount, relations
 from ..core.catalog import load_model
+from ..core.files import staged_files
 from ..core.model import LanguageModel
 from ..core.run import Run, run_sentence
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from . import headcount_plots, plots, pptx_deck, score_plots, slides, views
 from .animations import build_animations, save_animation
-from .export import FIXED_METADATA, _writable_folder, _write_error, check_folder, check_plain_name, save_for_slides
-from .slide import MIN_FONT_PT, SLIDE_INCHES, slide_sized, slide_style
+from .export import FIXED_METADATA, _write_error, check_folder, check_plain_name, save_for_slides
+from .slide import EXPORT_RC, MIN_FONT_PT, SLIDE_INCHES, export_facecolor, slide_sized, slide_style
 
 SIZE = SLIDE_INCHES  # at 144 dpi exactly 1920 × 1080 px
 DPI = 144
@@ -197,7 +197,8 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
     folder/<slide>.png (1920 × 1080) and folder/<slide>.txt (its caption). Returns (deck, pngs).
 
     The deck appears whole or not at all: every file is first written into a staging folder
-    of our own, and moved into place only when all of them were written.
+    of our own (helpers.core.files), and moved into place only when all of them were written.
+    A stopped export removes only its own temporaries, never a file someone else put there.
     """
     check_plain_name(name, example="deck")  # before any work: nothing may land outside `folder`
     if format not in DECK_FORMATS:
@@ -211,9 +212,7 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
     if not figures:
         raise ValueError("No slides to export; pass slides= a non-empty list or use the default SLIDES.")
     notes = build_captions(chosen, models)
-    made_folder = not folder.exists()
-    staging = Path(tempfile.mkdtemp(dir=_writable_folder(folder), prefix=".deck-"))
-    try:
+    with staged_files(folder) as staging:
         pngs = [save_for_slides(fig, slide_name, staging, formats=("png",), size=SIZE, dpi=DPI,
                                 caption=notes[slide_name])[0] for slide_name, fig in figures]
         deck = staging / f"{name}.{format}"
@@ -221,18 +220,12 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
             _write_pdf(figures, deck, subject=f"{len(figures)} slides; each slide's caption is in its .txt file")
         else:
             _write_pptx(chosen, figures, notes, models if animations else None, staging, deck)
-        _move_all(staging, folder)
-    except BaseException:
-        if made_folder:
-            shutil.rmtree(folder, ignore_errors=True)  # we made it for this deck: leave nothing behind
-        raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return folder / deck.name, [folder / png.name for png in pngs]
 
 
 def _write_pptx(chosen, figures, notes, models: Models | None, staging: Path, path: Path) -> None:
-    """The pptx: each figure re-saved to fill the picture area under the title at full scale."""
+    """The pptx: each figure re-saved to fill the picture area under the title at full scale.
+    The pictures go to a hidden folder in staging: scratch, removed with it, never published."""
     pictures = staging / ".pptx-pictures"
     titles = {s.name: s.title or s.name for s in chosen}
     items = []
@@ -246,17 +239,6 @@ def _write_pptx(chosen, figures, notes, models: Models | None, staging: Path, pa
             at = next((i + 1 for i, (n, _) in enumerate(items) if n == after), len(items))
             items.insert(at, (anim.name, pptx_deck.PptxSlide(anim.title, gif, anim.caption)))
     pptx_deck.write_pptx(path, [item for _, item in items])
-    shutil.rmtree(pictures)
-
-
-def _move_all(staging: Path, folder: Path) -> None:
-    """Move every finished file and frames folder from staging into folder, replacing older ones."""
-    for path in sorted(staging.iterdir()):
-        target = folder / path.name
-        if path.is_dir():
-            shutil.rmtree(target, ignore_errors=True)
-            path.chmod(0o755)
-        os.replace(path, target)
 
 
 def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "") -> None:
@@ -267,8 +249,8 @@ def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "")
     try:
         with PdfPages(path, metadata=metadata) as pdf:
             for _, fig in figures:
-                with slide_sized(fig, SIZE):
-                    pdf.savefig(fig)
+                with slide_sized(fig, SIZE), mpl.rc_context(EXPORT_RC):  # as save_for_slides saves
+                    pdf.savefig(fig, facecolor=export_facecolor(fig))
     except BaseException as err:
         raise _write_error(err, path) from None
-    os.chmod(path, 0o644)  # mkdtemp's folder is private, the deck is for sharing
+    os.chmod(path, 0o644)  # the deck is for sharing: readable by everyone, as it always was

@@ -9,22 +9,22 @@ colour-blind-safe colour maps). Wrap the code that *builds* a figure in it::
 
 `save_for_slides` also enlarges any text smaller than the slide minimum while it
 saves, then puts the figure back as it was. Files appear whole or not at all:
-each is written to a temporary file first and renamed into place only when
-every format has been written.
+each is written into a staging folder first (helpers.core.files) and renamed
+into place only when every format has been written.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
-from .slide import SLIDE_RC, slide_inches, slide_sized
+from ..core.files import file_error, staged_files
+from .slide import EXPORT_RC, SLIDE_RC, export_facecolor, slide_inches, slide_sized
 from .slidecheck import check_layout
 
 FORMATS = ("png", "svg", "pdf")
@@ -57,17 +57,10 @@ def save_for_slides(
     folder = _writable_folder(folder)
     targets = [folder / f"{name}.{fmt.lower()}" for fmt in formats] + ([folder / f"{name}.txt"] if caption else [])
     with slide_sized(fig, inches):
-        temps = []
-        try:
+        with staged_files(folder) as staging:  # every format, renamed into place together, or none
             for target in targets:
-                temps.append(_write_temp(fig, target, dpi, caption))
-            for tmp, target in zip(temps, targets):
-                os.replace(tmp, target)
-            check_layout(fig, name)  # a warning that names what a class could not read
-        finally:
-            for tmp in temps:
-                if os.path.exists(tmp):
-                    os.remove(tmp)
+                _write_one(fig, staging / target.name, target, dpi, caption)
+        check_layout(fig, name)  # a warning that names what a class could not read
     return targets
 
 
@@ -129,40 +122,24 @@ def _check_caption(caption) -> str | None:
 CAPTION_KEY = {"png": "Description", "svg": "Description", "pdf": "Subject"}  # where each format keeps it
 
 
-def _write_temp(fig: Figure, target: Path, dpi: float, caption: str | None = None) -> str:
-    """Save one format (or the caption, for .txt) to a hidden temporary file beside the target; return its path."""
+def _write_one(fig: Figure, tmp: Path, target: Path, dpi: float, caption: str | None = None) -> None:
+    """Save one format (or the caption, for .txt) to tmp in the staging folder; errors name the target.
+    Files are made by open(), so they get the ordinary mode 0o666 & ~umask."""
     fmt = target.suffix[1:]
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as err:
-        raise PermissionError(f"Cannot write into the figure folder {target.parent} ({err.strerror}); "
-                              f"pass folder= a directory you can write to.") from None
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes owner-only files; figures are ordinary files
     try:
         if fmt == "txt":
             Path(tmp).write_text(caption + "\n", encoding="utf-8")
-            return tmp
+            return
         metadata = FIXED_METADATA[fmt] | ({CAPTION_KEY[fmt]: caption} if caption else {})
-        with mpl.rc_context({"svg.hashsalt": SVG_SALT}):  # fixed clip-path ids, in or out of slide_style()
-            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")
+        with mpl.rc_context(EXPORT_RC):  # no user rc (bbox tight, transparent, ...) changes the file
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata, facecolor=export_facecolor(fig))
     except BaseException as err:
-        os.remove(tmp)
-        raise _write_error(err, target) from None
-    return tmp
+        raise _write_error(err, target) from None  # the staging folder, tmp included, is removed
 
 
 def _write_error(err: BaseException, target: Path) -> BaseException:
     """A full disk shows up inside matplotlib's writers as odd follow-on errors (e.g. the PDF
-    writer's AttributeError); find the OSError underneath and say what happened in one line."""
-    cause = err
-    while cause is not None and not isinstance(cause, OSError):
-        cause = cause.__context__ or cause.__cause__
-    if cause is None:
-        return err
-    return OSError(cause.errno, f"Could not write {target.name} into {target.parent} ({cause.strerror or cause}); "
-                                f"free some disk space or pass folder= another directory. Nothing was changed there.")
+    writer's AttributeError); file_error finds the OSError underneath and says it in one line."""
+    return file_error(err, target)
 
 

@@ -13,6 +13,7 @@ from ..analysis.headcount import (
     merged_maps,
     repeat_accuracy_by_heads,
 )
+from ..core.arguments import whole_number
 from ..core.run import run_sentence
 from .views import HeadView
 
@@ -80,7 +81,11 @@ class LossPlot:
 def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0, group_size: int = 3) -> Figure:
     """Thought experiment, one group: heads first … first+g-1 of heads-12 and the single head they merge into."""
     lm = load_variant(MERGE_SOURCE)
-    if first % group_size or not 0 <= first < lm.config.n_head:
+    n_layer, n_head = lm.config.n_layer, lm.config.n_head
+    layer = whole_number(layer, "layer", 0, n_layer - 1, valid=f"heads-{MERGE_SOURCE} has layers 0..{n_layer - 1}")
+    group_size = whole_number(group_size, "group_size", 1, n_head)  # before first % group_size divides by it
+    first = whole_number(first, "first", 0, n_head - 1, valid=f"heads-{MERGE_SOURCE} has heads 0..{n_head - 1}")
+    if first % group_size:
         raise ValueError(f"first={first} must be a head that starts a group of {group_size} (0, {group_size}, …).")
     tokens, merged = merged_maps(lm, sentence, group_size)  # (L, 12 / g, T, T)
     members = run_sentence(lm, sentence).attentions[layer, first:first + group_size]  # (g, T, T)

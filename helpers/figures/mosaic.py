@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.transforms import Bbox
 
+from ..core.arguments import whole_number
 from .common import CMAP, HIGHLIGHT, MIN_TOKEN_PT, as_maps
 
 
@@ -28,6 +29,14 @@ def head_mosaic(attentions) -> np.ndarray:
 
 def mosaic_cell(mosaic: np.ndarray, layer: int, head: int, T: int) -> np.ndarray:
     """The T × T block of the mosaic that holds head (layer, head)."""
+    T = whole_number(T, "T", low=1)
+    rows, cols = np.shape(mosaic)
+    if (rows + 1) % (T + 1) or (cols + 1) % (T + 1):
+        raise ValueError(f"A mosaic of {rows} × {cols} is not a grid of {T} × {T} maps; pass the T it was made with.")
+    L, H = (rows + 1) // (T + 1), (cols + 1) // (T + 1)  # each map is followed by a 1-wide gap, but the last
+    # a negative layer would slice a misaligned block and layer L an empty one: refuse both
+    layer = whole_number(layer, "layer", 0, L - 1, valid=f"this grid has layers 0..{L - 1}")
+    head = whole_number(head, "head", 0, H - 1, valid=f"this grid has heads 0..{H - 1}")
     r, c = layer * (T + 1), head * (T + 1)
     return mosaic[r:r + T, c:c + T]
 

@@ -10,6 +10,7 @@ import contextlib
 from typing import Iterator
 
 import matplotlib as mpl
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
@@ -57,6 +58,35 @@ SLIDE_RC = {
     "savefig.facecolor": "white",
     "svg.hashsalt": "attention-slides",  # the same figure gives the same SVG every time
 }
+
+
+# The rc settings that decide what a saved file looks like, pinned around every export's savefig so a
+# user's matplotlibrc or rc_context cannot change it: "savefig.bbox: tight" would crop the 2560 × 1440 px
+# PNG to some other size, "savefig.transparent" would drop the background the text was made legible on,
+# and "savefig.dpi" is the resolution of images inside the deck's PDF pages (PNG exports pass dpi=).
+# figure.dpi needs no pin: savefig's dpi replaces the figure's own while it saves.
+EXPORT_RC = {
+    "savefig.bbox": None,  # the whole figure, never cropped: pixel size = inches × dpi
+    "savefig.pad_inches": 0.1,  # used only with a tight bbox; pinned so no rc reaches the file
+    "savefig.transparent": False,
+    "savefig.dpi": 100,  # matplotlib's default: the deck PDF's images at the resolution they always had
+    "savefig.edgecolor": "auto",
+    "svg.hashsalt": SLIDE_RC["svg.hashsalt"],  # fixed clip-path ids: the same figure gives the same SVG
+}
+
+
+def export_facecolor(fig: Figure) -> tuple[float, float, float, float]:
+    """The opaque background an export is saved on: the figure's own facecolor as it looks on a white slide.
+
+    Why this rule: a figure's texts were coloured for the figure's own background (a dark style such as
+    "dark_background" sets a black facecolor *and* white text), so keeping that background keeps whatever
+    contrast the figure had; forcing white (as exports used to) turned white text invisible. A transparent
+    or translucent facecolor is composited onto white, the slide the picture is placed on, so the file is
+    opaque and looks the same in every viewer. A white figure (slide_style, matplotlib's default) saves
+    exactly as before. check_slide measures contrast against this same background.
+    """
+    r, g, b, a = to_rgba(fig.get_facecolor())
+    return (r * a + (1 - a), g * a + (1 - a), b * a + (1 - a), 1.0)
 
 
 @contextlib.contextmanager

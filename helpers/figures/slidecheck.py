@@ -9,7 +9,10 @@ The rules (what a class at the back of the room needs):
   * the smallest text is >= 14 pt *on the slide*: a figure shown on a 13.33 × 7.5 in slide
     is scaled to fit, so a 19.2-in figure's 14 pt becomes ~9.7 pt there;
   * the content (the axes with their labels) spans >= 60 % of the width and is roughly
-    centred, unless the slide is deliberately composed (then say why: `composed="..."`).
+    centred, unless the slide is deliberately composed (then say why: `composed="..."`);
+  * every text stands out from what it is drawn on: a WCAG contrast ratio of >= 3:1 between
+    its colour and the pixels under it (axes or legend face, image, bbox, or the background
+    the export saves on), so white text on a white slide is caught.
 Only texts that matplotlib actually draws count (tick labels beyond the view limits exist
 but are never drawn), so the check records them while it draws.
 """
@@ -23,14 +26,16 @@ from typing import Iterator
 
 import numpy as np
 from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from .slide import MIN_FONT_PT, SLIDE_INCHES, slide_scale, slide_sized  # the sizing the exports use
+from .slide import MIN_FONT_PT, SLIDE_INCHES, export_facecolor, slide_scale, slide_sized  # as the exports
 
 MIN_SPAN = 0.60  # content width / slide width
 MAX_OFF_CENTRE = 0.20  # |left margin - right margin| / slide width
 TOUCH_PX = 1.0  # boxes may touch by this much without counting as an overlap
+MIN_CONTRAST = 3.0  # WCAG's minimum for large text (1:1 is invisible, 21:1 black on white)
 
 
 @dataclass
@@ -76,6 +81,8 @@ def _measure(fig: Figure, composed: str | None) -> SlideCheck:
     renderer = RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)  # its own: the figure's canvas is untouched
     with _recording_drawn_texts() as texts:
         fig.draw(renderer)  # runs the layout engine too, as a save does
+    backgrounds = texts.backgrounds
+    texts = list(texts)
     scale = slide_scale(fig.get_size_inches())
     boxes = [(t, _corners(t, renderer)) for t in texts]
     W, H = fig.bbox.width, fig.bbox.height
@@ -91,6 +98,12 @@ def _measure(fig: Figure, composed: str | None) -> SlideCheck:
     if min_pt < MIN_FONT_PT - 0.05:
         small = texts[int(np.argmin(sizes))]
         problems.append(f"{_name(small)} is {min_pt:.1f} pt on the slide (needs >= {MIN_FONT_PT})")
+    paper = np.array(export_facecolor(fig)[:3])  # what a transparent pixel shows in the saved file
+    for t in (t for t in texts if id(t) in backgrounds):
+        ratio = _contrast(_over(to_rgba(t.get_color(), t.get_alpha()), paper), _over(backgrounds[id(t)], paper))
+        if ratio < MIN_CONTRAST:
+            problems.append(f"{_kind(t, fig)}{_name(t)} is nearly invisible "
+                            f"(contrast {ratio:.1f}:1 against its background, needs >= {MIN_CONTRAST:.0f}:1)")
     span, left, right = _content_span(fig, renderer)
     if not composed:
         if span < MIN_SPAN:
@@ -100,15 +113,26 @@ def _measure(fig: Figure, composed: str | None) -> SlideCheck:
     return SlideCheck(min_pt, span, len(texts), composed, problems[:12])
 
 
+class _Drawn(list):
+    """The drawn texts, and for each (by id) the RGBA colour of the pixels it was drawn on."""
+    backgrounds: dict[int, np.ndarray]
+
+
 @contextlib.contextmanager
-def _recording_drawn_texts() -> Iterator[list[Text]]:
-    """Collect every non-empty Text that draws itself while the block runs (ticks included)."""
-    drawn: list[Text] = []
+def _recording_drawn_texts() -> Iterator[_Drawn]:
+    """Collect every non-empty Text that draws itself while the block runs (ticks included), and
+    what lies under it: the renderer's pixels in its box just before it draws (faces, images,
+    earlier artists), or its own bbox patch when it has an opaque one."""
+    drawn = _Drawn()
+    drawn.backgrounds = {}
     original = Text.draw
 
     def draw(self, renderer):
+        shown = self.get_visible() and self.get_text().strip()
+        if shown and isinstance(renderer, RendererAgg):
+            drawn.backgrounds[id(self)] = _background(self, renderer)
         original(self, renderer)
-        if self.get_visible() and self.get_text().strip():
+        if shown:
             drawn.append(self)
 
     Text.draw = draw  # Annotation and tick labels call Text.draw too
@@ -116,6 +140,50 @@ def _recording_drawn_texts() -> Iterator[list[Text]]:
         yield drawn
     finally:
         Text.draw = original
+
+
+def _background(text: Text, renderer: RendererAgg) -> np.ndarray:
+    """The typical colour (per-channel median, straight RGBA in 0..1) of the pixels under the text's box."""
+    pixels = np.asarray(renderer.buffer_rgba())  # row 0 is the top of the figure
+    box = text.get_window_extent(renderer)
+    H, W = pixels.shape[:2]
+    x0, x1 = int(np.clip(np.floor(box.x0), 0, W)), int(np.clip(np.ceil(box.x1), 0, W))
+    y0, y1 = int(np.clip(np.floor(H - box.y1), 0, H)), int(np.clip(np.ceil(H - box.y0), 0, H))
+    under = pixels[y0:y1, x0:x1].reshape(-1, 4)
+    colour = np.median(under, axis=0) / 255 if len(under) else np.zeros(4)  # off the canvas: transparent
+    patch = text.get_bbox_patch()  # drawn by the text itself, just under its letters
+    if patch is not None and patch.get_visible():
+        face = np.array(to_rgba(patch.get_facecolor()))
+        alpha = face[3] + colour[3] * (1 - face[3])
+        rgb = (face[:3] * face[3] + colour[:3] * colour[3] * (1 - face[3])) / (alpha or 1)
+        colour = np.append(rgb, alpha)
+    return colour
+
+
+def _over(rgba, paper: np.ndarray) -> np.ndarray:
+    """The colour an RGBA colour shows as when drawn on the opaque RGB `paper`."""
+    rgba = np.asarray(rgba, dtype=float)
+    return rgba[:3] * rgba[3] + paper * (1 - rgba[3])
+
+
+def _luminance(rgb: np.ndarray) -> float:
+    """WCAG 2 relative luminance of an sRGB colour in 0..1."""
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    return float(linear @ [0.2126, 0.7152, 0.0722])
+
+
+def _contrast(a: np.ndarray, b: np.ndarray) -> float:
+    """WCAG contrast ratio, 1 (the same colour) to 21 (black on white)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def _kind(text: Text, fig: Figure) -> str:
+    """'title ' for axes and figure titles, so the problem says which text a reader should look for."""
+    titles = [getattr(fig, "_suptitle", None)] + [t for ax in fig.axes for t in
+                                                  (ax.title, getattr(ax, "_left_title", None),
+                                                   getattr(ax, "_right_title", None))]
+    return "title " if any(text is t for t in titles) else ""
 
 
 def _corners(text: Text, renderer) -> np.ndarray:

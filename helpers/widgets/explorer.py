@@ -16,6 +16,7 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from ..analysis import captions
+from ..core.arguments import is_whole_number
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
 from ..core.run import Run, run_sentence
@@ -134,10 +135,10 @@ class Explorer:
     # --- helpers -----------------------------------------------------------------------
     def _checked(self, layer, head) -> tuple[int, int]:
         L, H = self.lm.config.n_layer, self.lm.config.n_head
-        if not (isinstance(layer, int) and isinstance(head, int) and 0 <= layer < L and 0 <= head < H):
+        if not (is_whole_number(layer) and is_whole_number(head) and 0 <= layer < L and 0 <= head < H):
             raise ValueError(f"(layer, head)=({layer}, {head}) does not exist; {self.lm.name} has "
                              f"layers 0..{L - 1} and heads 0..{H - 1}.")
-        return layer, head
+        return int(layer), int(head)
 
     def _head_title(self) -> str:
         return f"layer {self.layer}, head {self.head}"

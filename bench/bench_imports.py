@@ -1,0 +1,67 @@
+"""What importing the package costs, measured with `python -X importtime` in fresh interpreters.
+
+    python bench/bench_imports.py [--repeat 5]
+
+Prints the median wall time of each import line, and what each one costs on top of `import torch`.
+It also prints whether matplotlib and ipywidgets were loaded. Targets (the package-in-layers issue):
+`import helpers` costs at most 0.5 s on top of `import torch`, and `import helpers.core` loads
+neither matplotlib nor ipywidgets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINES = {
+    "torch": "import torch",
+    "helpers": "import torch, helpers",
+    "helpers.core": "import torch, helpers.core.run, helpers.core.walkthrough",
+    "helpers.train": "import torch, helpers.train",
+    "a notebook's first figure": "import torch, helpers as H; H.plot_attention",
+    "a notebook's first widget": "import torch, helpers as H; H.Explorer",
+}
+PROBE = "; import sys; print(int('matplotlib' in sys.modules), int('ipywidgets' in sys.modules))"
+
+
+def timed(code: str) -> tuple[float, str]:
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code + PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
+    return time.perf_counter() - start, out.stdout.split()
+
+
+def self_time_top(code: str, n: int = 5) -> list[tuple[int, str]]:
+    """The n most expensive modules (cumulative microseconds) from -X importtime."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, capture_output=True, text=True)
+    rows = []
+    for line in out.stderr.splitlines()[1:]:
+        parts = [p.strip() for p in line.removeprefix("import time:").split("|")]
+        if len(parts) == 3 and parts[1].isdigit() and not parts[2].startswith(" "):
+            rows.append((int(parts[1]), parts[2]))
+    return sorted(rows, reverse=True)[:n]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    medians = {}
+    for name, code in LINES.items():
+        runs = [timed(code) for _ in range(args.repeat)]
+        medians[name] = statistics.median(t for t, _ in runs)
+        mpl, widgets = runs[-1][1]
+        extra = medians[name] - medians["torch"]
+        print(f"{name:28s} {medians[name]:6.2f} s   (+{extra:5.2f} s on top of torch)   "
+              f"matplotlib {'yes' if mpl == '1' else 'no '}   ipywidgets {'yes' if widgets == '1' else 'no'}")
+    print("\nlargest imports in `import torch, helpers as H; H.Explorer` (cumulative, -X importtime):")
+    for us, module in self_time_top(LINES["a notebook's first widget"]):
+        print(f"  {us / 1e6:6.2f} s  {module}")
+
+
+if __name__ == "__main__":
+    main()

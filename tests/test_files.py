@@ -1,0 +1,143 @@
+"""One atomic writer (helpers.core.files): whole or nothing, never deleting what it did not create,
+and one-line errors that name the file and the fix."""
+
+import errno
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from helpers.core import files
+from helpers.core.weights import atomic_write
+from helpers.figures import deck, export, plots
+
+
+def figure():
+    return plots.plot_attention(torch.tensor([[1.0, 0], [0.4, 0.6]]), ["I", "draw"])
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def test_a_stopped_deck_into_a_new_folder_keeps_a_file_someone_put_there(tmp_path, monkeypatch):
+    folder = tmp_path / "new" / "deck"
+
+    def interrupted(figures, path, subject=""):
+        (folder / "mine.txt").write_text("the teacher's file, saved while the deck was exporting")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deck, "_write_pdf", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        deck.export_deck(folder, slides=deck.SLIDES[:1])
+    assert listing(tmp_path) == ["new", "new/deck", "new/deck/mine.txt"]  # no temporary, no slide, the file kept
+    assert (folder / "mine.txt").read_text().startswith("the teacher's file")
+
+
+def test_a_stopped_deck_removes_the_folders_it_made_when_they_are_empty(tmp_path, monkeypatch):
+    monkeypatch.setattr(deck, "_write_pdf", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        deck.export_deck(tmp_path / "new" / "deck", slides=deck.SLIDES[:1])
+    assert listing(tmp_path) == []
+
+
+def test_a_read_only_file_is_not_replaced(tmp_path):
+    old = tmp_path / "map.svg"
+    old.write_text("the user's locked figure")
+    old.chmod(0o444)
+    with pytest.raises(PermissionError) as err:
+        export.save_for_slides(figure(), "map", folder=tmp_path)
+    message = str(err.value)
+    assert str(old) in message and "read-only" in message and "chmod u+w" in message and "\n" not in message
+    assert listing(tmp_path) == ["map.svg"] and old.read_text() == "the user's locked figure"  # no partial set
+
+    target = tmp_path / "model.safetensors"
+    target.write_bytes(b"locked")
+    target.chmod(0o444)
+    with pytest.raises(PermissionError, match="read-only; make it writable"):
+        atomic_write(target, lambda tmp: Path(tmp).write_bytes(b"new"))
+    assert target.read_bytes() == b"locked"
+
+
+def test_a_name_too_long_for_the_file_system_says_so(tmp_path):
+    with pytest.raises(OSError) as err:
+        export.save_for_slides(figure(), "a" * 300, folder=tmp_path)
+    message = str(err.value)
+    assert "too long" in message and "choose a shorter name" in message and "\n" not in message
+    assert listing(tmp_path) == []
+
+    with pytest.raises(OSError, match="too long for the file system.*choose a shorter name"):
+        atomic_write(tmp_path / ("b" * 300 + ".json"), lambda tmp: Path(tmp).write_text("{}"))
+    assert listing(tmp_path) == []
+
+
+def test_a_failed_set_leaves_no_temporary_and_no_partial_set(tmp_path):
+    (tmp_path / "a.txt").write_text("old a")
+    with pytest.raises(RuntimeError), files.staged_files(tmp_path) as staging:
+        (staging / "a.txt").write_text("new a")
+        (staging / "b.txt").write_text("half of b")
+        raise RuntimeError("stopped half-way")
+    assert listing(tmp_path) == ["a.txt"] and (tmp_path / "a.txt").read_text() == "old a"
+
+    (tmp_path / "b.txt").write_text("old b")
+    (tmp_path / "b.txt").chmod(0o444)
+    with pytest.raises(PermissionError, match="b.txt: the file is read-only"), files.staged_files(tmp_path) as staging:
+        (staging / "a.txt").write_text("new a")
+        (staging / "b.txt").write_text("new b")
+    assert listing(tmp_path) == ["a.txt", "b.txt"] and (tmp_path / "a.txt").read_text() == "old a"
+
+
+def test_a_set_appears_together_with_ordinary_modes(tmp_path):
+    with files.staged_files(tmp_path / "out") as staging:
+        (staging / "a.txt").write_text("a")
+        (staging / ".scratch").write_text("never published")
+    assert listing(tmp_path) == ["out", "out/a.txt"]
+    assert stat.S_IMODE((tmp_path / "out" / "a.txt").stat().st_mode) == files.default_mode()
+    png = export.save_for_slides(figure(), "m", folder=tmp_path, formats=("png",))[0]
+    assert stat.S_IMODE(png.stat().st_mode) == 0o666 & ~_umask()
+    atomic_write(tmp_path / "w.bin", lambda tmp: Path(tmp).write_bytes(b"w"), mode=0o644)
+    assert stat.S_IMODE((tmp_path / "w.bin").stat().st_mode) == 0o644
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_full_disk_says_what_was_and_was_not_written(tmp_path):
+    full = OSError(errno.ENOSPC, "No space left on device")
+    message = str(files.file_error(full, tmp_path / "deck.pdf"))
+    assert "deck.pdf" in message and "free some disk space" in message and "Nothing was changed" in message
+    message = str(files.file_error(full, tmp_path / "b.png", done=["a.png"], total=3))
+    assert "1 of 3 files were replaced (a.png)" in message and "others were left as they were" in message
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare -U to drop root's permissions")
+def test_permission_denied_names_the_file_and_the_fix(tmp_path):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from helpers.core.weights import atomic_write
+        try:
+            atomic_write(Path({str(folder / 'out.json')!r}), lambda tmp: Path(tmp).write_text("{{}}"))
+        except PermissionError as err:
+            print(err)
+    """)
+    run = subprocess.run(["unshare", "-U", sys.executable, "-c", script], capture_output=True, text=True, check=False,
+                         cwd=Path(__file__).resolve().parents[1], timeout=120)
+    folder.chmod(0o700)
+    if run.returncode != 0 and "unshare" in run.stderr:
+        pytest.skip(f"unshare -U is not allowed here: {run.stderr.strip()}")
+    lines = run.stdout.strip().splitlines()
+    assert len(lines) == 1, run.stdout + run.stderr
+    assert "out.json" in lines[0] and "permission denied" in lines[0] and "writable" in lines[0], lines[0]
+    assert listing(folder) == []
