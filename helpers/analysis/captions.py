@@ -14,11 +14,9 @@ from typing import Sequence
 
 import numpy as np
 
+from ..core.arrays import to_numpy
+
 RESTING = ("<bos>", "<|endoftext|>", ".")  # where heads park attention they do not need
-
-
-def _np(values) -> np.ndarray:
-    return np.asarray(values.detach().cpu() if hasattr(values, "detach") else values, dtype=float)
 
 
 def _pct(x: float) -> str:
@@ -27,21 +25,21 @@ def _pct(x: float) -> str:
 
 def resting_share(attn, tokens: Sequence[str]) -> float:
     """Mean share of each query's attention on <bos> or full stops (attn: (T, T))."""
-    a = _np(attn)
+    a = to_numpy(attn)
     rest = np.isin(np.asarray(tokens), RESTING)
     return float(a[:, rest].sum(-1).mean())
 
 
 def offset_share(attn, k: int) -> float:
     """Mean attention from each word to the word k places back (k = 0: itself), over the words that have one."""
-    a = _np(attn)
+    a = to_numpy(attn)
     T = a.shape[-1]
     return float(np.mean([a[i, i - k] for i in range(k, T)])) if T > k else 0.0
 
 
 def induction_share(attn, tokens: Sequence[str]) -> tuple[float, int]:
     """Mean attention from a repeated word to the word after its earlier copy, and how many words repeat."""
-    a, shares = _np(attn), []
+    a, shares = to_numpy(attn), []
     for i, word in enumerate(tokens):
         earlier = [j for j in range(i - 1) if tokens[j] == word and word not in RESTING]
         if earlier:
@@ -69,7 +67,7 @@ def head_caption(attn, tokens: Sequence[str], layer: int | None = None, head: in
 
 def word_caption(row, tokens: Sequence[str], word: str) -> str:
     """Where one word looks: its largest weight and the sum."""
-    w = _np(row)
+    w = to_numpy(row)
     top = int(np.argmax(w))
     return (f"'{word}' gives its largest weight, {w[top]:.2f}, to '{tokens[top]}'; "
             f"its {len(w)} weights sum to {w.sum():.2f}.")
@@ -77,7 +75,7 @@ def word_caption(row, tokens: Sequence[str], word: str) -> str:
 
 def heads_caption(weights, tokens: Sequence[str]) -> str:
     """For the last word: which word each head looks at most, counted over the heads."""
-    w = _np(weights)[:, -1]  # (H, T): the last word's row in every head
+    w = to_numpy(weights)[:, -1]  # (H, T): the last word's row in every head
     targets = [tokens[int(i)] for i in w.argmax(-1)]
     counts = sorted(((targets.count(t), t) for t in dict.fromkeys(targets)), reverse=True)
     parts = [f"'{t}' ({n} head{'s' if n > 1 else ''})" for n, t in counts]
@@ -92,9 +90,9 @@ def shrink_caption(d_model: int, d_head: int, word: str) -> str:
 
 def recombination_caption(per_head, word: str) -> str:
     """Which head's decompressed update is largest for the word (per_head: (H, D))."""
-    norms = np.linalg.norm(_np(per_head), axis=-1)
+    norms = np.linalg.norm(to_numpy(per_head), axis=-1)
     top = int(np.argmax(norms))
-    return (f"The {len(norms)} head updates for '{word}' are each decompressed to {_np(per_head).shape[-1]} "
+    return (f"The {len(norms)} head updates for '{word}' are each decompressed to {to_numpy(per_head).shape[-1]} "
             f"numbers and summed; head {top} adds the largest ({_pct(norms[top] / norms.sum())} of the total length).")
 
 
@@ -116,7 +114,7 @@ def head_count_caption(losses: dict[int, float], repeats: dict[int, float]) -> s
 
 def merge_caption(members, merged, first_name: str) -> str:
     """Which member head the merged map is closest to (members: (g, T, T), merged: (T, T))."""
-    diffs = np.abs(_np(members) - _np(merged)[None]).mean(axis=(1, 2))
+    diffs = np.abs(to_numpy(members) - to_numpy(merged)[None]).mean(axis=(1, 2))
     i = int(np.argmin(diffs))
     return (f"Read as one wide head (no retraining), the {len(diffs)} heads give a map closest to "
             f"{first_name}{i} (mean difference {diffs[i]:.2f} per cell).")
@@ -124,7 +122,7 @@ def merge_caption(members, merged, first_name: str) -> str:
 
 def all_heads_caption(attentions, tokens: Sequence[str], highlight: tuple[int, int] | None = None) -> str:
     """How many of the heads mostly rest on <bos> or full stops, and what the framed head does."""
-    a = _np(attentions)  # (L, H, T, T)
+    a = to_numpy(attentions)  # (L, H, T, T)
     L, H = a.shape[:2]
     resting = sum(resting_share(a[l, h], tokens) > 0.5 for l in range(L) for h in range(H))
     text = f"{resting} of the {L * H} heads put more than half of their attention on <bos> or a full stop"

@@ -22,6 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from ..core.arrays import to_numpy
 from ..core.files import staged_files
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from .export import check_folder, check_plain_name
@@ -76,10 +77,6 @@ def _grab(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), b
     anim.seconds.append(seconds)
 
 
-def _np(t) -> np.ndarray:
-    return np.asarray(t.detach().cpu() if hasattr(t, "detach") else t, dtype=float)
-
-
 # --- one head, step by step -------------------------------------------------------------
 def one_head_animation(walk: Walkthrough | None = None, head: int | None = None) -> Animation:
     """One head of the walkthrough layer on "I like to draw" (notebook 01's one head of 768 by
@@ -89,13 +86,13 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
     head = walk.pick_head(T - 1, walk.tokens.index("I")) if head is None else head
     s, layer = walk.head(head), walk.steps()
     d, word = walk.d_head, walk.tokens[-1]
-    after = _np(layer.residual[-1] + layer.per_head[head, -1])
+    after = to_numpy(layer.residual[-1] + layer.per_head[head, -1])
     steps = [
-        ("1. Scores: every query · every key; the mask blanks later words", _np(s.scores), "{:.1f}"),
-        (f"2. Divide by √d = √{d} {_root(d)}", _np(s.scaled), "{:.2f}"),
-        ("3. Softmax along each row: every row sums to 1", _np(s.weights), "{:.2f}"),
+        ("1. Scores: every query · every key; the mask blanks later words", to_numpy(s.scores), "{:.1f}"),
+        (f"2. Divide by √d = √{d} {_root(d)}", to_numpy(s.scaled), "{:.2f}"),
+        ("3. Softmax along each row: every row sums to 1", to_numpy(s.weights), "{:.2f}"),
     ]
-    w = _np(s.weights)[-1]
+    w = to_numpy(s.weights)[-1]
     top = int(np.argmax(w))
     who = "The head" if walk.n_heads == 1 else f"Head {head} of {walk.n_heads}"
     anim = Animation("one_head_steps", "One head, step by step",
@@ -112,11 +109,11 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
             _explain(right, text, matrix[-1], walk.tokens, fmt, word)
             heading.set_text(text)
             _grab(anim, canvas, 1.6)
-        _weighted_sum(left, right, _np(s.weights)[-1], _np(s.V), _np(s.z)[-1], walk.tokens, word)
+        _weighted_sum(left, right, to_numpy(s.weights)[-1], to_numpy(s.V), to_numpy(s.z)[-1], walk.tokens, word)
         heading.set_text(f"4. Weighted sum of the values: '{word}' gets a {d}-number update")
         _grab(anim, canvas, 1.8)
         one = walk.n_heads == 1  # a single wide head: nothing to decompress, no other heads to share with
-        _added_back(left, right, _np(layer.residual[-1]), _np(layer.per_head[head, -1]), after, word,
+        _added_back(left, right, to_numpy(layer.residual[-1]), to_numpy(layer.per_head[head, -1]), after, word,
                     walk.d_model, one)
         heading.set_text(f"5. Through W_O and added back to '{word}'" if one
                          else f"5. Decompressed to {walk.d_model} and added back to '{word}'")
@@ -192,13 +189,13 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
     """Each head's update for one word, decompressed to D numbers, added up one head at a time."""
     walk = walk or walkthrough_layer("classroom", n_heads=12, sentence=DRAW)
     s = walk.steps()
-    per_head = _np(s.per_head)[:, word]  # (H, D)
-    z = _np(s.z)[:, word]  # (H, d)
+    per_head = to_numpy(s.per_head)[:, word]  # (H, D)
+    z = to_numpy(s.z)[:, word]  # (H, d)
     H, D = per_head.shape
-    total = _np(s.update)[word]
+    total = to_numpy(s.update)[word]
     name = walk.tokens[word]
     sums = np.cumsum(per_head, axis=0)  # (H, D): the running total after each head
-    bias = _np(walk.b_O)  # what the layer adds once, after the heads
+    bias = to_numpy(walk.b_O)  # what the layer adds once, after the heads
     anim = Animation("twelve_heads_recombining", f"{H} heads recombining",
                      f"Each of the {H} heads' {z.shape[1]}-number updates for '{name}' is decompressed to {D} "
                      f"numbers and added up; the sum plus the output bias b_O is the layer's update, "

@@ -24,12 +24,11 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 
 from ..core.files import file_error, staged_files
-from .slide import EXPORT_RC, SLIDE_RC, export_facecolor, slide_inches, slide_sized
+from .slide import EXPORT_RC, export_facecolor, slide_inches, slide_sized
 from .slidecheck import check_layout
 
 FORMATS = ("png", "svg", "pdf")
 
-SVG_SALT = SLIDE_RC["svg.hashsalt"]
 # No dates and no version strings in the files: exporting an unchanged figure again changes no byte.
 FIXED_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
                   "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
