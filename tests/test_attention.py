@@ -76,8 +76,8 @@ def test_multi_head_matches_the_model_layer(n_heads):
     with torch.no_grad():
         e = model.embed(ids)
         x = model.h[0].ln_1(e)
-        update, maps = model.h[0].attn(x)
-        out, _ = model.h[0](e)
+        update, maps, _ = model.h[0].attn(x)
+        out = model.h[0](e)[0]
         steps = A.multi_head_from(x[0], head_weights(model, 0), causal=True, residual=e[0])
     assert torch.allclose(steps.weights, maps[0], atol=1e-6)
     assert torch.allclose(steps.update, update[0], atol=1e-5)

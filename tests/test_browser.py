@@ -298,6 +298,10 @@ CONTROLS = {
         ("knock-out heads", choose(".knockout-heads select", "L0 H0"),
          choose(".knockout-heads select", "L0 H1"), ".knockout-bars"),
     ],
+    "07_shared_keys_and_values": [
+        ("key/value-head slider", press(".kv-slider .noUi-handle", "ArrowRight"),
+         press(".kv-slider .noUi-handle", "ArrowLeft"), ".kv-maps"),
+    ],
 }
 
 
@@ -333,7 +337,7 @@ def lab(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["01_single_head_attention", "04_head_count_slider", "05_all_144_heads",
-                                  "06_what_each_head_learns"])
+                                  "06_what_each_head_learns", "07_shared_keys_and_values"])
 def test_notebook_runs_in_jupyterlab_and_looks_right(lab, name):
     base, browser = lab
     watched = Watched(browser)
@@ -347,7 +351,8 @@ def test_notebook_runs_in_jupyterlab_and_looks_right(lab, name):
         images = widget_images(page)
         assert not badly_shown(images), f"stretched or enlarged widget images: {badly_shown(images)}"
         assert len(images) >= {"01_single_head_attention": 0, "04_head_count_slider": 3,
-                               "05_all_144_heads": 3, "06_what_each_head_learns": 1}[name]
+                               "05_all_144_heads": 3, "06_what_each_head_learns": 1,
+                               "07_shared_keys_and_values": 2}[name]
         if name == "05_all_144_heads":
             assert_explorer_fits_the_screen(page)
             assert_export_keeps_the_button(page)
@@ -371,13 +376,17 @@ def test_notebook_runs_in_jupyterlab_and_looks_right(lab, name):
 
 
 def assert_export_keeps_the_button(page) -> None:
-    """Clicking "Export for slides" writes the files and says where; the note never squeezes the button."""
+    """Clicking "Export for slides" writes the files and says where, and so does "Export as web page";
+    the note never squeezes the button."""
     button = page.locator(".explorer-export").first
     button.scroll_into_view_if_needed()
     width = button.bounding_box()["width"]
     button.click()
     page.wait_for_function("() => /Wrote \\d+ files in/.test(document.body.innerText)", timeout=SLOW)
     assert button.inner_text().strip() == "Export for slides" and button.bounding_box()["width"] >= width - 1
+    page.locator(".explorer-page").first.click()  # its sibling writes the offline web page
+    page.wait_for_function("() => /no internet needed/.test(document.body.innerText)", timeout=SLOW)
+    assert button.bounding_box()["width"] >= width - 1
 
 
 def assert_explorer_fits_the_screen(page) -> None:

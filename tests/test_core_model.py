@@ -39,7 +39,7 @@ def test_head_weights_rebuild_the_layer(mlp):
     model = small_model(mlp=mlp)
     ids = torch.randint(0, 50, (1, 6))
     x = model.h[1].ln_1(model.embed(ids))[0]  # (T, D)
-    fused, maps = model.h[1].attn(x[None])
+    fused, maps, _ = model.h[1].attn(x[None])
     w = head_weights(model, 1)
     assert w["W_Q"].shape == (4, 32, 8) and w["W_O"].shape == (4, 8, 32)
     total = w["b_O"].clone()

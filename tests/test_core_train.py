@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from helpers import train
-from helpers.core import evaluation, language
+from helpers.core import catalog, evaluation, language
 from helpers.core.tokenizer import WordTokenizer
 
 
@@ -27,6 +27,19 @@ def test_training_is_deterministic(tiny):
     again, _ = train.train("tiny", progress=False)
     for (name, a), (_, b) in zip(model.state_dict().items(), again.state_dict().items()):
         assert torch.equal(a, b), name
+
+
+def test_a_model_trained_again_is_the_same_file(tiny, tmp_path):
+    """The file holds only what the recipe determines: its sha256 repeats; the run's timings go to the manifest."""
+    model, info = tiny
+    again, info_again = train.train("tiny", progress=False)
+    for folder, (m, i) in (("a", (model, info)), ("b", (again, info_again))):
+        catalog.record_model("tiny", m, train.RECIPES["tiny"].words, i, tmp_path / folder / "tiny.safetensors")
+    first, second = (catalog.manifest(tmp_path / f / "models.json")["tiny"] for f in "ab")
+    assert first["sha256"] == second["sha256"] and first["bytes"] == second["bytes"]
+    assert "train_seconds" in first["info"]
+    loaded = catalog.load_model("tiny", data_dir=tmp_path / "a")
+    assert "train_seconds" not in loaded.info and loaded.info["held_out_loss"] == info["held_out_loss"]
 
 
 def test_training_runs_on_the_recipes_thread_count_and_restores_the_callers(monkeypatch):

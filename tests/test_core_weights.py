@@ -101,3 +101,16 @@ def test_record_model_writes_manifest_beside_the_file(saved, tmp_path):
 def test_unknown_model_name_lists_the_choices():
     with pytest.raises(ValueError, match="gpt2"):
         catalog.load_model("no-such-model")
+
+
+def test_saving_the_same_model_again_gives_the_same_bytes(tmp_path):
+    """safetensors writes its metadata in hash-map order; save_model sorts the header, so the sha256 repeats."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=5, n_ctx=8, n_layer=1, n_head=2, n_embd=8)).eval()
+    digests = {save_model(model, tmp_path / f"m{i}.safetensors", list("abcde"), {"b": 1, "a": 2, "c": 3})
+               for i in range(8)}
+    assert len(digests) == 1
+    again, vocab, info = read_model(tmp_path / "m0.safetensors", digests.pop())
+    assert vocab == list("abcde") and info == {"b": 1, "a": 2, "c": 3}
+    for (name, a), (_, b) in zip(model.state_dict().items(), again.state_dict().items()):
+        assert torch.equal(a.half().float(), b), name

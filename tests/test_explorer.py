@@ -55,15 +55,53 @@ def test_select_changes_the_zoom_and_the_highlight(lm, explorer):
     assert pngs[0] != before[2][0] and pngs[1] != before[2][1]  # the pictures were redrawn
 
 
-def test_a_blitted_redraw_matches_a_full_draw(explorer, full_draw_of):
+def full_draw(frame):
+    """(blitted, full): a Frame's last picture, and the same figure drawn whole from scratch
+    (its middle and moving artists drawn in place). Blitting must not change a single pixel."""
+    blitted = np.asarray(frame.canvas.buffer_rgba()).copy()
+    for artist in frame.middle + frame.moving:
+        artist.set_animated(False)
+    try:
+        frame.fig.set_layout_engine("none")  # the layout the frame drew with, not a new one
+        frame.canvas.draw()
+        return blitted, np.asarray(frame.canvas.buffer_rgba()).copy()
+    finally:
+        frame.fig.set_layout_engine(frame.engine)
+        for artist in frame.middle + frame.moving:
+            artist.set_animated(True)
+        frame.invalidate()
+
+
+@pytest.mark.parametrize("second", ["the cat is tired .", "the dog is tired ."])  # a new length, the same length
+def test_a_blitted_redraw_matches_a_full_draw(explorer, second):
     """Selecting pastes a cached grid and draws only the highlight, the zoomed map and the
-    links: each picture must equal the whole figure drawn from scratch."""
+    links; a new sentence of the same length redraws the grid's maps over its kept labels and
+    keeps the layout: each picture must equal the whole figure drawn from scratch."""
     explorer.set_sentence("the cat is tired .")
-    for layer, head in ((2, 1), (0, 0), (1, 1)):
-        assert explorer.select(layer, head)
+    explorer.select(2, 1, query=3)
+    explorer.set_sentence(second)
+    for layer, head, query in ((2, 1, None), (0, 0, 2), (1, 1, 4), (1, 1, 0)):
+        assert explorer.select(layer, head, query)
     for frame in explorer.frames:
-        blitted, full = full_draw_of(frame)
+        blitted, full = full_draw(frame)
         assert np.array_equal(blitted, full)
+
+
+def test_each_change_redraws_only_its_pictures(explorer):
+    """Another query word: only the links; another head: zoom, links and grid; a new sentence of
+    the same length: every picture, without a new layout."""
+    def pictures():
+        return [bytes(image.value) for image in explorer.images]
+    before = pictures()
+    explorer.select(1, 0, query=2)
+    after = pictures()
+    assert after[:2] == before[:2] and after[2] != before[2]
+    explorer.select(2, 1, query=2)
+    assert all(a != b for a, b in zip(pictures(), after))
+    explorer.set_sentence("I like to sing")  # as long as "I like to draw"
+    assert all(not frame.relayout for frame in explorer.frames)
+    np.testing.assert_allclose(explorer.grid.image.get_array().filled(np.nan),
+                               head_mosaic(explorer.run.attentions), equal_nan=True)
 
 
 def test_moving_the_sliders_selects(explorer):
@@ -175,10 +213,15 @@ def test_previous_word_check_passes_the_reference_and_refuses_a_plain_answer(cap
     assert "expected a function" in capsys.readouterr().out
 
 
+def _diagonal_head(offset):
+    return lambda a: divmod(int(a.diagonal(offset, -2, -1).mean(-1).argmax()), a.shape[1])
+
+
 @pytest.mark.parametrize("answer, words", [
-    ((2, 0), "itself"),
-    ((2, 1), "swapped"),
-    ((0, 3), "below the diagonal"),
+    (_diagonal_head(0), "itself"),
+    (lambda a: tuple(reversed(reference_previous_word_head(a))), "swapped layer and head"),
+    (_diagonal_head(1), "the word after (offset=+1)"),
+    (lambda a: divmod(int(a.diagonal(-1, -2, -1).mean(-1).argmax()), a.shape[0]), "number of layers"),
     ((5, 0), "no head"),
     ("L1H2", "expected (layer, head)"),
     (lambda a: None, "not attempted"),

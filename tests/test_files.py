@@ -141,3 +141,53 @@ def test_permission_denied_names_the_file_and_the_fix(tmp_path):
     assert len(lines) == 1, run.stdout + run.stderr
     assert "out.json" in lines[0] and "permission denied" in lines[0] and "writable" in lines[0], lines[0]
     assert listing(folder) == []
+
+
+def test_a_widget_export_whose_disk_fills_part_way_leaves_nothing_and_says_so(tmp_path, monkeypatch):
+    import helpers as H
+
+    slider = H.HeadCountExplorer(heads=4)
+    write_one, calls = export._write_one, []
+
+    def fills_up(fig, tmp, target, dpi, caption=None):
+        calls.append(target.name)
+        if len(calls) == 6:  # the second figure's files: the first figure's are already staged
+            raise file_full()
+        return write_one(fig, tmp, target, dpi, caption)
+
+    def file_full():
+        return files.file_error(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "x")
+
+    monkeypatch.setattr(export, "_write_one", fills_up)
+    assert slider.export(tmp_path / "slides") == []
+    assert len(calls) == 6
+    assert listing(tmp_path / "slides") == []  # no figure of the set, and no staging folder
+    assert "free some disk space" in slider.status.value and "Nothing was changed" in slider.status.value
+
+
+def test_a_manifest_entry_without_its_checksum_is_refused_in_one_line(tmp_path):
+    from helpers.core import catalog
+
+    entries = catalog.manifest()
+    entry = dict(entries["classroom"])
+    del entry["sha256"]
+    (tmp_path / "models.json").write_text(__import__("json").dumps({"classroom": entry}))
+    shutil.copy(catalog.DATA_DIR / entry["file"], tmp_path / entry["file"])
+    with pytest.raises(ValueError) as err:
+        catalog.load_model("classroom", data_dir=tmp_path)
+    message = str(err.value)
+    assert "\n" not in message and "'sha256'" in message and str(tmp_path / "models.json") in message
+    assert "python -m helpers.train classroom" in message
+
+
+def test_helpers_gpt2_dir_pointing_at_a_file_says_so(tmp_path, monkeypatch):
+    from helpers.core import gpt2
+
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"not a folder")
+    monkeypatch.setenv(gpt2.DIR_ENV, str(weights))
+    with pytest.raises(gpt2.GPT2Unavailable) as err:
+        gpt2.download_gpt2(progress=False)
+    message = str(err.value)
+    assert "\n" not in message and gpt2.DIR_ENV in message and "not a folder" in message and str(weights) in message
+    assert weights.read_bytes() == b"not a folder"

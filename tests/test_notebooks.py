@@ -183,6 +183,9 @@ STATED = {
         "length of draw's embedding 1.15, of the layer's input X 25.65, of the update 25.04",
         "direction of the new draw against the update: cosine 0.999",
         "W_V · W_O folded into one matrix [768, 768]", "the layer is unchanged (difference below 1e-4): True",
+        "the update is 22 times as long as the embedding it is added to",
+        "after the LayerNorm that reads it next, every word's row has length 27.8 to 27.9",
+        "next word after draw from the update alone:   my 0.98",
     ],
     "02_shrinking_the_head.ipynb": [
         "heads: 12, head size: 768 / 12 = 64", "[1 × 768] · [768 × 64] -> [1, 64]",
@@ -195,6 +198,7 @@ STATED = {
         "heads whose largest weight from 'draw' is on 'I': [0, 1, 5, 6, 9]", "  head 6: 1.00  0.00  0.00  0.00",
         "we follow head 1: I 0.66, like 0.33, to 0.02, draw 0.00",
         "they differ by 94% of its length", "rows of W_Q[0] that are not all zero: 768 of 768",
+        "head  1: on the subject 0.19 (sentence opens the story), 0.03 (later);  on the story's first word 0.00",
     ],
     "03_decompression_and_recombination.ipynb": [
         "[64] · W_O", "[64, 768] -> [768]", "now they fit", "concatenated: [4, 768]  (12 × 64 = 768)",
@@ -204,6 +208,8 @@ STATED = {
         "each head works in 8 numbers (a projection of all 64); 8 heads × 8 = 64 side by side",
         "ValueError: heads=7 does not divide dim=64",
         "I: length   0.89 ->  49.98", "draw: length   0.88 ->  28.35",
+        "block 1: [64, 768], rank 64",
+        "the update is 32 to 66 times as long as the embedding; finished rows against the update: cosine 0.9995 or more",
     ],
 }
 

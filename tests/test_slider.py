@@ -28,7 +28,8 @@ def explorer():
 def test_head_shapes_match_what_the_trained_layer_computes(n_heads):
     lm = H.load_variant(n_heads)
     assert lm.config.n_head == n_heads and lm.config.n_embd == H.WIDTH == 96 and lm.config.n_layer == 2
-    tokens, inputs = S.layer_inputs(lm, H.SENTENCE)
+    run = H.run_sentence(lm, H.SENTENCE)
+    tokens, inputs = run.tokens, run.attention_inputs
     steps = H.multi_head_from(inputs[0], H.head_weights(lm.model, 0), causal=True)
     shapes = H.head_shapes(H.WIDTH, n_heads, len(tokens))
     d = H.WIDTH // n_heads
@@ -108,7 +109,7 @@ def test_merging_only_moves_the_cuts_between_heads(g):
 def test_a_merged_head_scores_with_the_sum_of_its_members_scores():
     """The notebook's claim: merged score = sum of member scores, scaled by 1/√(g·d) instead of 1/√d."""
     lm, g, layer = H.load_variant(12), 3, 1
-    _, inputs = S.layer_inputs(lm, H.SENTENCE)
+    inputs = H.run_sentence(lm, H.SENTENCE).attention_inputs
     members = H.multi_head_from(inputs[layer], H.head_weights(lm.model, layer), causal=True)
     raw = members.scores.reshape(4, g, *members.scores.shape[1:]).sum(1)  # (4, T, T) summed raw scores
     T = raw.shape[-1]
@@ -172,7 +173,7 @@ def test_head_size_check_passes_the_reference_and_names_mistakes(capsys):
     H.check_head_size_and_params(lambda w, n: (w // n, 4 * w * w))
     assert "biases" in capsys.readouterr().out
     H.check_head_size_and_params(lambda w, n: (n, H.attention_param_count(w, n)))
-    assert "width / heads" in capsys.readouterr().out
+    assert "the head size is width // heads" in capsys.readouterr().out
     H.check_head_size_and_params(lambda w, n: None)
     assert "not attempted" in capsys.readouterr().out
 

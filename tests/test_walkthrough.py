@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+import helpers as H
 from helpers.core import walkthrough as W
 from helpers.core.catalog import load_model, shipped_models
 from helpers.core.model import GPT, GPTConfig, head_weights
@@ -51,17 +52,17 @@ def test_trained_layer_equals_the_model(name, n_heads):
     with torch.no_grad():
         out = lm.model(ids)
         e = lm.model.embed(ids)[0]
-        layer_out, _ = lm.model.h[0](e[None])
+        layer_out = lm.model.h[0](e[None])[0]
     assert torch.allclose(walk.steps().weights, out.attentions[0, 0], atol=1e-5)
     assert torch.allclose(walk.steps().out, layer_out[0], atol=1e-4)
 
 
-@pytest.mark.parametrize("bos", [False, True])
-def test_trained_heads_look_from_draw_back_to_I(bos):
-    """What notebooks 01–02 measure: 12 narrow heads specialise, the single wide head splits its attention."""
+def test_trained_heads_look_from_draw_back_to_I():
+    """What notebooks 01–02 measure, on the sentence read as trained (no start token): 12 narrow heads
+    specialise, the single wide head splits its attention."""
     trained("walkthrough-1"), trained("walkthrough-12")
-    one = W.walkthrough_layer("classroom", n_heads=1, bos=bos)
-    twelve = W.walkthrough_layer("classroom", n_heads=12, bos=bos)
+    one = W.walkthrough_layer("classroom", n_heads=1)
+    twelve = W.walkthrough_layer("classroom", n_heads=12)
     draw, i = twelve.index("draw"), twelve.index("I")
     rows = twelve.steps().weights[:, draw]  # (12, T)
     assert (rows[:, i] > 0.5).sum() >= 3  # several heads give most of draw's attention to I
@@ -148,3 +149,52 @@ def test_bad_heads_for_seeded_and_unknown_words():
     if "walkthrough-12" in shipped_models():
         with pytest.raises(ValueError, match="zebra"):
             W.walkthrough_layer("classroom", 12, "I like zebra")
+
+
+# --- read as trained: the walkthrough models never saw a start token ------------------------------
+@pytest.mark.parametrize("name, n_heads, plain, with_bos", [("walkthrough-1", 1, 1.81, 2.00),
+                                                            ("walkthrough-12", 12, 1.67, 1.81)])
+def test_the_walkthrough_models_are_read_as_trained_without_a_start_token(name, n_heads, plain, with_bos):
+    """They were trained on stories that start with their first word (recipe and record say bos=False), so
+    bos=None reads "I like to draw" as four words; a <bos> in front raises their held-out loss."""
+    from helpers.core.evaluation import HELD_OUT_SEED, next_token_loss
+    from helpers.core.language import StoryWriter
+    from helpers.train import RECIPES
+
+    lm = trained(name)
+    assert RECIPES[name].bos is False and lm.info["bos"] is False and lm.bos is False
+    walk = W.walkthrough_layer("classroom", n_heads=n_heads)
+    assert walk.bos is False and walk.tokens == ["I", "like", "to", "draw"]
+    assert "trained without a start token" in walk.describe() and "read as trained" in walk.describe()
+    assert "NOT read as trained" in W.walkthrough_layer("classroom", n_heads=n_heads, bos=True).describe()
+    writer = StoryWriter(HELD_OUT_SEED)
+    ids = torch.tensor([[lm.tokenizer.ids[t] for t in writer.story(64, bos=False).tokens] for _ in range(128)])
+    with torch.no_grad():
+        loss = next_token_loss(lm.model, ids)
+        shifted = torch.cat([torch.full((len(ids), 1), lm.tokenizer.ids["<bos>"]), ids[:, :-1]], 1)
+        logits = lm.model(shifted).logits[:, 1:-1]  # the predictions after each real token
+        loss_bos = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), shifted[:, 2:].reshape(-1))
+    assert (round(float(loss), 2), round(float(loss_bos), 2)) == (plain, with_bos)
+
+
+def test_a_language_model_is_read_as_it_was_trained():
+    from helpers.core.model import LanguageModel
+    from helpers.core.tokenizer import WordTokenizer
+
+    vocab = ["<bos>", "I", "like", "to", "draw"]
+    model = GPT(GPTConfig(vocab_size=5, n_layer=1, n_head=2, n_embd=8)).eval()
+    assert W.walkthrough_layer(LanguageModel("b", model, WordTokenizer(vocab), bos=True), 2).tokens[0] == "<bos>"
+    bare = W.walkthrough_layer(LanguageModel("n", model, WordTokenizer(vocab), bos=False), 2)
+    assert bare.tokens == vocab[1:] and bare.bos is False
+
+
+def test_next_norm_and_next_words():
+    seeded = W.seeded_layer(12)
+    assert "seeded" in seeded.next_words(seeded.X[-1]) and H.subject_scores(seeded) is None
+    assert torch.allclose(seeded.next_norm(seeded.X).norm(dim=-1), torch.full((4,), 768 ** 0.5), atol=0.01)
+    walk = W.walkthrough_layer("classroom", n_heads=1)
+    lm = trained("walkthrough-1")
+    with torch.no_grad():
+        assert torch.allclose(walk.next_norm(walk.steps().out), lm.model.ln_f(walk.steps().out))
+        probs = lm.model(torch.tensor([lm.tokenizer.encode("I like to draw", bos=False)])).logits[0, -1].softmax(-1)
+    assert walk.next_words(walk.steps().out[-1], k=1) == f"{lm.tokenizer.vocab[int(probs.argmax())]} {float(probs.max()):.2f}"

@@ -15,6 +15,8 @@ from typing import Sequence
 import numpy as np
 
 from ..core.arrays import to_numpy
+from .detectors import first_token_scores, induction_match
+from .relations import GRAMMAR, POSITIONAL_TYPES, type_counts
 
 RESTING = ("<bos>", "<|endoftext|>", ".")  # where heads park attention they do not need
 
@@ -38,13 +40,12 @@ def offset_share(attn, k: int) -> float:
 
 
 def induction_share(attn, tokens: Sequence[str]) -> tuple[float, int]:
-    """Mean attention from a repeated word to the word after its earlier copy, and how many words repeat."""
-    a, shares = to_numpy(attn), []
-    for i, word in enumerate(tokens):
-        earlier = [j for j in range(i - 1) if tokens[j] == word and word not in RESTING]
-        if earlier:
-            shares.append(a[i, earlier[-1] + 1])
-    return (float(np.mean(shares)) if shares else 0.0), len(shares)
+    """Mean attention from a repeated word to the word after its latest earlier copy, and how many
+    words repeat: detectors.induction_match on one map, as notebook 05 measures it."""
+    if not any(word in tokens[:q] for q, word in enumerate(tokens)):
+        return 0.0, 0
+    table, rows = induction_match(to_numpy(attn)[None, None], list(tokens))
+    return float(table[0, 0]), len(rows)
 
 
 def head_pattern(attn, tokens: Sequence[str]) -> tuple[str, float]:
@@ -83,17 +84,24 @@ def heads_caption(weights, tokens: Sequence[str]) -> str:
     return f"The {len(w)} heads read '{tokens[-1]}' differently: their largest weights go to {listed}."
 
 
+def map_caption(weights, tokens: Sequence[str]) -> str:
+    """One head's map (T, T): every row sums to 1, and where the last word looks most (as notebook 01 prints)."""
+    w = to_numpy(weights)
+    top = int(np.argmax(w[-1]))
+    return (f"Each row is one word's weights and sums to {w[-1].sum():.2f}; the last row, '{tokens[-1]}', gives "
+            f"its largest weight, {w[-1, top]:.2f}, to '{tokens[top]}'.")
+
+
 def shrink_caption(d_model: int, d_head: int, word: str) -> str:
     return (f"One head turns the {d_model} numbers of '{word}' into a query of {d_head}: "
             f"W_Q is [{d_model} × {d_head}], so the query is {d_model // d_head} times shorter.")
 
 
-def recombination_caption(per_head, word: str) -> str:
-    """Which head's decompressed update is largest for the word (per_head: (H, D))."""
-    norms = np.linalg.norm(to_numpy(per_head), axis=-1)
-    top = int(np.argmax(norms))
-    return (f"The {len(norms)} head updates for '{word}' are each decompressed to {to_numpy(per_head).shape[-1]} "
-            f"numbers and summed; head {top} adds the largest ({_pct(norms[top] / norms.sum())} of the total length).")
+def recombination_caption(W_O_blocks, word: str) -> str:
+    """The recombination's shape from the per-head blocks (H, d_head, D), as notebook 03 prints it."""
+    H, d_head, D = to_numpy(W_O_blocks).shape
+    return (f"The {H} head updates of {d_head} numbers for '{word}' are concatenated and multiplied by the "
+            f"[{H * d_head} × {D}] recombination: {H} blocks of [{d_head} × {D}], one decompression per head.")
 
 
 def loss_caption(losses: dict[int, float]) -> str:
@@ -107,17 +115,33 @@ def head_count_caption(losses: dict[int, float], repeats: dict[int, float]) -> s
     """Loss barely moves with the head count; repeating a list does."""
     low, high = min(losses.values()), max(losses.values())
     few, many = min(repeats), max(repeats)
-    return (f"Held-out loss stays between {low:.2f} and {high:.2f} for every head count, but a repeated list "
+    return (f"Held-out loss stays between {low:.3f} and {high:.3f} for every head count, but a repeated list "
             f"is said again correctly {_pct(repeats[few])} of the time with {few} head{'s' if few > 1 else ''} "
             f"and {_pct(repeats[many])} with {many}.")
 
 
-def merge_caption(members, merged, first_name: str) -> str:
-    """Which member head the merged map is closest to (members: (g, T, T), merged: (T, T))."""
-    diffs = np.abs(to_numpy(members) - to_numpy(merged)[None]).mean(axis=(1, 2))
-    i = int(np.argmin(diffs))
-    return (f"Read as one wide head (no retraining), the {len(diffs)} heads give a map closest to "
-            f"{first_name}{i} (mean difference {diffs[i]:.2f} per cell).")
+def merge_caption(group: int, merged: float, trained: float, n_heads: int = 12, width: int = 96) -> str:
+    """Held-out loss of heads merged in groups (no retraining) against a model trained with that many heads."""
+    n = n_heads // group
+    return (f"Merged in groups of {group} without retraining, {n_heads} heads of {width // n_heads} become {n} of "
+            f"{width // n}: held-out loss {merged:.3f}, against {trained:.3f} for a model trained with {n} heads.")
+
+
+def resting_caption(attentions, tokens: Sequence[str]) -> str:
+    """How many heads put more than half on the first token, and the most resting one (as notebook 05 prints)."""
+    first = first_token_scores(attentions)  # (L, H)
+    l, h = np.unravel_index(int(first.argmax()), first.shape)
+    return (f"On '{' '.join(tokens[1:])}', {(first > 0.5).sum()} of the {first.size} heads put more than half of "
+            f"their attention on {tokens[0]}; the most resting, L{l} H{h}, puts {first[l, h]:.2f} there.")
+
+
+def induction_caption(attentions, tokens: Sequence[str]) -> str:
+    """The head that best matches the induction prediction on a repeated list (as notebook 05 prints it)."""
+    table, rows = induction_match(attentions, list(tokens))
+    l, h = np.unravel_index(int(table.argmax()), table.shape)
+    return (f"On a list said twice, L{l} H{h} matches the induction prediction best of the {table.size} heads: "
+            f"{table[l, h]:.2f} of the attention of the {len(rows)} repeated words goes to the word after their "
+            f"earlier copy.")
 
 
 def all_heads_caption(attentions, tokens: Sequence[str], highlight: tuple[int, int] | None = None) -> str:
@@ -132,22 +156,36 @@ def all_heads_caption(attentions, tokens: Sequence[str], highlight: tuple[int, i
     return text + f"; in the framed head (layer {highlight[0]}, head {highlight[1]}) {_pct(share)} of it {what}."
 
 
-def scores_caption(scores: dict) -> str:
-    best = {r: float(np.nanmax(t)) for r, t in scores.items()}
-    strong = [r for r, s in best.items() if s >= 0.8]
-    top = max(best, key=best.get)
-    weak = min(best, key=best.get)
-    return (f"{len(strong)} of {len(best)} relations have a head scoring at least 0.8; the best is {top} "
-            f"({best[top]:.2f}), the weakest {weak} ({best[weak]:.2f}).")
+def report_caption(report: list[dict]) -> str:
+    """Which relations' best heads beat the best fixed offset, from relation_report's rows (notebook 06's table)."""
+    rows = [row for row in report if row["relation"] in GRAMMAR]
+    beat = [row for row in rows if row["head"] is not None and row["score"] > row["baseline"]]
+    tied = [row for row in rows if row["head"] is not None and row["score"] <= row["baseline"]]
+    empty = [row["relation"] for row in rows if row["head"] is None]
+    text = (f"Beyond the previous word, {_names(beat)} beat the best fixed offset ("
+            + ", ".join(f"{row['score']:.2f} vs {row['baseline']:.2f}" for row in beat) + ")")
+    if tied:
+        text += f"; {_names(tied)} do not (a fixed offset scores {min(row['baseline'] for row in tied):.2f})"
+    return text + (f"; {_names(empty, 'and')} ha{'s' if len(empty) == 1 else 've'} no pair left." if empty else ".")
+
+
+def _names(rows, joiner: str = "and") -> str:
+    names = [row if isinstance(row, str) else row["relation"] for row in rows]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {joiner} " + names[-1]
 
 
 def types_caption(types) -> str:
-    t = np.asarray(types)
-    named = t[t != "none"]
-    names, counts = np.unique(named, return_counts=True)
-    common = names[np.argmax(counts)] if len(names) else "none"
-    return (f"{named.size} of {t.size} heads reach 0.5 on some relation; the most common type is "
-            f"{common} ({counts.max() if len(names) else 0} heads).")
+    """The type counts of notebook 06: positional types, grammar types, none (types from relations.head_types)."""
+    counts = type_counts(types)
+    positional = {t: n for t, n in counts.items() if t in POSITIONAL_TYPES}
+    grammar = {t: n for t, n in counts.items() if t not in POSITIONAL_TYPES + ("none",)}
+    total = int(np.asarray(types).size)
+
+    def listed(d):
+        return ", ".join(f"{n} {t}" for t, n in d.items())
+    return (f"Of the {total} heads, {sum(positional.values())} follow position ({listed(positional)}), "
+            f"{sum(grammar.values())} have a grammar job position cannot explain ({listed(grammar)}) and "
+            f"{counts.get('none', 0)} get no type.")
 
 
 SHORT_PATTERNS = {"rests": "resting", "goes to the word just before": "previous word",

@@ -82,6 +82,28 @@ def induction_pattern_scores(attn, period: int) -> np.ndarray:
     return diag[..., 1:].mean(dim=(0, -1)).numpy()  # queries from period on: those in the second copy
 
 
+def induction_targets(tokens) -> np.ndarray:
+    """Where an induction head looks (T, T): from each word to the word after its latest earlier
+    copy; a word seen for the first time rests on the first token (notebook 05's prediction)."""
+    T = len(tokens)
+    pattern = np.zeros((T, T))
+    for q, word in enumerate(tokens):
+        copies = [k for k in range(q) if tokens[k] == word]
+        pattern[q, copies[-1] + 1 if copies else 0] = 1.0
+    return pattern
+
+
+def induction_match(attn, tokens) -> tuple[np.ndarray, list[int]]:
+    """Each head's mean attention, over the words seen before, on the word after their latest
+    earlier copy -> ((L, H), those words' positions). attn: (L, H, T, T) of one sentence."""
+    a = _as_batch(attn)[0].numpy()  # (L, H, T, T)
+    rows = [q for q, word in enumerate(tokens) if word in tokens[:q]]
+    if not rows:
+        raise ValueError("No word repeats in these tokens; use a sentence with a list said twice, e.g. "
+                         "'list : red mat . again : red mat'.")
+    return (a * induction_targets(tokens)).sum(-1)[:, :, rows].mean(-1), rows
+
+
 def repeated_random_tokens(lm: LanguageModel, length: int = 20, batch: int = 8, seed: int = 0) -> torch.Tensor:
     """(batch, 1 + 2*length) ids: a start token, then `length` random tokens said twice."""
     if 1 + 2 * length > lm.config.n_ctx:

@@ -18,7 +18,7 @@ from ..core.attention import check_heads, multi_head_from
 from ..core.catalog import DATA_DIR, MANIFEST, load_model, manifest, write_manifest
 from ..core.evaluation import evaluate, one_thread
 from ..core.model import GPT, LanguageModel, head_weights
-from ..core.run import run_sentence
+from ..core.run import Run, run_sentence
 
 HEAD_COUNTS = (1, 2, 3, 4, 6, 12)  # every divisor of 12 (and of the width 96) we trained
 WIDTH = 96
@@ -112,28 +112,16 @@ def merge_head_groups(weights: dict[str, torch.Tensor], group_size: int) -> dict
 
 
 @torch.no_grad()
-def layer_inputs(lm: LanguageModel, sentence: str) -> tuple[list[str], list[torch.Tensor]]:
-    """The tokens, and what each layer's attention reads (after its LayerNorm): L × (T, D)."""
-    tokens = lm.tokenizer.tokens(sentence)
-    run_sentence(lm, sentence)  # checks the length against the context
-    x = lm.model.embed(torch.tensor([lm.tokenizer.encode(sentence)]))  # (1, T, D)
-    inputs = []
-    for block in lm.model.h:
-        inputs.append(block.ln_1(x)[0])  # (T, D)
-        x, _ = block(x)
-    return tokens, inputs
-
-
-@torch.no_grad()
-def merged_maps(lm: LanguageModel, sentence: str, group_size: int) -> tuple[list[str], torch.Tensor]:
+def merged_maps(lm: LanguageModel, sentence: str | Run, group_size: int) -> tuple[list[str], torch.Tensor]:
     """Every layer's maps with heads merged in groups, each layer reading the trained model's input.
 
-    Returns the tokens and (L, H / group_size, T, T) maps.
+    `sentence` may be lm's Run of it already (a widget reuses the run it drew). Returns the tokens
+    and (L, H / group_size, T, T) maps.
     """
-    tokens, inputs = layer_inputs(lm, sentence)
+    run = sentence if isinstance(sentence, Run) else run_sentence(lm, sentence)
     maps = [multi_head_from(x, merge_head_groups(head_weights(lm.model, i), group_size), causal=True).weights
-            for i, x in enumerate(inputs)]  # L × (H / group_size, T, T)
-    return tokens, torch.stack(maps)
+            for i, x in enumerate(run.attention_inputs)]  # L × (H / group_size, T, T)
+    return run.tokens, torch.stack(maps)
 
 
 def merged_model(lm: LanguageModel, group_size: int) -> GPT:

@@ -72,7 +72,6 @@ def head_means(lm: LanguageModel, ids: torch.Tensor | None = None) -> torch.Tens
     """Each head's output averaged over batch and positions -> (n_layer, n_head, d_head).
 
     Default input: 16 held-out stories for classroom models, repeated random tokens otherwise.
-    A forward hook on every attention layer recomputes weights @ v, the per-head outputs.
     """
     if ids is None:
         try:
@@ -80,22 +79,9 @@ def head_means(lm: LanguageModel, ids: torch.Tensor | None = None) -> torch.Tens
             ids = story_ids(lm, held_out_stories(16, HELD_OUT_SEED, min(64, lm.config.n_ctx)))
         except ValueError:
             ids = repeated_random_tokens(lm, length=min(20, (lm.config.n_ctx - 1) // 2))
-    means = []
-
-    def keep_mean(attn, args, output):
-        x, weights = args[0], output[1]  # x (B, T, D) after ln_1; weights (B, H, T, T)
-        B, T, D = x.shape
-        v = attn.c_attn(x).split(D, dim=-1)[2].view(B, T, attn.n_head, attn.d_head).transpose(1, 2)
-        means.append((weights @ v).mean(dim=(0, 2)))  # (B, H, T, d) -> (H, d)
-
-    hooks = [block.attn.register_forward_hook(keep_mean) for block in lm.model.h]
-    try:
-        with one_thread():
-            lm.model(ids)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return torch.stack(means)  # (L, H, d)
+    with one_thread():
+        heads = lm.model(ids, keep=True).head_outputs  # (B, L, H, T, d)
+    return heads.mean(dim=(0, 3))  # over stories and positions: (L, H, d)
 
 
 def cached_head_means(lm: LanguageModel) -> torch.Tensor:
@@ -167,14 +153,11 @@ def _knocked(lm: LanguageModel, relation: str, heads_knocked, mode: str, n_stori
         table = _knocked(lm, relation, (), "zero", n_stories, seed)[1].copy() if heads else \
             np.full((lm.config.n_layer, lm.config.n_head), np.nan)
         triples = relation_pairs(run["stories"], relation)  # rows of this batch; all lie before its cut
-        x = run["xs"][first]  # (B', T', D)
-        with one_thread():  # small products: see scores.one_thread
-            for i in range(first, lm.config.n_layer):
-                x, weights = lm.model.h[i](x, head_scale[i], None if head_mean is None else head_mean[i])
-                if triples:
-                    table[i] = pair_scores(weights[:, None], triples)[0]  # (B', 1, H, T', T') -> (H,)
-            logits = lm.model.ln_f(x) @ lm.model.wte.weight.T  # tied unembedding, as in GPT.forward
-        hits = forced_hits(logits, run["ids"], run["stories"], relation) if run["stories"] else 0.0
+        with one_thread():  # small products: see evaluation.one_thread
+            out = lm.model.run_blocks(run["xs"][first], first, head_scale, head_mean)  # from layer `first` up
+        if triples:
+            table[first:] = pair_scores(out.attentions, triples)  # (B', L - first, H, T', T') -> (L - first, H)
+        hits = forced_hits(out.logits, run["ids"], run["stories"], relation) if run["stories"] else 0.0
         run["results"][(heads, mode)] = (hits, table)
     return run["results"][(heads, mode)]
 

@@ -27,6 +27,7 @@ TYPE_THRESHOLD = 0.5  # a head is given a type only when its best score reaches 
 POSITIONAL = ("previous", "resting")
 GRAMMAR = RELATIONS[2:]  # relations the generator annotates: their targets depend on the words
 SCORED_RELATIONS = POSITIONAL + GRAMMAR  # what relation_scores scores; "bos" alone is for single sentences
+POSITIONAL_TYPES = ("previous", "offset", "resting")  # head types that position alone explains
 
 
 @torch.no_grad()
@@ -105,13 +106,8 @@ def _story_pass(lm: LanguageModel, stories: list[Story]):
     """One pass with every head: the maps (B, L, H, T, T) and the residual stream entering each
     layer, plus the final one: L + 1 tensors (B, T, D). Knock-outs restart from the latter."""
     with one_thread():
-        x = lm.model.embed(story_ids(lm, stories))  # (B, T, D)
-        xs, maps = [x], []
-        for block in lm.model.h:
-            x, weights = block(x)
-            xs.append(x)
-            maps.append(weights)
-        return torch.stack(maps, dim=1), xs
+        out = lm.model(story_ids(lm, stories), keep=True)
+    return out.attentions, list(out.residuals.unbind(1))
 
 
 def _cached_pass(lm: LanguageModel, n_stories: int, seed: int):
@@ -164,31 +160,59 @@ def offset_baseline(stories: list[Story], relation: str, beyond_previous: bool =
     return int(offsets.argmax()), float(offsets.max() / len(pairs))
 
 
-def best_head_types(scores: dict[str, np.ndarray], threshold: float = TYPE_THRESHOLD):
+def offset_baselines(stories: list[Story], relations=GRAMMAR) -> dict[str, float]:
+    """Each annotated relation's best fixed-offset score on its pairs beyond the previous word
+    (offset_baseline); NaN where no pair is left. What a grammar score must beat."""
+    return {r: offset_baseline(stories, r, beyond_previous=True)[1] for r in relations}
+
+
+def best_head_types(scores: dict[str, np.ndarray], threshold: float = TYPE_THRESHOLD,
+                    baselines: dict[str, float] | None = None):
     """Each head's type: position first, then grammar, then rest.
 
     A head is "previous" when that score reaches threshold (position explains what it does);
-    otherwise it takes its best annotated relation, otherwise "resting" (or "bos"), otherwise
-    "none". Pass tables scored with beyond_previous=True, so that a relation only counts where
-    looking one word back would not do. Returns (types (L, H) array of names, scores (L, H)).
+    otherwise it takes its best annotated relation whose score beats that relation's fixed-offset
+    baseline (baselines, from offset_baselines); otherwise "offset" when a relation reaches threshold
+    but "always look k words back" would score as well (position explains it too); otherwise
+    "resting" (or "bos"), otherwise "none". Pass tables scored with beyond_previous=True. Without
+    baselines no head is typed "offset". Returns (types (L, H) array of names, scores (L, H)).
     """
     names = list(scores)
     if not names:
         raise ValueError("No score tables given; pass the dict that relation_scores returns.")
     shape = np.shape(scores[names[0]])
     types, best = np.full(shape, "none", dtype=object), np.zeros(shape)
-    groups = [[r for r in names if r in ("resting", "bos")], [r for r in names if r not in POSITIONAL + ("bos",)],
-              [r for r in names if r == "previous"]]  # lowest precedence first: later groups overwrite
-    for group in groups:
+    grammar = [r for r in names if r not in POSITIONAL + ("bos",)]
+    tables = {r: np.nan_to_num(scores[r], nan=-1.0) for r in names}
+    beats = {r: tables[r] > np.nan_to_num((baselines or {}).get(r, -1.0), nan=1.0) for r in grammar}
+    groups = [([r for r in names if r in ("resting", "bos")], {}, None),  # lowest precedence first:
+              (grammar, {r: ~beats[r] for r in grammar}, "offset"),    # later groups overwrite
+              (grammar, beats, None), ([r for r in names if r == "previous"], {}, None)]
+    for group, keep, label in groups:
         if not group:
             continue
-        stack = np.stack([np.nan_to_num(scores[r], nan=-1.0) for r in group])  # (R, L, H)
+        stack = np.stack([np.where(keep.get(r, True), tables[r], -1.0) for r in group])  # (R, L, H)
         wins = stack.max(0) >= threshold
-        types[wins] = np.array(group, dtype=object)[stack.argmax(0)][wins]
+        types[wins] = label or np.array(group, dtype=object)[stack.argmax(0)][wins]
         best[wins] = stack.max(0)[wins]
     overall = np.stack([np.nan_to_num(scores[r], nan=0.0) for r in names]).max(0)
     best[types == "none"] = overall[types == "none"]
     return types, np.clip(best, 0.0, None)
+
+
+def head_types(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED):
+    """Every head's type on the held-out stories, (types (L, H), best scores (L, H)): the one call
+    behind notebook 05's labelled grid, notebook 06's type map and counts, and the deck's slide."""
+    stories, _ = scored_stories(lm, n_stories, seed)
+    beyond = relation_scores(lm, n_stories, seed, beyond_previous=True)
+    return best_head_types(beyond, baselines=offset_baselines(stories))
+
+
+def type_counts(types) -> dict[str, int]:
+    """How many heads have each type, positional types first, then grammar, then "none"."""
+    order = list(POSITIONAL_TYPES) + list(GRAMMAR) + ["bos", "none"]
+    found = [str(t) for t in np.asarray(types, dtype=object).ravel()]
+    return {t: found.count(t) for t in sorted(set(found), key=lambda t: order.index(t) if t in order else len(order))}
 
 
 def relation_report(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT_SEED) -> list[dict]:
@@ -199,7 +223,7 @@ def relation_report(lm: LanguageModel, n_stories: int = 64, seed: int = HELD_OUT
     (share of all pairs whose key is the previous word), head, score, offset, baseline, type."""
     stories, _ = scored_stories(lm, n_stories, seed)
     beyond = relation_scores(lm, n_stories, seed, beyond_previous=True)
-    types, _ = best_head_types(beyond)
+    types, _ = head_types(lm, n_stories, seed)
     rows = []
     for r in SCORED_RELATIONS:
         pairs = relation_pairs(stories, "bos" if r == "resting" else r)  # resting: one pair per query

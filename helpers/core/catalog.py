@@ -58,6 +58,11 @@ def load_model(name: str = "classroom", data_dir: Path | None = None) -> Languag
     if name not in entries:
         raise ValueError(f"No model named {name!r}; choose one of {', '.join(shipped_models() + ['gpt2'])}.")
     entry = entries[name]
+    listing = folder / MANIFEST.name
+    for field in ("file", "sha256"):  # without its checksum a file cannot be trusted: never load it unchecked
+        if not isinstance(entry, dict) or not isinstance(entry.get(field), str):
+            raise ValueError(f"The entry {name!r} in {listing} has no {field!r}, so {name} cannot be checked; "
+                             f"{RESTORE if data_dir is None else 'rerun ' + regenerate_command(name)}.")
     remedy = f"{regenerate_command(name)}`, or restore the shipped file with `git checkout -- data/{entry['file']}"
     model, vocab, info = read_model(folder / entry["file"], entry["sha256"], remedy)
     return LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info, bos=info.get("bos", True))
@@ -74,9 +79,14 @@ def pick_model(name: str = "classroom") -> LanguageModel:
         return load_model("classroom")
 
 
+RUN_FACTS = ("train_seconds", "tokens_per_second")  # this run on this machine: the manifest keeps them, the file not
+
+
 def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path) -> None:
-    """Save a trained model and write its line in the manifest beside it."""
-    digest = save_model(model, path, vocab, info)
+    """Save a trained model and write its line in the manifest beside it. The file holds only what the
+    recipe determines, so training again gives the same bytes (the same sha256); how long the run
+    took goes into the manifest alone."""
+    digest = save_model(model, path, vocab, {key: value for key, value in info.items() if key not in RUN_FACTS})
     manifest_path = path.parent / MANIFEST.name
     entries = manifest(manifest_path, required=False)
     entries[name] = {"file": path.name, "sha256": digest, "bytes": path.stat().st_size,

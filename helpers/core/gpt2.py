@@ -131,6 +131,10 @@ def download_gpt2(cache_dir: str | Path | None = None, progress: bool = True,
     download replaces it; then it is renamed to NAME.rejected (never deleted).
     """
     folder = Path(cache_dir).expanduser() if cache_dir is not None else gpt2_dir()
+    if folder.exists() and not folder.is_dir():  # e.g. HELPERS_GPT2_DIR set to model.safetensors itself
+        named = "cache_dir" if cache_dir is not None else DIR_ENV
+        raise GPT2Unavailable(f"{named} points at the file {folder}, not a folder; point it at the folder that "
+                              f"holds (or will receive) model.safetensors and tokenizer.json.")
     paths = {}
     for name in FILES:
         target = folder / name

@@ -31,6 +31,7 @@ class GPTConfig:
     n_embd: int = 768
     mlp: bool = True  # False gives an attention-only model (the walkthrough layers)
     ln_eps: float = 1e-5
+    n_kv_head: int | None = None  # key/value heads; None = n_head (GPT-2). Fewer: grouped-query attention
 
     def __post_init__(self):
         for size in ("vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"):  # True or 4.0 is no size
@@ -41,19 +42,38 @@ class GPTConfig:
                 f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; "
                 f"pick a head count that divides the width."
             )
+        n_kv = self.n_head if self.n_kv_head is None else self.n_kv_head
+        n_kv = whole_number(n_kv, "n_kv_head", low=1, high=self.n_head,
+                            valid=f"n_kv_head counts key/value heads: 1..n_head={self.n_head}")
+        if self.n_head % n_kv:
+            raise ValueError(f"n_kv_head={n_kv} does not divide n_head={self.n_head}; each key/value head "
+                             f"serves a whole group of query heads: pick a divisor of {self.n_head}.")
+        object.__setattr__(self, "n_kv_head", n_kv)
 
     @property
     def d_head(self) -> int:
         return self.n_embd // self.n_head
 
+    @property
+    def group_size(self) -> int:
+        """Query heads that share one key/value head (1 for GPT-2's multi-head attention)."""
+        return self.n_head // self.n_kv_head
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        config = asdict(self)
+        if config["n_kv_head"] == config["n_head"]:  # the default: models saved before the setting read the same
+            del config["n_kv_head"]
+        return config
 
 
 @dataclass
 class GPTOutput:
     logits: torch.Tensor  # (B, T, vocab)
     attentions: torch.Tensor  # (B, n_layer, n_head, T, T): rows are queries, columns keys
+    # Kept only when forward(..., keep=True): what the analyses read, so none reruns the blocks.
+    residuals: torch.Tensor | None = None  # (B, n_layer + 1, T, D): what enters each block, then the last output
+    attention_inputs: torch.Tensor | None = None  # (B, n_layer, T, D): each block's input after ln_1
+    head_outputs: torch.Tensor | None = None  # (B, n_layer, n_head, T, d_head): weights @ v, knock-outs applied
 
 
 class SelfAttention(nn.Module):
@@ -61,14 +81,21 @@ class SelfAttention(nn.Module):
 
     def __init__(self, config: GPTConfig):
         super().__init__()
-        self.n_head, self.d_head = config.n_head, config.d_head
-        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)  # Q, K, V in one matrix
+        self.n_head, self.d_head, self.n_kv_head = config.n_head, config.d_head, config.n_kv_head
+        kv_width = config.n_kv_head * config.d_head  # = n_embd for GPT-2; narrower when heads share keys
+        self.c_attn = nn.Linear(config.n_embd, config.n_embd + 2 * kv_width)  # Q, K, V in one matrix
         self.c_proj = nn.Linear(config.n_embd, config.n_embd)  # the multihead recombination
 
     def forward(self, x, head_scale=None, head_mean=None):
+        """x (B, T, D) -> (update (B, T, D), weights (B, H, T, T), per-head outputs (B, H, T, d))."""
         B, T, D = x.shape
-        q, k, v = self.c_attn(x).split(D, dim=-1)  # 3 × (B, T, D)
-        q, k, v = (t.view(B, T, self.n_head, self.d_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d)
+        kv_width = self.n_kv_head * self.d_head
+        q, k, v = self.c_attn(x).split([D, kv_width, kv_width], dim=-1)
+        q = q.view(B, T, self.n_head, self.d_head).transpose(1, 2)  # (B, H, T, d)
+        k, v = (t.view(B, T, self.n_kv_head, self.d_head).transpose(1, 2) for t in (k, v))  # (B, H_kv, T, d)
+        if self.n_kv_head != self.n_head:  # grouped-query: query heads 0..g-1 read key/value head 0, and so on
+            group = self.n_head // self.n_kv_head
+            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (B, H, T, d)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, T, T)
         weights = mask_future(scores).softmax(dim=-1)  # (B, H, T, T)
         heads = weights @ v  # (B, H, T, d)
@@ -78,7 +105,7 @@ class SelfAttention(nn.Module):
             if head_mean is not None:  # mean ablation: removed heads output their average instead
                 heads = heads + (1 - keep) * head_mean.view(1, self.n_head, 1, self.d_head)
         merged = heads.transpose(1, 2).reshape(B, T, D)  # concatenate the heads: (B, T, D)
-        return self.c_proj(merged), weights
+        return self.c_proj(merged), weights, heads
 
 
 class MLP(nn.Module):
@@ -101,11 +128,13 @@ class Block(nn.Module):
             self.mlp = MLP(config)
 
     def forward(self, x, head_scale=None, head_mean=None):
-        update, weights = self.attn(self.ln_1(x), head_scale, head_mean)
+        """x (B, T, D) -> (output, weights, attention input after ln_1, per-head outputs)."""
+        normed = self.ln_1(x)
+        update, weights, heads = self.attn(normed, head_scale, head_mean)
         x = x + update  # the residual add: each word's embedding plus its update
         if hasattr(self, "mlp"):
             x = x + self.mlp(self.ln_2(x))
-        return x, weights
+        return x, weights, normed, heads
 
 
 class GPT(nn.Module):
@@ -130,18 +159,36 @@ class GPT(nn.Module):
             )
         return self.wte(ids) + self.wpe(torch.arange(T, device=ids.device))
 
-    def forward(self, ids: torch.Tensor, head_scale=None, head_mean=None) -> GPTOutput:
+    def forward(self, ids: torch.Tensor, head_scale=None, head_mean=None, keep: bool = False) -> GPTOutput:
         """ids (B, T). head_scale (n_layer, n_head) of 1/0 knocks heads out;
-        head_mean (n_layer, n_head, d_head) replaces knocked-out heads by their mean output."""
-        x = self.embed(ids)  # (B, T, D)
-        maps = []
-        for i, block in enumerate(self.h):
+        head_mean (n_layer, n_head, d_head) replaces knocked-out heads by their mean output.
+        keep=True also returns each block's input and each head's output (see GPTOutput)."""
+        return self.run_blocks(self.embed(ids), 0, head_scale, head_mean, keep)
+
+    def run_blocks(self, x: torch.Tensor, first: int = 0, head_scale=None, head_mean=None,
+                   keep: bool = False) -> GPTOutput:
+        """The one loop over the blocks: x (B, T, D) enters block `first` and goes on to the logits.
+        A knock-out restarts here from a kept residual: the blocks below its first removed head
+        cannot tell. Maps and kept tensors cover blocks first..n_layer-1."""
+        maps, residuals, normed, heads = [], [x], [], []
+        for i in range(first, self.config.n_layer):
             scale = None if head_scale is None else head_scale[i]
             mean = None if head_mean is None else head_mean[i]
-            x, weights = block(x, scale, mean)
+            x, weights, block_input, z = self.h[i](x, scale, mean)
             maps.append(weights)
-        logits = self.ln_f(x) @ self.wte.weight.T  # tied unembedding: (B, T, vocab)
-        return GPTOutput(logits=logits, attentions=torch.stack(maps, dim=1))
+            if keep:
+                residuals.append(x)
+                normed.append(block_input)
+                heads.append(z)
+        out = GPTOutput(logits=self.unembed(x), attentions=torch.stack(maps, dim=1))
+        if keep:
+            out.residuals, out.attention_inputs = torch.stack(residuals, 1), torch.stack(normed, 1)
+            out.head_outputs = torch.stack(heads, 1)
+        return out
+
+    def unembed(self, x: torch.Tensor) -> torch.Tensor:
+        """The last residual (B, T, D) -> next-token logits (B, T, vocab), with the tied embedding."""
+        return self.ln_f(x) @ self.wte.weight.T
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -160,17 +207,24 @@ def head_weights(model: GPT, layer: int) -> dict[str, torch.Tensor]:
 
     W_Q, W_K, W_V: (n_head, d_model, d_head); b_Q, b_K, b_V: (n_head, d_head);
     W_O: (n_head, d_head, d_model), i.e. the 64-row blocks of the recombination; b_O: (d_model,).
+    When query heads share keys and values (n_kv_head < n_head), each query head gets a copy of its
+    group's W_K, W_V, b_K, b_V, exactly as the model repeats them, so every head reads alike.
     """
     cfg = model.config
     layer = whole_number(layer, "layer", 0, cfg.n_layer - 1, valid=f"this model has layers 0..{cfg.n_layer - 1}")
     attn = model.h[layer].attn
     H, d, D = cfg.n_head, cfg.d_head, cfg.n_embd
-    W = attn.c_attn.weight.detach().T  # (D, 3D): x @ W gives [q | k | v]
+    W = attn.c_attn.weight.detach().T  # (D, D + 2·H_kv·d): x @ W gives [q | k | v]
     b = attn.c_attn.bias.detach()
-    out = {}
-    for i, name in enumerate("QKV"):
-        out[f"W_{name}"] = W[:, i * D:(i + 1) * D].reshape(D, H, d).permute(1, 0, 2).contiguous()
-        out[f"b_{name}"] = b[i * D:(i + 1) * D].reshape(H, d).clone()
+    out, start = {}, 0
+    for name, heads in (("Q", H), ("K", cfg.n_kv_head), ("V", cfg.n_kv_head)):
+        width = heads * d
+        weight = W[:, start:start + width].reshape(D, heads, d).permute(1, 0, 2)  # (heads, D, d)
+        bias = b[start:start + width].reshape(heads, d)
+        repeat = H // heads  # 1, except for shared keys and values
+        out[f"W_{name}"] = weight.repeat_interleave(repeat, dim=0).contiguous()
+        out[f"b_{name}"] = bias.repeat_interleave(repeat, dim=0).clone()
+        start += width
     out["W_O"] = attn.c_proj.weight.detach().T.reshape(H, d, D).contiguous()
     out["b_O"] = attn.c_proj.bias.detach().clone()
     return out

@@ -1,4 +1,9 @@
-"""Run one sentence through a model and keep what the notebooks look at."""
+"""Run one sentence through a model once and keep what every lesson looks at.
+
+In the spirit of TransformerLens's `run_with_cache`: one forward pass keeps the maps, what enters
+each block, what each head reads and writes, and the logits, so no analysis, figure or widget
+reruns the blocks by hand or re-derives the values or the unembedding.
+"""
 
 from __future__ import annotations
 
@@ -15,21 +20,36 @@ class Run:
     ids: list[int]
     attentions: torch.Tensor  # (n_layer, n_head, T, T): rows are queries, columns are keys
     logits: torch.Tensor  # (T, vocab): the prediction for the word after each position
+    residuals: torch.Tensor  # (n_layer + 1, T, D): what enters each block, then the last block's output
+    attention_inputs: torch.Tensor  # (n_layer, T, D): what each layer's heads read (after its LayerNorm)
+    head_outputs: torch.Tensor  # (n_layer, n_head, T, d_head): each head's weighted sum of values
 
     def next_word_probs(self, position: int = -1) -> torch.Tensor:
         return self.logits[position].softmax(-1)
 
 
-@torch.no_grad()
-def run_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None, head_scale=None, head_mean=None) -> Run:
-    """Tokenize, check the length against the context, and run the model once.
-    bos=None uses the start token exactly when the model was trained with one."""
+def read_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None) -> tuple[list[str], list[int]]:
+    """Tokenize once: (tokens, ids). bos=None uses the start token exactly when the model was
+    trained with one. Models that share a tokenizer can all run these ids (see run_ids)."""
     bos = lm.bos if bos is None else bos
-    tokens = lm.tokenizer.tokens(sentence, bos=bos)
     ids = lm.tokenizer.encode(sentence, bos=bos)
+    return lm.tokenizer.decode(ids), ids
+
+
+@torch.no_grad()
+def run_ids(lm: LanguageModel, tokens: list[str], ids: list[int], head_scale=None, head_mean=None) -> Run:
+    """The one forward pass of a tokenized sentence, everything kept. head_scale/head_mean knock
+    heads out (see analysis.knockout)."""
     if len(ids) > lm.config.n_ctx:
         raise ValueError(
             f"The sentence is {len(ids)} tokens long but {lm.name} reads at most {lm.config.n_ctx}; shorten it."
         )
-    out = lm.model(torch.tensor([ids]), head_scale=head_scale, head_mean=head_mean)
-    return Run(tokens=tokens, ids=ids, attentions=out.attentions[0], logits=out.logits[0])
+    out = lm.model(torch.tensor([ids]), head_scale=head_scale, head_mean=head_mean, keep=True)
+    return Run(tokens=tokens, ids=ids, attentions=out.attentions[0], logits=out.logits[0],
+               residuals=out.residuals[0], attention_inputs=out.attention_inputs[0],
+               head_outputs=out.head_outputs[0])
+
+
+def run_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None, head_scale=None, head_mean=None) -> Run:
+    """Tokenize, check the length against the context, and run the model once."""
+    return run_ids(lm, *read_sentence(lm, sentence, bos), head_scale=head_scale, head_mean=head_mean)

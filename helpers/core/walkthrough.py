@@ -11,8 +11,12 @@ normalised input X and the layer's per-head weights, from
   fuses its 12 heads into one 768-wide head: a thought experiment, labelled as one.
 - any `LanguageModel`: layer 0 of that model.
 
-bos=False (the default) reads just the words, as the article does ([4 × 768] for
-"I like to draw"); bos=True puts the start token the models were trained with in front.
+bos=None (the default) reads the sentence the way the model was trained. The two walkthrough
+models were trained on stories that start with their first word, no start token (their recipes
+say bos=False, and so does the record in data/models.json), so "I like to draw" is read as the
+four words of the article, [4 × 768]. Prepending <bos> would feed them a token they never read
+(their held-out loss rises from 1.81 to 2.00 and from 1.67 to 1.81). The models of notebooks
+04–06 were trained with <bos>, and a LanguageModel passed in follows its own `bos`.
 """
 
 from __future__ import annotations
@@ -26,10 +30,17 @@ import torch
 from torch.nn import functional as F
 
 from .arguments import whole_number
-from .attention import HeadSteps, MultiHeadSteps, check_heads, multi_head_from, single_head
+from .attention import (
+    HeadSteps,
+    MultiHeadSteps,
+    check_heads,
+    multi_head_from,
+    single_head,
+)
 from .catalog import load_model
 from .gpt2 import GPT2Unavailable, load_gpt2
 from .model import LanguageModel, head_weights
+from .run import run_sentence
 from .tokenizer import BOS, split_words
 
 D_MODEL = 768
@@ -54,6 +65,8 @@ class Walkthrough:
     source: str  # "trained", "seeded", "gpt2" or "gpt2 (12 heads fused: a thought experiment)"
     model_name: str = ""
     notes: list[str] = field(default_factory=list)
+    model: LanguageModel | None = field(default=None, repr=False, compare=False)  # None for seeded weights
+    bos: bool = False  # whether a start token was put in front of the sentence
 
     @property
     def n_heads(self) -> int:
@@ -97,14 +110,37 @@ class Walkthrough:
         return int(rows[:, key].argmax())
 
     def describe(self) -> str:
-        """One line saying where the numbers come from (printed at the top of each notebook)."""
+        """Where the numbers come from, and whether the sentence is read as the model was trained."""
         lines = [f"{self.model_name or 'layer'}: {self.n_heads} head(s) of {self.d_head}, width {self.d_model}, "
                  f"weights: {self.source}; tokens: {self.tokens}"]
+        if self.model is not None:
+            trained = "with a start token" if self.model.bos else "without a start token (each story began with its first word)"
+            read = "read as trained" if self.bos == self.model.bos else "NOT read as trained"
+            lines.append(f"trained {trained}: {read}")
         return "\n".join(lines + self.notes)
+
+    def next_norm(self, rows: torch.Tensor) -> torch.Tensor:
+        """The LayerNorm that reads this layer's output next: the next layer's, or the final one (T, D)."""
+        if self.model is None:  # seeded: a plain LayerNorm, no learned scale
+            return F.layer_norm(rows, (self.d_model,))
+        blocks = self.model.model.h
+        with torch.no_grad():
+            return blocks[1].ln_1(rows) if len(blocks) > 1 else self.model.model.ln_f(rows)
+
+    def next_words(self, row: torch.Tensor, k: int = 3) -> str:
+        """The model's top k next words when `row` (D,) is all the final LayerNorm reads."""
+        if self.model is None or len(self.model.model.h) > 1:
+            return "no prediction here: " + ("seeded weights have no vocabulary" if self.model is None
+                                             else f"{self.model.name} has more layers before it predicts")
+        with torch.no_grad():
+            probs = self.model.model.unembed(row).softmax(-1)  # the final LayerNorm, then the tied unembedding
+        top = probs.topk(k)
+        words = self.model.tokenizer.decode(top.indices.tolist())
+        return ", ".join(f"{w} {p:.2f}" for w, p in zip(words, top.values.tolist()))
 
 
 def walkthrough_layer(model: str | LanguageModel = "classroom", n_heads: int = 12,
-                      sentence: str = "I like to draw", bos: bool = False) -> Walkthrough:
+                      sentence: str = "I like to draw", bos: bool | None = None) -> Walkthrough:
     """Tokens, embeddings, normalised input and per-head weights of one layer reading `sentence`."""
     n_heads = whole_number(n_heads, "n_heads", low=1, example="1 or 12")  # 12.0 names no model file
     if isinstance(model, LanguageModel):
@@ -127,7 +163,7 @@ def walkthrough_layer(model: str | LanguageModel = "classroom", n_heads: int = 1
     except FileNotFoundError as err:  # not shipped or not trained yet: teach on, but never in silence
         reason = f"{name} is not available ({str(err).splitlines()[0]})"
         warnings.warn(f"SEEDED (untrained) weights in use: {reason}", SeededWeightsWarning, stacklevel=2)
-        return seeded_layer(n_heads, sentence, bos, reason=reason)
+        return seeded_layer(n_heads, sentence, bool(bos), reason=reason)
     # a damaged file is not caught: read_model's one-line error names the file and the fix
     return _from_model(lm, n_heads, sentence, bos, source="trained")
 
@@ -137,15 +173,12 @@ class SeededWeightsWarning(UserWarning):
 
 
 @torch.no_grad()
-def _from_model(lm: LanguageModel, n_heads: int, sentence: str, bos: bool, source: str) -> Walkthrough:
-    """Layer 0 of any LanguageModel; n_heads=1 on a many-head model fuses the heads."""
-    tokens = lm.tokenizer.tokens(sentence, bos=bos)
-    ids = torch.tensor([lm.tokenizer.encode(sentence, bos=bos)])
-    if ids.shape[1] > lm.config.n_ctx:
-        raise ValueError(f"The sentence is {ids.shape[1]} tokens long but {lm.name} reads at most "
-                         f"{lm.config.n_ctx}; shorten it.")
-    residual = lm.model.embed(ids)[0]  # (T, D)
-    X = lm.model.h[0].ln_1(residual)  # (T, D)
+def _from_model(lm: LanguageModel, n_heads: int, sentence: str, bos: bool | None, source: str) -> Walkthrough:
+    """Layer 0 of any LanguageModel; n_heads=1 on a many-head model fuses the heads.
+    bos=None reads the sentence as the model was trained (with a start token or without)."""
+    bos = lm.bos if bos is None else bool(bos)
+    run = run_sentence(lm, sentence, bos=bos)  # one pass; a sentence too long for the model is refused
+    tokens, residual, X = run.tokens, run.residuals[0], run.attention_inputs[0]  # (T, D): embedding, after ln_1
     w = head_weights(lm.model, 0)
     notes = []
     if n_heads != lm.config.n_head:
@@ -156,7 +189,8 @@ def _from_model(lm: LanguageModel, n_heads: int, sentence: str, bos: bool, sourc
         source = f"{source} ({lm.config.n_head} heads fused into one: a thought experiment)"
         notes.append(f"{lm.name} has no single {lm.config.n_embd}-wide head: its {lm.config.n_head} heads' "
                      f"Q/K/V are used side by side as one head with one softmax. The maps are not GPT-2's own.")
-    return Walkthrough(tokens, residual.clone(), X.clone(), **w, source=source, model_name=lm.name, notes=notes)
+    return Walkthrough(tokens, residual.clone(), X.clone(), **w, source=source, model_name=lm.name, notes=notes,
+                       model=lm, bos=bos)
 
 
 def fuse_heads(w: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -192,4 +226,4 @@ def seeded_layer(n_heads: int = 12, sentence: str = "I like to draw", bos: bool 
     W["b_O"] = torch.zeros(d_model)
     note = (f"SEEDED weights, not trained: {reason}. The attention is deterministic and non-uniform "
             f"but means nothing yet.")
-    return Walkthrough(tokens, residual, X, **W, source="seeded", model_name=f"seeded-{n_heads}", notes=[note])
+    return Walkthrough(tokens, residual, X, **W, source="seeded", model_name=f"seeded-{n_heads}", notes=[note], bos=bos)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 
 from .files import atomic_write
 from .model import GPT, GPTConfig
@@ -76,9 +76,23 @@ def save_model(model: GPT, path: str | Path, vocab: list[str], info: dict | None
         "vocab": json.dumps(vocab),
         "info": json.dumps(info or {}),
     }
-    # 0o644: shipped files are for everyone to read
-    atomic_write(path, lambda tmp: save_file(to_checkpoint_layout(model), tmp, metadata=metadata), mode=0o644)
+    blob = in_sorted_order(save(to_checkpoint_layout(model), metadata=metadata))
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(blob), mode=0o644)  # 0o644: for everyone to read
     return sha256(path)
+
+
+def in_sorted_order(blob: bytes) -> bytes:
+    """The same safetensors file with its header's keys sorted. safetensors writes the metadata in
+    hash-map order, which changes from run to run, so the same model would get another sha256 each
+    time it is saved; sorted, training again gives the same bytes. The tensors' data is untouched
+    (each header entry names its own byte offsets, so their order in the header does not matter)."""
+    size = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + size])
+    metadata = header.pop("__metadata__", None)
+    ordered = ({"__metadata__": dict(sorted(metadata.items()))} if metadata else {}) | dict(sorted(header.items()))
+    text = json.dumps(ordered, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the format pads the header to a multiple of 8 bytes with spaces
+    return len(text).to_bytes(8, "little") + text + blob[8 + size:]
 
 
 def read_model(path: str | Path, expected_sha256: str, remedy: str = "") -> tuple[GPT, list[str], dict]:

@@ -2,107 +2,148 @@
 
 `check_multihead(MyMultiHead)` builds MyMultiHead(768, 12), loads the trained weights of
 walkthrough-12's attention layer into its `qkv` and `out`, and compares its output with the
-model's own layer on "I like to draw" ([1, 4, 768]) and on a batch of two sentences ([2, 6, 768]).
-It prints one line: ✓, "not attempted", or the mistake it recognises (reshape without
-transpose, no output projection, no mask, wrong scale …).
+model's own layer (in float64) on "I like to draw" ([1, 4, 768]) and on a batch of two sentences
+([2, 6, 768]). Each usual slip is `forward` below with one switch flipped; the verdict names it.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 import math
 from functools import lru_cache
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from ..core.attention import mask_future
 from ..core.catalog import load_model
-from .grading import Case, call_student, check_cases
+from . import sandbox
+from .grading import Exercise, Mistake, check
 
 MODEL = "walkthrough-12"
 SENTENCE = "I like to draw"
 BATCH = ("she likes to paint her picture", "tom likes to draw his picture")
 DIM, HEADS = 768, 12
+NAME = "MultiHead capstone"
 
 
 @lru_cache(maxsize=1)
 def _layer_and_inputs() -> tuple[nn.Module, list[torch.Tensor]]:
     """The trained attention layer and its normalised inputs (B, T, 768) for the two cases."""
     lm = load_model(MODEL)
-    block = lm.model.h[0]
-    with torch.no_grad():
-        inputs = [block.ln_1(lm.model.embed(torch.tensor([lm.tokenizer.encode(s, bos=False) for s in batch])))
-                  for batch in ((SENTENCE,), BATCH)]
-    return block.attn, inputs
+    with torch.no_grad():  # what layer 0's heads read: the one forward pass keeps it
+        inputs = [lm.model(torch.tensor([lm.tokenizer.encode(s, bos=False) for s in batch]), keep=True)
+                  .attention_inputs[:, 0] for batch in ((SENTENCE,), BATCH)]
+    return lm.model.h[0].attn, inputs
 
 
-def reference(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS, transpose: bool = True,
-              project: bool = True, mask: bool = True, scale: float | None = None, axis: int = -1,
-              swap_qk: bool = False) -> torch.Tensor:
+def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS, order: str = "qkv",
+            split: str = "transpose", merge: str = "transpose", scale: float | None = None, mask: str = "-inf",
+            axis: int = -1, project: bool = True, qkv_bias: bool = True, mask_size: int | None = None,
+            chunk_dim: int = -1, project_in: bool = True) -> torch.Tensor:
     """The layer with switches, so each usual mistake gives its own wrong answer to recognise."""
     B, T, D = x.shape
     size = D // heads
-    q, k, v = qkv(x).chunk(3, dim=-1)
-    if swap_qk:
-        q, k = k, q
-    split = (lambda t: t.view(B, T, heads, size).transpose(1, 2)) if transpose else \
-        (lambda t: t.reshape(B, heads, T, size))  # without the transpose, the words get mixed
-    q, k, v = split(q), split(k), split(v)
+    fused = F.linear(x, qkv.weight, qkv.bias if qkv_bias else None)
+    first, second, third = fused.chunk(3, dim=chunk_dim) if project_in else (x, x, x)
+    parts = {"q": first, "k": second, "v": third}
+    q, k, v = (parts[c] for c in order)
+    cut = {"transpose": lambda t: t.reshape(B, T, heads, size).transpose(1, 2),
+           "reshape": lambda t: t.reshape(B, heads, T, size),  # the words get mixed
+           "interleave": lambda t: t.reshape(B, T, size, heads).permute(0, 3, 1, 2)}[split]
+    q, k, v = cut(q), cut(k), cut(v)  # (B, heads, T, size)
     scores = q @ k.transpose(-2, -1) / (math.sqrt(size) if scale is None else scale)
-    weights = (mask_future(scores) if mask else scores).softmax(dim=axis)
-    y = weights @ v
-    y = y.transpose(1, 2).reshape(B, T, D) if transpose else y.reshape(B, T, D)
+    n = T if mask_size is None else mask_size
+    future = torch.ones(n, n, dtype=torch.bool).triu(1)
+    if mask in ("-inf", "0", "-1", "below", "diagonal"):
+        where = {"-inf": future, "0": future, "-1": future, "below": future.T, "diagonal": torch.ones(n, n, dtype=torch.bool).triu(0)}
+        scores = scores.masked_fill(where[mask], {"0": 0.0, "-1": -1.0}.get(mask, -math.inf))
+    weights = scores.softmax(dim=axis)
+    if mask == "after":
+        weights = weights.masked_fill(future, 0.0)
+    y = weights @ v  # (B, heads, T, size)
+    y = {"transpose": lambda: y.transpose(1, 2).reshape(B, T, D), "reshape": lambda: y.reshape(B, T, D),
+         "interleave": lambda: y.permute(0, 2, 3, 1).reshape(B, T, D)}[merge]()
     return out(y) if project else y
 
 
-def _cases(attn: nn.Module, inputs: list[torch.Tensor]) -> list[Case]:
-    qkv, out = attn.c_attn, attn.c_proj
-    cases = []
-    for x, label in zip(inputs, (f"'{SENTENCE}' [1 × 4 × 768]", "two sentences [2 × 6 × 768]")):
-        with torch.no_grad():
-            expected = attn(x)[0]  # the model's own layer: an independent reference
-            wrong = lambda **kw: reference(x, qkv, out, **kw)  # noqa: E731
-            mistakes = {
-                "reshape without transpose: view(B, T, heads, size) and then .transpose(1, 2); a plain "
-                "reshape to (B, heads, T, size) mixes the words.": wrong(transpose=False),
-                "no output projection: pass the merged heads through self.out (the recombination).": wrong(project=False),
-                "no mask: fill the scores above the diagonal with -inf before the softmax (the model reads left "
-                "to right).": wrong(mask=False),
-                "wrong scale: divide by √head_size (√64 = 8), not by √dim (√768).": wrong(scale=math.sqrt(DIM)),
-                "wrong scale: divide by √head_size (= 8), not by head_size (64).": wrong(scale=64.0),
-                "forgot the scale: divide the scores by √head_size (= 8).": wrong(scale=1.0),
-                "softmax over the wrong axis: use dim=-1 (over the keys).": wrong(axis=-2),
-                "queries and keys swapped: scores = q @ k.transpose(-2, -1).": wrong(swap_qk=True),
-            }
-        cases.append(Case((x,), expected, mistakes, label=label))
-    return cases
+SLIPS = [  # (switches, what went wrong and the fix)
+    (dict(split="reshape"), "heads split without the transpose: view(B, T, heads, size) and then .transpose(1, 2); "
+                            "a plain reshape to (B, heads, T, size) mixes the words."),
+    (dict(split="interleave"), "heads interleaved by the split: each head takes a contiguous block of size features; "
+                               "view(B, T, heads, size), not (B, T, size, heads)."),
+    (dict(merge="reshape"), "heads merged without transposing back: y.transpose(1, 2) to (B, T, heads, size) before "
+                            ".reshape(B, T, dim), or the words get mixed."),
+    (dict(merge="interleave"), "heads interleaved by the merge: transpose(1, 2) then reshape(B, T, dim) keeps each "
+                               "head's features together."),
+    (dict(project=False), "no output projection: pass the merged heads through self.out (the recombination)."),
+    (dict(mask="none"), "no mask: fill the scores above the diagonal with -inf before the softmax (the model reads left "
+                        "to right)."),
+    (dict(mask="0"), "mask filled with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf')."),
+    (dict(mask="below"), "masked the wrong triangle: hide the later words (above the diagonal, .triu(1)), not the "
+                         "earlier ones."),
+    (dict(mask="diagonal"), "masked the diagonal too: a word may look at itself; use .triu(1), not .triu(0)."),
+    (dict(mask="after"), "mask applied after the softmax: the rows no longer sum to 1; put -inf in the scores, then "
+                         "take the softmax."),
+    (dict(scale=math.sqrt(DIM)), "wrong scale: divide by √size (√64 = 8), not by √dim (√768)."),
+    (dict(scale=64.0), "wrong scale: divide by √size (= 8), not by size (64) (or by √size twice)."),
+    (dict(scale=1.0), "forgot the scale: divide the scores by √size (= 8)."),
+    (dict(axis=-2), "softmax over the wrong axis: use dim=-1 (over the keys)."),
+    (dict(axis=1), "softmax over the heads (dim=1): use dim=-1, over the keys of each query."),
+    (dict(mask="-1"), "mask filled with -1, not -inf: e⁻¹ > 0, so later words still get weight; use float('-inf')."),
+    (dict(qkv_bias=False), "left out the bias of the fused projection: call self.qkv(x), which adds it."),
+    (dict(mask_size=4), "the mask has a fixed size (4, the first sentence): build it from x, B, T, D = x.shape."),
+    (dict(project_in=False), "q, k and v are x itself: make them with the fused projection, "
+                             "q, k, v = self.qkv(x).chunk(3, dim=-1)."),
+    (dict(chunk_dim=1), "chunked along the words: q, k, v = self.qkv(x).chunk(3, dim=-1) (the features)."),
+]
+ORDERS = [(order, f"q, k, v taken in the wrong order ({', '.join(order)}): self.qkv(x).chunk(3, dim=-1) gives q, "
+                  f"then k, then v.") for order in map("".join, itertools.permutations("qkv")) if order != "qkv"]
+ORDERS += [("qqv", "keys made from the queries' third: k is the second chunk of self.qkv(x)."),
+           ("qkk", "values made from the keys' third: v is the third chunk of self.qkv(x).")]
 
 
-def _load(student_cls, attn: nn.Module):
-    """Build the student's module and load the trained weights; (module, None) or (None, message)."""
-    name = "MultiHead capstone"
+@lru_cache(maxsize=1)
+def exercise() -> Exercise:
+    """The capstone as an Exercise: the model's own layer in float64 is the reference."""
+    attn, inputs = _layer_and_inputs()
+    layer64 = copy.deepcopy(attn).double().eval()
+    qkv, out = layer64.c_attn, layer64.c_proj
+    slips = [(dict(order=o), says) for o, says in ORDERS] + SLIPS
+    mistakes = [Mistake(says, lambda x, kw=kw: forward(x.double(), qkv, out, **kw)) for kw, says in slips]
+    labels = (f"'{SENTENCE}' [1 × 4 × 768]", "two sentences [2 × 6 × 768]")
+    return Exercise(NAME, list(zip(labels, [(x,) for x in inputs])), lambda x: layer64(x.double())[0], mistakes,
+                    shape_hint="Same shape in, same shape out: [batch, tokens, 768].", sizes="B, T, D = x.shape")
+
+
+def _load(student_cls, attn: nn.Module) -> tuple[nn.Module | None, str | None]:
+    """Build the student's module and load the trained weights; (module, None) or (None, verdict line)."""
     if isinstance(student_cls, nn.Module):
-        return None, f"✗ {name}: pass the class itself (e.g. MyMultiHead), not a module built from it."
-    layer, problem = call_student(name, student_cls, DIM, HEADS)
-    if problem:
-        return None, problem
+        return None, f"✗ {NAME}: pass the class itself (e.g. MyMultiHead), not a module built from it."
+    if not callable(student_cls):
+        return None, f"✗ {NAME}: expected the class MyMultiHead, got {type(student_cls).__name__}."
+    made = sandbox.run_student(student_cls, (DIM, HEADS), sandbox.Echo(), float(sandbox.TIME_LIMIT_S))
+    if made.problem or made.error is not None:
+        why = made.problem or f"building MyMultiHead(768, 12) raised {type(made.error).__name__}: {made.error}"
+        return None, f"✗ {NAME}: {why}"
+    layer = made.answer
     for part, source in (("qkv", attn.c_attn), ("out", attn.c_proj)):
         mine = getattr(layer, part, None)
         if not isinstance(mine, nn.Linear) or mine.weight.shape != source.weight.shape or mine.bias is None:
             want = "nn.Linear(dim, 3 * dim)" if part == "qkv" else "nn.Linear(dim, dim)"
-            return None, (f"✗ {name}: the model's weights need self.{part} = {want} with a bias; "
+            return None, (f"✗ {NAME}: the model's weights need self.{part} = {want} with a bias; "
                           f"got {type(mine).__name__ if mine is not None else 'nothing'}.")
         with torch.no_grad():
             mine.load_state_dict(source.state_dict())
-    return layer.eval(), None
+    return (layer.eval() if isinstance(layer, nn.Module) else layer), None
 
 
 def check_multihead(student_cls) -> None:
     """Load walkthrough-12's weights into student_cls(768, 12) and compare with the model's layer."""
-    attn, inputs = _layer_and_inputs()
+    attn, _ = _layer_and_inputs()
     layer, problem = _load(student_cls, attn)
     if problem:
         print(problem)
         return
-    check_cases("MultiHead capstone", layer, _cases(attn, inputs),
-                "Same shape in, same shape out: [batch, tokens, 768].")
+    check(exercise(), layer)

@@ -1,42 +1,210 @@
-"""Checks of notebooks 05 and 06: find a head in the grid, predict a pattern, a detector, a knock-out."""
+"""Checks of notebooks 05 and 06: a detector, find a head in the grid, predict a pattern, predict a
+knock-out. All run through grading.check with the catalogues of mistakes_05_06.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from ..analysis.detectors import first_token_scores, previous_token_scores
+from ..analysis.detectors import previous_token_scores
 from ..analysis.knockout import forced_accuracy
+from ..core.arguments import is_whole_number
 from ..core.attention import mask_future
 from ..core.model import LanguageModel
 from ..core.run import Run
-from .grading import NOT_ATTEMPTED, Case, call_student, check_cases
+from . import mistakes_05_06 as M
+from .grading import Exercise, as_float64, check
 
 
-def _detector_case(L: int, H: int, T: int, seed: int) -> Case:
+# --- the previous-token detector -----------------------------------------------------------------
+def _detector_case(L: int, H: int, T: int, seed: int) -> tuple[str, tuple]:
     g = torch.Generator().manual_seed(seed)
     attn = mask_future(torch.randn(L, H, T, T, generator=g)).softmax(-1)  # (L, H, T, T) causal maps
     attn[L - 1, H - 1] = torch.diag_embed(torch.ones(T - 1), offset=-1)[:T, :T] + torch.eye(T) * (torch.arange(T) == 0)
-    diag = attn.diagonal(offset=-1, dim1=-2, dim2=-1)  # (L, H, T-1)
-    expected = torch.as_tensor(previous_token_scores(attn)).float()
-    return Case((attn,), expected, {
-        "you looked at the token after (t + 1); in a causal model that weight is always 0.":
-            attn.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
-        "you scored each token's attention to itself (t, t) instead of to t - 1.": attn.diagonal(dim1=-2, dim2=-1).mean(-1),
-        "you summed over the queries instead of averaging (a score should lie in 0..1).": diag.sum(-1),
-        "you divided by T, counting the first token, which has no previous token.": diag.sum(-1) / T,
-        "you took the largest weight instead of the mean over the queries.": diag.amax(-1),
-        "the axes are swapped: return (layer, head), not (head, layer).": expected.T,
-    }, label=f"attn [{L} × {H} × {T} × {T}]")
+    return f"attn [{L} × {H} × {T} × {T}]", (attn,)
+
+
+DETECTOR = Exercise(
+    "previous-token detector", [_detector_case(3, 4, 9, 7), _detector_case(2, 3, 6, 17)],
+    lambda a: torch.as_tensor(previous_token_scores(a.float())).double(), M.DETECTOR,
+    shape_hint="Average attn[l, h, t, t - 1] over t = 1 .. T-1 for each (layer, head).", sizes="L, H, T, _ = attn.shape")
 
 
 def check_previous_token_detector(student_fn) -> None:
     """student_fn(attn (L, H, T, T)) -> (L, H): mean attention from each token to the one before it."""
-    check_cases("previous-token detector", student_fn, [_detector_case(3, 4, 9, 7), _detector_case(2, 3, 6, 17)],
-                shape_hint="Average attn[l, h, t, t - 1] over t = 1 .. T-1 for each (layer, head).")
+    check(DETECTOR, student_fn)
 
 
-def read_prediction(guess) -> tuple[float | None, str | None]:
+# --- notebook 05, exercise 1: the previous-word head ---------------------------------------------
+def planted_maps(L: int = 3, H: int = 5, T: int = 8) -> torch.Tensor:
+    """Random causal maps (L, H, T, T) with one head of each kind planted where every usual slip
+    points somewhere else: previous word (2, 1), itself (0, 3), two back (1, 4), first token (0, 1),
+    a head that looks least at the previous word (2, 3), one whose largest previous-word weight is 1
+    (0, 2), one whose last word looks back fully (1, 0), one spread over all earlier words (1, 1),
+    and the best of layer 0 (0, 4)."""
+    g = torch.Generator().manual_seed(5)
+    a = (torch.randn(L, H, T, T, generator=g) * 2).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1),
+                                                                float("-inf")).softmax(-1)
+    eye, prev, back2 = torch.eye(T), torch.diag_embed(torch.ones(T - 1), offset=-1), torch.diag_embed(torch.ones(T - 2), offset=-2)
+    first = torch.zeros(T, T)
+    first[:, 0] = 1.0
+    top = eye * (torch.arange(T) == 0)  # row 0 can only look at itself
+    a[2, 1] = prev + top
+    a[0, 3] = 0.8 * eye + 0.2 * prev + 0.2 * top
+    a[1, 4] = 0.8 * back2 + 0.2 * prev
+    a[1, 4, 1], a[1, 4, 0] = prev[1], top[0]
+    a[0, 1] = 0.9 * first + 0.1 * eye  # row 1 looks back at <bos> 0.9: max ≠ mean
+    a[1, 4, 1] = 0.6 * prev[1] + 0.4 * eye[1]
+    a[2, 3] = 0.5 * eye + 0.5 * first
+    a[0, 2, 4], a[1, 0, T - 1] = prev[4], prev[T - 1]  # one query looks back fully: max, the last query only
+    a[1, 1] = torch.tril(torch.ones(T, T), -1) / torch.arange(T).clamp(min=1)[:, None] + top  # all earlier words
+    a[0, 4] = 0.6 * prev + 0.2 * first + 0.2 * eye  # the best of layer 0
+    a[0, 4, 0] = top[0]
+    return a
+
+
+def read_head(got, args) -> tuple[tuple[int, int] | None, str | None]:
+    """(layer, head) as two whole numbers, or what to return instead."""
+    if is_whole_number(got):
+        return None, ("you returned one number (a flat index?): turn it into (layer, head) with "
+                      "divmod(index, n_heads).")
+    if isinstance(got, (str, bytes)) or not hasattr(got, "__len__") or len(got) != 2:
+        return None, f"expected (layer, head), got {type(got).__name__} {got!r:.40}."
+    if not all(is_whole_number(x) for x in got):
+        return None, f"expected two whole numbers (layer, head), got {tuple(got)!r:.60}; use int(...) or //."
+    return (int(got[0]), int(got[1])), None
+
+
+def _prev(a: torch.Tensor) -> np.ndarray:
+    return np.asarray(previous_token_scores(a.float()))
+
+
+def _head_is_best(value, expected, args) -> bool:
+    prev = _prev(args[0])
+    layer, head = value
+    return 0 <= layer < prev.shape[0] and 0 <= head < prev.shape[1] and prev[layer, head] >= prev.max() - 0.02
+
+
+def _head_explain(value, expected, args):
+    prev = _prev(args[0])
+    L, H = prev.shape
+    best = f"the best is L{expected[0]} H{expected[1]} ({prev.max():.2f})"
+    layer, head = value
+    if not (0 <= layer < L and 0 <= head < H):
+        return (f"there is no head ({layer}, {head}) in maps of {L} layers × {H} heads: search the maps your function "
+                f"is given, not a fixed head; {best}."), True
+    return f"L{layer} H{head} puts only {prev[layer, head]:.2f} on the previous word; {best}.", False
+
+
+def check_previous_word_head(student_fn, attentions) -> None:
+    """student_fn(attentions (L, H, T, T)) -> (layer, head). Passes when, on planted maps of another
+    size and on the model's maps, it names (within 0.02) the head that looks most at the previous word."""
+    maps = torch.as_tensor(attentions).float()
+    planted = planted_maps()
+
+    def praise(values):
+        (l, h), prev = values[1], _prev(maps)
+        return (f"✓ previous-word head: L{l} H{h} puts {prev[l, h]:.2f} on the previous word on average (best "
+                f"{prev.max():.2f}); also right on planted maps {list(planted.shape)}.")
+    check(Exercise("previous-word head", [(f"planted maps {list(planted.shape)}", (planted,)),
+                                          (f"the model's maps {list(maps.shape)}", (maps,))],
+                   lambda a: M.best_head(M.diagonal(a).mean(-1)), M.PREVIOUS_WORD_HEAD, read=read_head,
+                   same=lambda a, b, args: a == b, right=_head_is_best, explain=_head_explain, tensor=False,
+                   fixed="your function must search the maps it is given, not return a fixed head.",
+                   praise=praise, exact_inputs=True, sizes="L, H = attentions.shape[:2]"), student_fn)
+
+
+# --- notebook 05, exercise 2: where an induction head looks --------------------------------------
+def induction_prediction(tokens) -> np.ndarray:
+    """Where an induction head looks (T, T): from each word to the word after its latest
+    earlier copy; a word seen for the first time rests on the first token."""
+    return M.induction_pattern(list(tokens))
+
+
+def _repeat_tokens() -> list[str]:
+    """A second, longer input for the induction check: a word list said three times."""
+    words = ["<bos>", "list", ":", "cat", "sun", "cup", "old", "."]
+    return words + ["again", ":", "cat", "sun", "cup", "old", "."] + ["again", ":", "cat", "sun"]
+
+
+def _read_pattern(got, args):
+    try:
+        value = as_float64(got)
+    except (TypeError, ValueError, RuntimeError):
+        return None, f"expected a (T, T) array of numbers, got {type(got).__name__}."
+    if value.ndim == 2 and not np.isfinite(value).all():
+        return None, "your array contains NaN or inf; put 1 where the head looks and 0 elsewhere."
+    return value, None
+
+
+def _targets(a: np.ndarray) -> np.ndarray:
+    """The key each row points at (argmax), -1 for a row with no positive number."""
+    return np.where(a.max(-1) > 0, a.argmax(-1), -1)
+
+
+def _same_targets(a, b, args) -> bool:
+    """Same shape, and the same key picked (argmax) in every row of a word seen before."""
+    tokens = args[0]
+    if a.shape != b.shape or a.ndim != 2:
+        return False
+    if a.shape[0] < len(tokens):  # two answers of the same wrong size: read as the last tokens' (<bos> dropped?)
+        tokens = tokens[len(tokens) - a.shape[0]:]
+    elif a.shape[0] > len(tokens):
+        return bool((_targets(a) == _targets(b)).all())
+    rows = [q for q in range(len(tokens)) if tokens[q] in tokens[:q]]
+    return bool((_targets(a[rows]) == _targets(b[rows])).all())
+
+
+def _right_targets(a, b, args) -> bool:
+    """Right when every repeated word's top weight sits on the word after its latest earlier copy,
+    and on nothing but words after earlier copies (a 1 after every earlier copy is right too)."""
+    tokens = args[0]
+    if a.shape != b.shape or a.shape != (len(tokens), len(tokens)):
+        return False
+    for q in [q for q in range(len(tokens)) if tokens[q] in tokens[:q]]:
+        top = set(np.flatnonzero(a[q] >= a[q].max() - 1e-9)) if a[q].max() > 0 else set()
+        after = {k + 1 for k in range(q) if tokens[k] == tokens[q]}
+        if int(b[q].argmax()) not in top or not top <= after:
+            return False
+    return True
+
+
+def _pattern_explain(value, expected, args):
+    if value.shape != expected.shape:
+        return f"shape {value.shape}, expected {expected.shape} (queries × keys, one row per token).", False
+    tokens = args[0]
+    rows = [q for q in range(len(tokens)) if tokens[q] in tokens[:q]]
+    wrong = [q for q in rows if _targets(value[q:q + 1])[0] != expected[q].argmax()]
+    ahead = [q for q in wrong if _targets(value[q:q + 1])[0] > q]
+    if len(ahead) * 2 > len(wrong):
+        return (f"for {len(ahead)} of {len(rows)} repeated words you point at a later word: a word can only look "
+                f"back; find its earlier copy (k < q) and take the word after it."), True
+    wrong = [tokens[q] for q in wrong]
+    return (f"wrong for {len(wrong)} of {len(rows)} repeated words, e.g. '{wrong[0]}'. From a repeated word, look at "
+            f"the word after its earlier copy."), False
+
+
+def check_induction_prediction(student_fn, run: Run) -> None:
+    """student_fn(tokens) -> (T, T) predicted pattern; judged on the words that repeat an earlier
+    word, on `run`'s tokens and on a longer list, then compared with the model's heads on `run`."""
+    tokens = list(run.tokens)
+
+    def praise(values):
+        rows = [q for q in range(len(tokens)) if tokens[q] in tokens[:q]]
+        right = induction_prediction(tokens)[rows].argmax(-1)
+        attn = run.attentions[:, :, rows, right].float().mean(-1)  # (L, H): weight where you predicted
+        l, h = np.unravel_index(int(attn.argmax()), attn.shape)
+        return (f"✓ induction pattern: right for all {len(rows)} repeated words (and on a second, longer list). "
+                f"In the model, L{l} H{h} puts {attn[l, h]:.2f} of its attention exactly there.")
+    long = _repeat_tokens()
+    check(Exercise("induction pattern", [(f"{len(tokens)} tokens", (tokens,)), (f"a list of {len(long)} tokens", (long,))],
+                   induction_prediction, M.PREDICT_INDUCTION, read=_read_pattern, same=_same_targets, right=_right_targets,
+                   explain=_pattern_explain, tensor=False, praise=praise, exact_inputs=True,
+                   fixed="your function must read the tokens it is given."), student_fn)
+
+
+# --- notebook 06: predict a knock-out ------------------------------------------------------------
+def read_prediction(guess, args=()) -> tuple[float | None, str | None]:
     """A prediction as a fraction 0..1, or one line saying how to write it."""
     if isinstance(guess, str):
         return None, f"write the prediction as a number between 0 and 1 (e.g. 0.5 for 50 %), not the text {guess!r}."
@@ -53,152 +221,19 @@ def read_prediction(guess) -> tuple[float | None, str | None]:
 
 
 def check_knockout_prediction(predicted, lm: LanguageModel, relation: str, heads, mode: str = "zero",
-                              tolerance: float = 0.15) -> float:
-    """Measure the accuracy after the knock-out and compare it with the student's prediction.
-    Prints one line; returns the measured accuracy (assign it: `measured = ...`)."""
-    guess, problem = call_student("knock-out prediction", predicted, plain_answer_ok=True)
-    measured = forced_accuracy(lm, relation, heads, mode)
-    base = forced_accuracy(lm, relation)
-    line = f"{relation} accuracy: {base:.0%} with all heads, {measured:.0%} without {len(heads)} head(s)"
-    value, bad = (None, None) if problem else read_prediction(guess)
-    if problem:  # the measured number would give the answer away before a prediction
-        print(problem)
-    elif bad:
-        print(f"✗ knock-out prediction: {bad} Measured: {line}.")
-    elif abs(value - measured) <= tolerance:
-        print(f"✓ good prediction ({value:.0%}). Measured: {line}.")
-    else:
-        print(f"✗ you predicted {value:.0%}. Measured: {line}. What else do these heads feed?")
+                              tolerance: float = 0.07) -> float:
+    """Measure the accuracy after the knock-out and compare it with the student's prediction (right
+    within ±tolerance). Prints one line; returns the measured accuracy (assign it: `measured = ...`)."""
+    measured, base = forced_accuracy(lm, relation, heads, mode), forced_accuracy(lm, relation)
+    who = " and ".join(f"L{layer} H{head}" for layer, head in heads) or "no head"
+    means = (f"Measured: {relation} accuracy {base:.0%} with all heads, {measured:.0%} without {who}: the model still "
+             f"gets {measured:.0%} right, so {max(base - measured, 0):.0%} of its {relation} predictions needed {who}.")
+
+    def explain(value, expected, args):
+        return f"{M.knockout_direction(value, base, measured, who)} {means}", True
+    slips = [M.M(f"{m.says} {means}", m.answer) for m in M.knockout_slips(base, measured, who)]
+    check(Exercise("knock-out prediction", [("the prediction", ())], lambda: measured, slips, read=read_prediction,
+                   same=lambda a, b, args: abs(a - b) <= 0.05 + 1e-9, right=lambda a, b, args: abs(a - b) <= tolerance + 1e-9,
+                   explain=explain, tensor=False, exact_inputs=True,
+                   praise=lambda values: f"✓ good prediction ({values[0]:.0%}). {means}"), predicted, plain_answer_ok=True)
     return measured
-
-
-# --- notebook 05's exercises: find heads in the grid -------------------------------------
-def induction_prediction(tokens) -> np.ndarray:
-    """Where an induction head looks (T, T): from each word to the word after its latest
-    earlier copy; a word seen for the first time rests on the first token."""
-    T = len(tokens)
-    pattern = np.zeros((T, T))
-    for q, word in enumerate(tokens):
-        copies = [k for k in range(q) if tokens[k] == word]
-        pattern[q, copies[-1] + 1 if copies else 0] = 1.0
-    return pattern
-
-
-def _planted_maps(L: int = 2, H: int = 3, T: int = 7, at: tuple[int, int] = (1, 0)) -> torch.Tensor:
-    """Random causal maps (L, H, T, T) with one sharp previous-word head at `at`: a second input
-    of another size, so an answer fixed to the first one is caught."""
-    g = torch.Generator().manual_seed(5)
-    a = (torch.randn(L, H, T, T, generator=g) * 2).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1),
-                                                                float("-inf")).softmax(-1)
-    a[at] = torch.diag_embed(torch.ones(T - 1), offset=-1) + torch.eye(T) * (torch.arange(T) == 0)
-    return a
-
-
-def _judge_head(got, a: torch.Tensor) -> tuple[bool, str]:
-    """(passed, line) for an answer (layer, head) on the maps a (L, H, T, T)."""
-
-    L, H = a.shape[:2]
-    if isinstance(got, (str, bytes)) or not hasattr(got, "__len__") or len(got) != 2:
-        return False, f"✗ previous-word head: expected (layer, head), got {type(got).__name__} {got!r:.40}."
-    try:
-        layer, head = (int(x) for x in got)
-    except (TypeError, ValueError, RuntimeError):
-        return False, f"✗ previous-word head: expected two whole numbers (layer, head), got {got!r:.40}."
-    if not (0 <= layer < L and 0 <= head < H):
-        return False, f"✗ previous-word head: there is no head ({layer}, {head}); layers 0..{L - 1}, heads 0..{H - 1}."
-    prev = previous_token_scores(a)  # (L, H): mean weight on the word just before
-    best = np.unravel_index(prev.argmax(), prev.shape)
-    said = f"L{layer} H{head} puts {prev[layer, head]:.2f} on the previous word on average"
-    if prev[layer, head] >= prev.max() - 0.02:
-        return True, f"✓ previous-word head: {said} (best L{best[0]} H{best[1]}: {prev.max():.2f})"
-    itself = a.diagonal(dim1=-2, dim2=-1).mean(-1).numpy()  # (L, H): weight on the word itself
-    hints = {_top(itself): "that head looks at the word itself (the diagonal), not one word to the left.",
-             _top(first_token_scores(a)): "that head rests on the first token (a bright first column).",
-             _top(a.diagonal(offset=-2, dim1=-2, dim2=-1).mean(-1).numpy()): "that head looks two words back.",
-             (int(best[1]), int(best[0])): "you swapped layer and head: rows are layers, columns heads."}
-    hint = hints.get((layer, head), "look for a bright line just below the diagonal.")
-    return False, f"✗ previous-word head: {said}; {hint} The best is L{best[0]} H{best[1]} ({prev.max():.2f})."
-
-
-def check_previous_word_head(student_fn, attentions) -> None:
-    """student_fn(attentions (L, H, T, T)) -> (layer, head). Passes when, on the model's maps and on
-    planted maps of another size, it names (within 0.02) the head that looks most at the previous word."""
-    maps = [torch.as_tensor(attentions).float(), _planted_maps()]
-    lines = []
-    for n, a in enumerate(maps):
-        with torch.no_grad():
-            got, problem = call_student("previous-word head", student_fn, a.clone())
-        ok, line = (False, problem) if problem else _judge_head(got, a)
-        if not ok:
-            if n and NOT_ATTEMPTED not in line:
-                line += (f" (on a second set of maps, {list(a.shape)}; your function must search the maps "
-                         f"it is given, not return a fixed head)")
-            return _say(line)
-        lines.append(line)
-    _say(f"{lines[0]}; also right on a second set of maps {list(maps[1].shape)}.")
-
-
-def _repeat_tokens() -> list[str]:
-    """A second, longer input for the induction check: a word list said three times."""
-    words = ["<bos>", "list", ":", "cat", "sun", "cup", "old", "."]
-    return words + ["again", ":", "cat", "sun", "cup", "old", "."] + ["again", ":", "cat", "sun"]
-
-
-def _judge_pattern(got, tokens: list[str]) -> tuple[str | None, list[int], np.ndarray]:
-    """(None or what is wrong, rows of the repeated words, the right key per such row)."""
-    want = induction_prediction(tokens)
-    rows = [q for q in range(len(tokens)) if tokens[q] in tokens[:q]]  # words seen before
-    right = want[rows].argmax(-1)
-    try:
-        got = np.asarray(got.detach() if isinstance(got, torch.Tensor) else got, dtype=float)
-    except (TypeError, ValueError):
-        return f"expected a (T, T) array of numbers, got {type(got).__name__}.", rows, right
-    if got.shape != want.shape:
-        return f"shape {got.shape}, expected {want.shape} (queries × keys).", rows, right
-    if not np.isfinite(got).all():
-        return "your array contains NaN or inf; put 1 where the head looks and 0 elsewhere.", rows, right
-    picked = got[rows].argmax(-1)
-    if (picked == right).all():
-        return None, rows, right
-    if (picked == right - 1).all():
-        return ("you point at the earlier copy itself (a duplicate-token head); an induction head looks one "
-                "word further, at what came next last time."), rows, right
-    if (picked == np.array(rows) - 1).all():
-        return "that is the previous word; look for the earlier copy instead.", rows, right
-    if (picked == np.array(rows)).all():
-        return "that is the word itself (the diagonal); look after its earlier copy.", rows, right
-    first = [next(k for k in range(q) if tokens[k] == tokens[q]) + 1 for q in rows]
-    if (picked == np.array(first)).all():
-        return "you used the word after the *first* copy; use the latest earlier copy.", rows, right
-    wrong = [tokens[q] for q, p, r in zip(rows, picked, right) if p != r]
-    return (f"wrong for {len(wrong)} of {len(rows)} repeated words, e.g. '{wrong[0]}'. From a repeated word, "
-            f"look at the word after its earlier copy."), rows, right
-
-
-def check_induction_prediction(student_fn, run: Run) -> None:
-    """student_fn(tokens) -> (T, T) predicted pattern; judged on the words that repeat an earlier
-    word, on `run`'s tokens and on a longer list, then compared with the model's heads on `run`."""
-    for n, tokens in enumerate([list(run.tokens), _repeat_tokens()]):
-        got, problem = call_student("induction pattern", student_fn, list(tokens))
-        if problem:
-            return _say(problem)
-        wrong, rows, right = _judge_pattern(got, tokens)
-        if wrong:
-            where = f" (on a second input of {len(tokens)} tokens)" if n else ""
-            return _say(f"✗ induction pattern{where}: {wrong}")
-        if n == 0:
-            attn = run.attentions[:, :, rows, right].float().mean(-1)  # (L, H): weight where you predicted
-            l, h = np.unravel_index(int(attn.argmax()), attn.shape)
-            found = f"In the model, L{l} H{h} puts {attn[l, h]:.2f} of its attention exactly there."
-            count = len(rows)
-    _say(f"✓ induction pattern: right for all {count} repeated words (and on a second, longer list). {found}")
-
-
-def _top(table: np.ndarray) -> tuple[int, int]:
-    """(layer, head) of the largest entry of a (L, H) table."""
-    l, h = np.unravel_index(int(np.argmax(table)), table.shape)
-    return int(l), int(h)
-
-
-def _say(line: str) -> None:
-    print(line)

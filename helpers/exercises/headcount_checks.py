@@ -1,78 +1,118 @@
-"""Checks of notebook 04: the head size and parameter count, and the shape of the concatenation."""
+"""Checks of notebook 04: the head size and parameter count, and the shape of the concatenation.
+
+Both answers are tuples of whole numbers, read with core.arguments (Python, numpy and 0-d torch
+integers alike); each slip below is a wrong formula, run on the same (width, heads) as the student.
+"""
 
 from __future__ import annotations
-
-import numbers
 
 import torch
 
 from ..analysis.headcount import head_shapes
+from ..core.arguments import is_whole_number
 from ..core.attention import attention_param_count
-from .grading import call_student
+from .grading import Exercise, Mistake as M, check
 
 
-# --- exercise checks -------------------------------------------------------------------------
-def _whole_numbers(got) -> tuple[int, ...] | None:
-    """The answer as a tuple of whole numbers, or None when it is not one (5, "96", a tensor …)."""
-    if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list, torch.Size)):
-        return None
-    if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in got):
-        return None
-    return tuple(int(x) for x in got)
+def whole_numbers(example: str):
+    """A reader: the answer as a tuple of plain ints, or one line saying what to return instead."""
+    def read(got, args):
+        if is_whole_number(got):
+            return None, f"expected a tuple of whole numbers such as {example}, got the single number {int(got)}."
+        if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list, torch.Size)):
+            return None, f"expected a tuple of whole numbers such as {example}, got {type(got).__name__} {got!r:.40}."
+        if any(isinstance(x, float) and x.is_integer() for x in got):
+            return None, (f"{tuple(got)} holds a float: width / n_heads gives a float (e.g. 8.0); use whole-number "
+                          f"division, width // n_heads.")
+        if not all(is_whole_number(x) for x in got):
+            return None, f"expected a tuple of whole numbers such as {example}, got {tuple(got)!r:.60}."
+        return tuple(int(x) for x in got), None
+    return read
 
 
-def _verdict(name: str, fn, cases, want, hints) -> None:
-    """Run fn on every case; print one line: pass, not attempted, raised, or the likely mistake."""
-    for case in cases:
-        got, problem = call_student(name, fn, *case)
-        if problem:
-            print(problem)
-            return
-        numbers = _whole_numbers(got)
-        if numbers is None:
-            print(f"✗ {name}{case}: expected a tuple of whole numbers such as {want(*case)}, "
-                  f"got {type(got).__name__} {got!r:.40}.")
-            return
-        expected = want(*case)
-        if numbers != expected:
-            print(f"✗ {name}{case}: expected {expected}, got {numbers}; {hints(case, numbers, expected)}.")
-            return
-    print(f"✓ {name}: right for all {len(cases)} cases.")
+def _same(a, b, args) -> bool:
+    return a == b
+
+
+def _params(w: int, n: int) -> int:
+    return attention_param_count(w, n)
+
+
+def _one_head(w: int, n: int) -> int:
+    d = w // n
+    return 3 * (w * d + d) + d * w
+
+
+def _last_resort(value, expected, args):
+    return "per head 3·(width·d + d) for Q, K, V and d·width for its rows of W_O; then add width (the output bias).", False
+
+
+HEAD_SIZE_AND_PARAMS = Exercise(
+    "head_size_and_params", [(f"width {w}, {n} head{'s' * (n > 1)}", (w, n)) for w, n in
+                             ((96, 4), (96, 12), (768, 12), (64, 8), (96, 1))],
+    lambda w, n: (w // n, _params(w, n)), [
+        M("the two numbers are in the wrong order: return (head size, parameters).", lambda w, n: (_params(w, n), w // n)),
+        M("that is the number of heads; the head size is width // heads.", lambda w, n: (n, _params(w, n))),
+        M("width × heads is not the head size: each head gets width // heads features.", lambda w, n: (w * n, _params(w, n))),
+        M("you left out the output bias: add width (one bias per output feature).", lambda w, n: (w // n, _params(w, n) - w)),
+        M("that is one head's share: multiply by the number of heads and add the output bias (width).",
+          lambda w, n: (w // n, _one_head(w, n))),
+        M("that is one head's share plus the output bias: multiply the head's share by the number of heads.",
+          lambda w, n: (w // n, _one_head(w, n) + w)),
+        M("you left out the biases: 3·width for Q, K, V together and width for the output.", lambda w, n: (w // n, 4 * w * w)),
+        M("you counted only the output bias: Q, K and V have biases too (3·width more).",
+          lambda w, n: (w // n, 4 * w * w + w)),
+        M("you left out the output projection W_O (width·width weights and width biases).",
+          lambda w, n: (w // n, 3 * w * w + 3 * w)),
+        M("you multiplied a full-width layer by the heads: heads split the width, they add no parameters.",
+          lambda w, n: (w // n, n * _params(w, n))),
+        M("you added the output bias once per head: it is added once, after the recombination.",
+          lambda w, n: (w // n, _params(w, n) + (n - 1) * w)),
+        M("you counted a head's W_Q, W_K, W_V as [d × d]: each reads all width features, [width × d].",
+          lambda w, n: (w // n, n * (3 * ((w // n) ** 2 + w // n) + (w // n) * w) + w)),
+        M("you counted the Q, K, V biases of one head only (3·d): every head has its own, 3·width in all.",
+          lambda w, n: (w // n, 4 * w * w + 3 * (w // n) + w)),
+        M("you counted every matrix of a head as [d × d]: W_Q, W_K, W_V are [width × d] and its rows of W_O "
+          "[d × width].", lambda w, n: (w // n, n * (4 * (w // n) ** 2 + 3 * (w // n)) + w)),
+    ], read=whole_numbers("(8, 37248)"), same=_same, explain=_last_resort, tensor=False,
+    show_case=True, sizes="d = width // n_heads")
 
 
 def check_head_size_and_params(fn) -> None:
     """Exercise: fn(width, n_heads) -> (head size, attention parameters of the layer, biases included)."""
-    def hints(case, got, want):
-        (width, n), (size, params) = case, (list(got) + [None, None])[:2]
-        d = width // n
-        one_head = 3 * (width * d + d) + d * width
-        if size == n and n != d:
-            return "that is the number of heads; the head size is width / heads"
-        if size != d:
-            return "the head size is width / heads"
-        if params == attention_param_count(width, n) - width:
-            return "you left out the output bias: add width (one bias per output feature)"
-        if params in (one_head, one_head + width) and n > 1:
-            return "that is one head's share: multiply by the number of heads (and add the output bias)"
-        if params == 4 * width ** 2:
-            return "you left out the biases: 3·width for Q, K, V together and width for the output"
-        return "per head 3·(width·d + d) for Q, K, V and d·width for its rows of W_O; then add width"
-    return _verdict("head_size_and_params", fn, [(96, 1), (96, 4), (96, 12), (768, 12), (64, 8)],
-                    lambda w, n: (w // n, attention_param_count(w, n)), hints)
+    check(HEAD_SIZE_AND_PARAMS, fn)
+
+
+CONCAT_SHAPE = Exercise(
+    "concat_shape", [(f"{T} tokens, width {w}, {n} head{'s' * (n > 1)}", (T, w, n)) for T, w, n in
+                     ((5, 96, 12), (9, 96, 1), (4, 768, 12), (7, 96, 3))],
+    lambda T, w, n: head_shapes(w, n, T)["concatenation"], [
+        M("that is one head's output; concatenation puts all heads side by side (heads × head size columns).",
+          lambda T, w, n: (T, w // n)),
+        M("that keeps a heads axis (stacking, heads first); concatenating joins the heads' columns: (tokens, width).",
+          lambda T, w, n: (n, T, w // n)),
+        M("that keeps a heads axis (stacking); concatenating joins the heads' columns: (tokens, width).",
+          lambda T, w, n: (T, n, w // n)),
+        M("rows and columns swapped: one row per token, (tokens, width).", lambda T, w, n: (w, T)),
+        M("each head's output is width // heads long, so the heads together give width columns, not width × heads.",
+          lambda T, w, n: (T, w * n)),
+        M("one column per head: each head contributes width // heads columns, so width in all.", lambda T, w, n: (T, n)),
+        M("heads stacked as rows: concatenation puts them side by side, one row per token.",
+          lambda T, w, n: (T * n, w // n)),
+        M("one row per token and head: the heads sit side by side in the same row, (tokens, width).",
+          lambda T, w, n: (T * n, w)),
+        M("that is the shape of one head's attention map (tokens × tokens); the concatenation has width columns.",
+          lambda T, w, n: (T, T)),
+        M("(heads, head size) leaves out the tokens: one row per token, the heads side by side, (tokens, width).",
+          lambda T, w, n: (n, w // n)),
+        M("counted one token too many (<bos>?): n_tokens already counts every token, one row each.",
+          lambda T, w, n: (T + 1, w)),
+        M("counted one token too few: one row for each of the n_tokens tokens.", lambda T, w, n: (T - 1, w)),
+    ], read=whole_numbers("(5, 96)"), same=_same,
+    explain=lambda value, expected, args: ("rows are tokens, columns are heads × head size.", False), tensor=False,
+    show_case=True, sizes="d = width // n_heads")
 
 
 def check_concat_shape(fn) -> None:
     """Exercise: fn(n_tokens, width, n_heads) -> shape of the concatenated head outputs."""
-    def hints(case, got, want):
-        T, width, n = case
-        if got == (T, width // n):
-            return "that is one head's output; concatenation puts all heads side by side"
-        if len(got) == 3:
-            return "that keeps a heads axis (stacking); concatenating joins the heads' columns"
-        if got == (width, T):
-            return "rows and columns swapped: one row per token"
-        if got == (T, width * n):
-            return "each head's output is width / heads long, so the heads together give width columns"
-        return "rows are tokens, columns are heads × head size"
-    return _verdict("concat_shape", fn, [(5, 96, 12), (9, 96, 1), (4, 768, 12), (7, 96, 3)],
-                    lambda T, w, n: head_shapes(w, n, T)["concatenation"], hints)
+    check(CONCAT_SHAPE, fn)

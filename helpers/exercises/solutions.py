@@ -124,6 +124,25 @@ def my_prediction():
     return 0.8
 
 
+# --- notebook 07 -----------------------------------------------------------------------------------
+def kv_cache_bytes(config, n_tokens):
+    """Bytes of keys and values kept for n_tokens tokens (16-bit numbers: 2 bytes each)."""
+    layers = config["num_hidden_layers"]
+    kv_heads = config["num_key_value_heads"]
+    head_size = config["hidden_size"] // config["num_attention_heads"]
+    return 2 * layers * kv_heads * head_size * 2 * n_tokens  # a key and a value, per layer and kv head
+
+
+def grouped_attention(Q, K, V):
+    """Q [H × T × d], K and V [H_kv × T × d] -> [H × T × d]: neighbouring query heads share a key/value head."""
+    H, T, d = Q.shape
+    group = H // K.shape[0]  # query heads per key/value head
+    K, V = K.repeat_interleave(group, dim=0), V.repeat_interleave(group, dim=0)  # [H × T × d]
+    scores = Q @ K.transpose(-2, -1) / d ** 0.5  # [H × T × T]
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    return scores.masked_fill(future, float("-inf")).softmax(dim=-1) @ V
+
+
 SOLUTIONS = {name: obj for name, obj in list(globals().items())
              if not name.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
              and obj.__module__ == __name__}

@@ -24,27 +24,29 @@ from typing import Callable
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
-from ..analysis import captions, headcount, relations
+from ..analysis import captions, headcount, kvheads, relations
 from ..core.catalog import load_model
-from ..core.files import staged_files
+from ..core.files import file_error, staged_files
 from ..core.model import LanguageModel
 from ..core.run import Run, run_sentence
 from ..core.walkthrough import Walkthrough, walkthrough_layer
-from . import headcount_plots, plots, pptx_deck, score_plots, slides, views
+from . import headcount_plots, kv_plots, plots, pptx_deck, score_plots, slides, views
 from .animations import build_animations, save_animation
-from .export import FIXED_METADATA, _write_error, check_folder, check_plain_name, save_for_slides
+from .export import FIXED_METADATA, check_folder, check_plain_name, save_for_slides
+from .page import export_page
 from .slide import EXPORT_RC, MIN_FONT_PT, SLIDE_INCHES, export_facecolor, slide_sized, slide_style
 
 SIZE = SLIDE_INCHES  # at 144 dpi exactly 1920 × 1080 px
 DPI = 144
 DRAW = "I like to draw"
+WALK = {"model": "classroom", "sentence": DRAW}  # notebooks 01-03's walkthrough_layer call (tests/test_captions.py)
 LIST = "list : red mat old fox . again : red mat old fox ."
 
 
 class Models:
     """Loads each model (and runs each sentence) once while a deck is built."""
 
-    def __init__(self, n_stories: int = 32):
+    def __init__(self, n_stories: int = 64):  # notebook 06's held-out stories: the deck shows its numbers
         self.n_stories = n_stories
         self._walks: dict[int, Walkthrough] = {}
         self._runs: dict[str, Run] = {}
@@ -56,7 +58,8 @@ class Models:
 
     def walk(self, n_heads: int) -> Walkthrough:
         if n_heads not in self._walks:
-            self._walks[n_heads] = walkthrough_layer("classroom", n_heads=n_heads, sentence=DRAW)
+            self._walks[n_heads] = walkthrough_layer(WALK["model"], n_heads=n_heads, **{k: v for k, v in WALK.items()
+                                                                                     if k != "model"})
         if self._walks[n_heads].source == "seeded":  # the trained file is missing: the slide must say so
             self.used_seeded = True
         return self._walks[n_heads]
@@ -71,10 +74,14 @@ class Models:
         return relations.relation_scores(self.classroom, n_stories=self.n_stories)
 
     @cached_property
-    def type_scores(self) -> dict:
-        """Scores without the pairs whose key is the word just before: a head's type is then not a
-        previous-word head in disguise (the types notebook 06 teaches)."""
-        return relations.relation_scores(self.classroom, n_stories=self.n_stories, beyond_previous=True)
+    def types(self):
+        """Each head's type, by the call notebooks 05 and 06 make (relations.head_types): (L, H) names."""
+        return relations.head_types(self.classroom, n_stories=self.n_stories)[0]
+
+    @cached_property
+    def report(self) -> list[dict]:
+        """Notebook 06's table: each relation's best head against the best fixed offset."""
+        return relations.relation_report(self.classroom, n_stories=self.n_stories)
 
     def best(self, relation: str) -> tuple[int, int]:
         return relations.ranked_heads(self.scores, relation, k=1)[0][0]
@@ -115,18 +122,13 @@ def _induction_links(m: Models) -> Figure:
 
 
 def _induction_caption(m: Models) -> str:
-    run, (l, h) = m.run(LIST), m.best("induction")
-    return captions.head_caption(run.attentions[l, h], run.tokens, l, h)
-
-
-def _all_heads_caption(m: Models, sentence: str, relation: str) -> str:
-    return captions.all_heads_caption(m.run(sentence).attentions, m.run(sentence).tokens, m.best(relation))
+    return captions.induction_caption(m.run(LIST).attentions, m.run(LIST).tokens)  # notebook 05, section 10
 
 
 # One line per slide, in lecture order: file name, figure, pptx title, caption computed from the data.
 SLIDES = [
     Slide("01_one_head", _one_head, "One head reads a sentence",
-          lambda m: captions.head_caption(m.walk(1).head(0).weights, m.walk(1).tokens)),
+          lambda m: captions.map_caption(m.walk(1).head(0).weights, m.walk(1).tokens)),
     Slide("01_where_draw_looks", _draw_row, "Where 'draw' looks",
           lambda m: captions.word_caption(m.walk(1).head(0).weights[-1], m.walk(1).tokens, "draw")),
     Slide("02_twelve_heads", lambda m: plots.plot_heads(m.walk(12).steps().weights, m.walk(12).tokens,
@@ -134,26 +136,28 @@ SLIDES = [
           "Twelve heads, twelve ways to read", lambda m: captions.heads_caption(m.walk(12).steps().weights,
                                                                                m.walk(12).tokens)),
     Slide("02_shrunk_query", lambda m: slides.shrunk_query(768, 64, "draw"), "Each head works in 64 numbers",
-          lambda m: captions.shrink_caption(768, 64, "draw")),
+          lambda m: captions.shrink_caption(m.walk(12).residual.shape[-1], m.walk(12).d_head, "draw")),
     Slide("03_recombination", lambda m: plots.plot_recombination(m.walk(12).steps(), 3, m.walk(12).tokens),
           "Recombination: decompress each head, then sum",
-          lambda m: captions.recombination_caption(m.walk(12).steps().per_head[:, 3], "draw")),
+          lambda m: captions.recombination_caption(m.walk(12).W_O, "draw")),
     Slide("04_head_count_results", lambda m: headcount_plots.plot_head_count_results(), "What more heads buy",
           lambda m: captions.head_count_caption(headcount.loss_by_heads(), headcount.repeat_accuracy_by_heads())),
     Slide("04_merged_heads", lambda m: slides.merged_heads(), "Merging heads is moving the cuts",
-          lambda m: captions.merge_caption(*slides.merge_maps()[1:], "L1 H")),
+          lambda m: captions.merge_caption(3, headcount.merged_loss(3), headcount.loss_by_heads()[4])),
     Slide("05_all_heads_draw", lambda m: slides.all_heads_with_zoom(m.run(DRAW).attentions, m.run(DRAW).tokens,
                                                                      m.best("previous"), "previous word"),
-          "All 144 heads at once", lambda m: _all_heads_caption(m, DRAW, "previous")),
+          "All 144 heads at once", lambda m: captions.resting_caption(m.run(DRAW).attentions, m.run(DRAW).tokens)),
     Slide("05_all_heads_list", lambda m: slides.all_heads_with_zoom(m.run(LIST).attentions, m.run(LIST).tokens,
                                                                      m.best("induction"), "induction"),
-          "All 144 heads on a repeated list", lambda m: _all_heads_caption(m, LIST, "induction")),
+          "All 144 heads on a repeated list", _induction_caption),
     Slide("05_induction_head", _induction_zoom, "An induction head", _induction_caption),
     Slide("05_token_links", _induction_links, "Who looks at whom", _induction_caption),
     Slide("06_score_tables", lambda m: slides.score_tables(m.scores), "Scoring every head against the grammar",
-          lambda m: captions.scores_caption(m.scores)),
-    Slide("06_head_types", lambda m: score_plots.plot_head_types(m.type_scores), "What each head learned",
-          lambda m: captions.types_caption(relations.best_head_types(m.type_scores)[0])),
+          lambda m: captions.report_caption(m.report)),
+    Slide("06_head_types", lambda m: score_plots.plot_head_types(m.types), "What each head learned",
+          lambda m: captions.types_caption(m.types)),
+    Slide("07_shared_keys_and_values", lambda m: kv_plots.kv_slide((12, 1)), "Heads that share keys and values",
+          lambda m: kvheads.kv_caption((12, 1))),
 ]
 
 
@@ -191,10 +195,13 @@ ANIMATION_AFTER = {"one_head_steps": "01_where_draw_looks", "twelve_heads_recomb
 
 
 def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models | None = None,
-                name: str = "deck", format: str = "pdf", animations: bool = True) -> tuple[Path, list[Path]]:
+                name: str = "deck", format: str = "pdf", animations: bool = True,
+                page: bool = False) -> tuple[Path, list[Path]]:
     """Write folder/deck.pdf (one 16:9 page per slide), or folder/deck.pptx (format="pptx": a title,
     the picture and the caption as speaker notes on each slide, the animations as GIFs), plus
     folder/<slide>.png (1920 × 1080) and folder/<slide>.txt (its caption). Returns (deck, pngs).
+    page=True adds folder/all_heads.html: every head of the classroom model on the deck's sentences,
+    one offline web page (figures.page.export_page) to open from the slides or a USB stick.
 
     The deck appears whole or not at all: every file is first written into a staging folder
     of our own (helpers.core.files), and moved into place only when all of them were written.
@@ -220,6 +227,8 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
             _write_pdf(figures, deck, subject=f"{len(figures)} slides; each slide's caption is in its .txt file")
         else:
             _write_pptx(chosen, figures, notes, models if animations else None, staging, deck)
+        if page:
+            export_page(models.classroom, [DRAW, LIST], name="all_heads", folder=staging)
     return folder / deck.name, [folder / png.name for png in pngs]
 
 
@@ -252,5 +261,5 @@ def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "")
                 with slide_sized(fig, SIZE), mpl.rc_context(EXPORT_RC):  # as save_for_slides saves
                     pdf.savefig(fig, facecolor=export_facecolor(fig))
     except BaseException as err:
-        raise _write_error(err, path) from None
+        raise file_error(err, path) from None
     os.chmod(path, 0o644)  # the deck is for sharing: readable by everyone, as it always was

@@ -50,17 +50,36 @@ def save_for_slides(
     caption: one sentence (helpers.captions makes them from the data); written beside the
     figure as name.txt and stored in each file (PDF subject, PNG/SVG description).
     """
-    _check_arguments(fig, name, formats, dpi)
-    caption = _check_caption(caption)
-    inches = None if size is None else slide_inches(size)
+    return save_set_for_slides({name: (fig, size)}, folder, {name: caption}, formats, dpi)
+
+
+def save_set_for_slides(
+    figures: dict[str, tuple[Figure, str | tuple[float, float] | None]],
+    folder: str | Path = "figures",
+    captions: dict[str, str] | None = None,
+    formats: Sequence[str] = FORMATS,
+    dpi: int = 200,
+) -> list[Path]:
+    """Write several figures ({name: (fig, size)}) as one set, as save_for_slides writes one: every
+    file of every figure is renamed into place together, or none is (a widget's "Export for
+    slides" never leaves half a set behind when the disk fills)."""
+    captions = captions or {}
+    for name, (fig, _) in figures.items():
+        _check_arguments(fig, name, formats, dpi)
+    captions = {name: _check_caption(captions.get(name)) for name in figures}
+    sizes = {name: None if size is None else slide_inches(size) for name, (_, size) in figures.items()}
     folder = _writable_folder(folder)
-    targets = [folder / f"{name}.{fmt.lower()}" for fmt in formats] + ([folder / f"{name}.txt"] if caption else [])
-    with slide_sized(fig, inches):
-        with staged_files(folder) as staging:  # every format, renamed into place together, or none
-            for target in targets:
-                _write_one(fig, staging / target.name, target, dpi, caption)
-        check_layout(fig, name)  # a warning that names what a class could not read
-    return targets
+    targets = {name: [folder / f"{name}.{fmt.lower()}" for fmt in formats]
+               + ([folder / f"{name}.txt"] if captions[name] else []) for name in figures}
+    with staged_files(folder) as staging:  # renamed into place together, or none
+        for name, (fig, _) in figures.items():
+            with slide_sized(fig, sizes[name]):
+                for target in targets[name]:
+                    _write_one(fig, staging / target.name, target, dpi, captions[name])
+    for name, (fig, _) in figures.items():
+        with slide_sized(fig, sizes[name]):
+            check_layout(fig, name)  # a warning that names what a class could not read
+    return [path for name in figures for path in targets[name]]
 
 
 def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -> None:
@@ -133,12 +152,6 @@ def _write_one(fig: Figure, tmp: Path, target: Path, dpi: float, caption: str | 
         with mpl.rc_context(EXPORT_RC):  # no user rc (bbox tight, transparent, ...) changes the file
             fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata, facecolor=export_facecolor(fig))
     except BaseException as err:
-        raise _write_error(err, target) from None  # the staging folder, tmp included, is removed
-
-
-def _write_error(err: BaseException, target: Path) -> BaseException:
-    """A full disk shows up inside matplotlib's writers as odd follow-on errors (e.g. the PDF
-    writer's AttributeError); file_error finds the OSError underneath and says it in one line."""
-    return file_error(err, target)
+        raise file_error(err, target) from None  # the staging folder, tmp included, is removed
 
 

@@ -66,7 +66,8 @@ class AllHeadsView:
             bar = self.fig.colorbar(self.image, cax=cax, label="attention weight")
         bar.set_ticks([0, 0.5, 1])  # three labels read as well on a slide, and draw in half the time
         self.gaps = ax.add_collection(LineCollection([], colors="white", linewidths=1.0))  # crisp at any size
-        self.rect = Rectangle((0, 0), 1, 1, fill=False, edgecolor=HIGHLIGHT, linewidth=3, visible=False)
+        self.rect = Rectangle((0, 0), 1, 1, fill=False, edgecolor=HIGHLIGHT, linewidth=3, visible=False,
+                              zorder=2.6)  # over the gap lines (2) and the frame (2.5), under the labels (3)
         ax.add_patch(self.rect)
         self.label_texts = []
         ax.set_xticks([])  # plain texts instead of ticks: much faster to draw, same look

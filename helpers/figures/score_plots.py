@@ -57,16 +57,25 @@ def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=No
 
 
 # One colour per type (Okabe–Ito, safe for colour-blind readers); heads with no type stay light grey.
-TYPE_COLOURS = {"previous": "#D55E00", "resting": "#999999", "agreement": "#0072B2", "pronoun": "#56B4E9",
-                "induction": "#009E73", "object": "#E69F00", "determiner": "#F0E442", "subject": "#CC79A7",
-                "bos": "#999999", "none": "#F2F2F2"}
+# Positional types in warm colours and grey, grammar in blues, green and pink.
+TYPE_COLOURS = {"previous": "#D55E00", "offset": "#E69F00", "resting": "#999999", "agreement": "#0072B2",
+                "pronoun": "#56B4E9", "induction": "#009E73", "object": "#000000", "determiner": "#F0E442",
+                "subject": "#CC79A7", "bos": "#999999", "none": "#F2F2F2"}
 
 
-def plot_head_types(scores: dict[str, np.ndarray], threshold: float = TYPE_THRESHOLD, ax=None) -> Figure:
-    """Every head coloured by its type (best_head_types), with a legend that counts each type.
+def plot_head_types(types, threshold: float = TYPE_THRESHOLD, ax=None) -> Figure:
+    """Every head coloured by its type, with a legend that counts each type.
 
-    Colours and a legend instead of words in the cells, so the picture stays readable on a slide."""
-    types, _ = best_head_types(scores, threshold)
+    types: the (L, H) array of names that relations.head_types returns (what notebook 06 counts), or a
+    dict of score tables, typed here by best_head_types without baselines. Colours and a legend instead
+    of words in the cells, so the picture stays readable on a slide."""
+    if isinstance(types, dict):
+        types, _ = best_head_types(types, threshold)
+    types = np.asarray(types, dtype=object)
+    unknown = sorted({str(t) for t in types.ravel()} - set(TYPE_COLOURS))
+    if unknown:
+        raise ValueError(f"Unknown head type {unknown[0]!r}; pass the types from H.head_types (known: "
+                         f"{', '.join(TYPE_COLOURS)}).")
     names = [t for t in TYPE_COLOURS if (types == t).any()]  # legend order: positional, grammar, none
     index = np.vectorize(names.index)(types)  # (L, H) of colour numbers
     if ax is None:

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.collections import LineCollection
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 from .common import HIGHLIGHT, as_maps, new_axes
 from .plots import plot_attention
+
+MARKER_FILL = tuple(0.3 * c + 0.7 for c in to_rgb(HIGHLIGHT))  # the highlight at 30 % on white, opaque
 
 
 # --- one head up close -------------------------------------------------------------------
@@ -95,7 +98,11 @@ class TokenLinksView:
         ax.add_collection(self.lines)
         ax.set_axis_off()
         self.texts: list = []
-        self.words: tuple = (None, None)  # (tokens, query) the words are drawn for
+        self.words = None  # the tokens the words are drawn for
+        # The chosen query word: a bold copy on an opaque highlight over the plain word, moved
+        # (not rewritten) when the query changes, so a widget redraws only it and the lines.
+        self.marker = ax.text(1.05, 0, "", ha="left", va="center", fontweight="bold", visible=False, zorder=3.5,
+                              bbox={"facecolor": MARKER_FILL, "linewidth": 0})  # drawn after the words (3)
         self.n_words = 0  # the sentence length the line segments are laid out for
         self.update(a, tokens, query, title)
 
@@ -118,25 +125,26 @@ class TokenLinksView:
         colours[:, 3] = np.clip(w, 0, 1)
         self.lines.set_color(colours)
         self.lines.set_linewidth(self.MAX_WIDTH * np.clip(w, 0, 1))
-        if self.words != (tokens, query):  # rewrite the words only when they change
-            self._words(tokens, query)
+        if self.words != tokens:  # rewrite the words only when they change
+            self._words(tokens)
             self.ax.set_xlim(-0.6, 1.6)
             self.ax.set_ylim(-T + 0.4, 1.0)
+        self.marker.set_visible(query is not None)
+        if query is not None:
+            self.marker.set_text(tokens[query])
+            self.marker.set_y(-query)
         if title is not None:
             self.ax.set_title(title)
 
-    def _words(self, tokens, query) -> None:
+    def _words(self, tokens) -> None:
         for text in self.texts:
             text.remove()
-        self.words = (tokens, query)
+        self.words = tokens
         self.texts = [self.ax.text(-0.05, 0.7, "keys", ha="right", style="italic"),
                       self.ax.text(1.05, 0.7, "queries", ha="left", style="italic")]
         for i, word in enumerate(tokens):
-            chosen = i == query
             self.texts.append(self.ax.text(-0.05, -i, word, ha="right", va="center"))
-            self.texts.append(self.ax.text(
-                1.05, -i, word, ha="left", va="center", fontweight="bold" if chosen else "normal",
-                bbox={"facecolor": HIGHLIGHT, "alpha": 0.3, "linewidth": 0} if chosen else None))
+            self.texts.append(self.ax.text(1.05, -i, word, ha="left", va="center"))
 
 
 def links_height(T: int) -> float:

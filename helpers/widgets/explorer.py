@@ -1,10 +1,14 @@
 """The 144-heads explorer: type a sentence, pick a head, export the views for slides.
 
-The widget is thin. Its logic lives in three plain methods that tests call without
-a browser: `set_sentence(text)`, `select(layer, head)` and `export()`. Attention
+The widget is thin. Its logic lives in plain methods that tests call without a browser:
+`set_sentence(text)`, `select(layer, head)`, `export()` and `export_web_page()`. Attention
 comes from `run_sentence` (the explorer never computes it), and redraws change the
 existing matplotlib artists, then show the figures as PNG bytes in Image widgets,
 which works the same in JupyterLab, Voilà and a headless notebook run (no ipympl).
+
+Each change redraws only what it changed: another query word only the links; another head
+the zoom, the links and the grid's highlight (the grid's maps stay cached pixels); a new
+sentence of the same length reuses the layout of all three pictures.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from ..core.arguments import is_whole_number
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
 from ..core.run import Run, run_sentence
-from ..figures.export import save_for_slides
+from ..figures.export import save_set_for_slides
 from ..figures.mosaic import AllHeadsView, plot_all_heads
+from ..figures.page import export_page
 from ..figures.slide import slide_style
 from ..figures.views import HeadView, TokenLinksView, links_height, plot_head, plot_token_links
 from .frame import Frame, show_png
@@ -42,6 +47,7 @@ class Explorer:
         self.lm, self.folder, self.dpi = lm, Path(folder), dpi
         self.run: Run = run_sentence(lm, sentence)  # the first sentence must work: it is the last good view
         self.sentence, self.error, self.exported = sentence, "", []
+        self.seen = [sentence]  # the sentences shown, most recent last: the web page holds them
         (self.layer, self.head), self.query = self._checked(layer, head), None
         attn = self.run.attentions
         self.grid = AllHeadsView(attn, self.run.tokens, highlight=(self.layer, self.head))
@@ -49,12 +55,14 @@ class Explorer:
         self.zoom = HeadView(attn[self.layer, self.head], self.run.tokens)  # titled by an HTML caption
         self.zoom.ax.tick_params(length=0)  # tick marks would poke 1 px into the map that blitting redraws
         self.links = TokenLinksView(attn[self.layer, self.head], self.run.tokens)
-        # Selecting a head only moves the highlight: the grid image is part of the background
-        # until a new sentence invalidates it.
-        self.frames = [Frame(self.grid.fig, [self.grid.rect], dpi),
+        # Selecting a head only moves the highlight: the grid's maps and title are cached pixels
+        # (the middle layer) until a new sentence refreshes them over the unchanged labels.
+        self.frames = [Frame(self.grid.fig, [self.grid.rect], dpi,
+                             middle=[self.grid.image, self.grid.gaps, *self.grid.ax.spines.values(), self.grid.title]),
                        Frame(self.zoom.fig, [self.zoom.image, *self.zoom.ax.spines.values()],
                              dpi),  # the frame lines go over the map, as in a full draw
-                       Frame(self.links.fig, [self.links.lines], dpi)]
+                       Frame(self.links.fig, [self.links.lines, self.links.marker], dpi)]
+        self.laid_out = _shape(self.run.tokens)  # the words the zoom and links layouts have room for
         self._build_widgets()
         self._draw()
 
@@ -67,13 +75,23 @@ class Explorer:
         except Exception as err:  # noqa: BLE001 - a widget shows the message instead of raising
             self._quietly(self.text, self.sentence)  # the box shows what the pictures show
             return self._show_error(err, f"still showing “{self.sentence}”")
+        grid_shape = self.grid.shape
         self.run, self.sentence, self.query = run, text, None
+        self.seen = [s for s in self.seen if s != text][-4:] + [text]
         self._quietly(self.text, text)
         self._quietly(self.word, -1, options=[ALL_WORDS] + self._word_options())
         self.grid.update(run.attentions, (self.layer, self.head), tokens=run.tokens)
-        self.links.fig.set_size_inches(4.5, links_height(len(run.tokens)))
-        for frame in self.frames:
-            frame.invalidate()  # new words on the axes: lay the figures out again
+        if self.grid.shape == grid_shape:
+            self.frames[0].refresh()  # same grid: new maps and title over the kept labels
+        else:
+            self.frames[0].invalidate()
+        T, longest = _shape(run.tokens)
+        relayout = T != self.laid_out[0] or longest > self.laid_out[1]  # else the words fit the last layout
+        if relayout:
+            self.laid_out = (T, longest)
+            self.links.fig.set_size_inches(4.5, links_height(T))
+        for frame in self.frames[1:]:
+            frame.invalidate(layout=relayout)  # new words on the axes
         self._clear_error()
         self._draw()
         return True
@@ -86,24 +104,22 @@ class Explorer:
                 raise ValueError(f"query={query} is not a word of this sentence (0..{len(self.run.tokens) - 1}).")
         except ValueError as err:
             return self._show_error(err, f"still showing {self._head_title()}")
-        if query != self.query:
-            self.frames[2].invalidate()  # another word is highlighted in the link view
+        moved = (layer, head) != (self.layer, self.head)
         self.layer, self.head, self.query = layer, head, query
         self._quietly(self.layer_slider, layer)
         self._quietly(self.head_slider, head)
         self._quietly(self.word, -1 if query is None else query)
         self.grid.update(highlight=(layer, head))
         self._clear_error()
-        self._draw()
+        self._draw(grid=moved, zoom=moved)  # another query word changes only the links
         return True
 
     def export(self, folder: str | Path | None = None) -> list[Path]:
         """Write the current grid, zoomed head and token links as PNG, SVG and PDF for slides."""
         folder = Path(folder or self.folder)
-        try:
-            paths, notes = [], self.slide_captions()
-            for name, fig in self.slide_figures().items():
-                paths += save_for_slides(fig, name, folder, caption=notes[name])  # + name.txt
+        try:  # one set: every file of the three figures appears together, or none does
+            figures = {name: (fig, "16:9") for name, fig in self.slide_figures().items()}
+            paths = save_set_for_slides(figures, folder, self.slide_captions())  # + name.txt
         except Exception as err:  # noqa: BLE001
             self._show_error(err, "nothing was written")
             return []
@@ -111,6 +127,21 @@ class Explorer:
         self.export_note.value = _written(paths)
         self._clear_error()  # an earlier failed export's message no longer holds
         return paths
+
+    def export_web_page(self, folder: str | Path | None = None) -> Path | None:
+        """Write the sentences shown so far (the current one first) as one offline web page."""
+        folder = Path(folder or self.folder)
+        sentences = [self.sentence] + [s for s in reversed(self.seen) if s != self.sentence]
+        try:
+            path = export_page(self.lm, sentences, f"{_plain(self.lm.name)}_all_heads", folder,
+                               layer=self.layer, head=self.head)
+        except Exception as err:  # noqa: BLE001
+            self._show_error(err, "nothing was written")
+            return None
+        self.export_note.value = (f"Wrote <code>{html.escape(str(path.resolve()))}</code>: {len(sentences)} "
+                                  f"sentence{'s' if len(sentences) > 1 else ''}, opens in any browser, no internet needed")
+        self._clear_error()
+        return path
 
     def slide_captions(self) -> dict[str, str]:
         """One sentence per exported figure, computed from the maps it shows (alt text, speaker notes)."""
@@ -163,14 +194,17 @@ class Explorer:
         L, H = self.lm.config.n_layer, self.lm.config.n_head
         self.status.value = f"{T} tokens · attention ({L}, {H}, {T}, {T}): layers, heads, queries, keys"
 
-    def _draw(self) -> None:
-        """Update the zoom and links artists, then re-render the three figures into the Image widgets."""
+    def _draw(self, grid: bool = True, zoom: bool = True, links: bool = True) -> None:
+        """Update the zoom and links artists, then re-render the figures that changed into their
+        Image widgets: the zoom first (the picture a student watches), the grid last."""
         attn = self.run.attentions[self.layer, self.head]  # (T, T)
-        self.zoom.update(attn, self.run.tokens)
+        if zoom:
+            self.zoom.update(attn, self.run.tokens)
+            self.head_caption.value = f"<b>{self._head_title()}</b>: its map (queries down, keys across) and its links"
         self.links.update(attn, self.run.tokens, query=self.query)
-        self.head_caption.value = f"<b>{self._head_title()}</b>: its map (queries down, keys across) and its links"
-        for frame, image in zip(self.frames, self.images):
-            show_png(image, frame)  # at its own pixel size: never stretched or blurred
+        for i, changed in ((1, zoom), (2, links), (0, grid)):
+            if changed:
+                show_png(self.images[i], self.frames[i])  # at its own pixel size: never stretched or blurred
 
     # --- the widgets: thin wiring --------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -187,6 +221,9 @@ class Explorer:
         self.button = widgets.Button(description="Export for slides", icon="download",
                                      tooltip=f"PNG, SVG and PDF into {self.folder}/",
                                      layout=widgets.Layout(width="auto", flex="none"))  # a long note never squeezes it
+        self.page_button = widgets.Button(description="Export as web page", icon="globe",
+                                          tooltip=f"one offline .html file of every head into {self.folder}/",
+                                          layout=widgets.Layout(width="auto", flex="none"))
         self.export_note = widgets.HTML()
         self._clear_error()
         self._busy = False
@@ -194,17 +231,20 @@ class Explorer:
         for control in (self.layer_slider, self.head_slider, self.word):
             control.observe(lambda change: self._react(self._select_from_controls), "value")
         self.button.on_click(lambda _: self.export())
+        self.page_button.on_click(lambda _: self.export_web_page())
         # grid | zoomed head | links side by side, so controls, grid and zoom fit one 1080p screen;
         # in a narrow window the links wrap below instead of squeezing the pictures.
         pictures = widgets.HBox([self.images[0], widgets.VBox([self.head_caption, self.images[1]]), self.images[2]],
                                 layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
         self.widget = widgets.VBox([
             self.text, widgets.HBox([self.layer_slider, self.head_slider, self.word]), self.status,
-            pictures, widgets.HBox([self.button, self.export_note], layout=widgets.Layout(align_items="center")),
+            pictures, widgets.HBox([self.button, self.page_button, self.export_note],
+                                   layout=widgets.Layout(align_items="center")),
         ])
         for widget, name in ((self.text, "explorer-text"), (self.layer_slider, "explorer-layer"),
                              (self.head_slider, "explorer-head"), (self.word, "explorer-query"),
                              (self.status, "explorer-status"), (self.button, "explorer-export"),
+                             (self.page_button, "explorer-page"),
                              (self.images[0], "explorer-grid"), (self.images[1], "explorer-zoom"),
                              (self.images[2], "explorer-links")):
             widget.add_class(name)  # names for the browser tests
@@ -239,6 +279,11 @@ def _written(paths: list[Path]) -> str:
     names = ", ".join(html.escape(p.name) for p in paths)
     return (f"Wrote {len(paths)} files in <code>{html.escape(str(folder))}/</code>: "
             f"<span style='font-size:smaller'>{names}</span>")
+
+
+def _shape(tokens) -> tuple[int, int]:
+    """(number of words, longest word): what a figure's layout must make room for."""
+    return len(tokens), max(len(str(t)) for t in tokens)
 
 
 def _plain(name: str) -> str:

@@ -27,31 +27,58 @@ def canvas_png(canvas) -> bytes:
 class Frame:
     """Renders one figure to PNG bytes for an Image widget, redrawing only what moves.
 
-    The first render draws everything except the `moving` artists and keeps that
-    picture as the background; later renders paste the background back and draw only
-    the moving artists on top (matplotlib's "blitting"), which skips all the text
-    layout. Call `invalidate()` after changing anything that is not a moving artist.
+    Three layers, each drawn only when it changed (matplotlib's "blitting"):
+    - the background: everything but the artists below (text layout, ticks, labels), kept as pixels;
+    - `middle` artists (a new sentence's maps, its title): drawn over the background and kept;
+    - `moving` artists (a highlight, the zoomed map): drawn over that on every render.
+    Call `refresh()` after changing a middle artist, `invalidate()` after changing anything else;
+    `invalidate(layout=False)` keeps the last layout (a new sentence of the same shape) and
+    skips the figure's layout engine, which is most of a full draw's time.
     """
 
-    def __init__(self, fig, moving=(), dpi: int = 72):
+    def __init__(self, fig, moving=(), dpi: int = 72, middle=()):
         fig.set_dpi(dpi)
-        self.fig, self.canvas, self.moving = fig, FigureCanvasAgg(fig), list(moving)
-        for artist in self.moving:
+        self.fig, self.canvas = fig, FigureCanvasAgg(fig)
+        self.middle, self.moving = list(middle), list(moving)
+        for artist in self.middle + self.moving:
             artist.set_animated(True)
-        self.background = None
+        self.engine = fig.get_layout_engine()
+        self.background = self.filled = None
+        self.relayout = True
 
-    def invalidate(self) -> None:
-        self.background = None
+    def invalidate(self, layout: bool = True) -> None:
+        self.background = self.filled = None
+        self.relayout = self.relayout or layout
+
+    def refresh(self) -> None:
+        self.filled = None
 
     def png(self) -> bytes:
         if self.background is None:
-            self.canvas.draw()  # everything but the moving artists
-            self.background = self.canvas.copy_from_bbox(self.fig.bbox)
-        else:
+            self._draw_background()
+        if self.filled is None:
             self.canvas.restore_region(self.background)
+            for artist in self.middle:
+                self.fig.draw_artist(artist)
+            self.filled = self.canvas.copy_from_bbox(self.fig.bbox)
+        else:
+            self.canvas.restore_region(self.filled)
         for artist in self.moving:
             self.fig.draw_artist(artist)
         return canvas_png(self.canvas)
+
+    def _draw_background(self) -> None:
+        """Everything but the middle and moving artists; the layout engine runs only when asked."""
+        if self.relayout or self.engine is None:
+            self.canvas.draw()
+        else:
+            self.fig.set_layout_engine("none")  # the axes keep the positions of the last layout
+            try:
+                self.canvas.draw()
+            finally:
+                self.fig.set_layout_engine(self.engine)
+        self.relayout = False
+        self.background = self.canvas.copy_from_bbox(self.fig.bbox)
 
 
 def show_png(image, frame: Frame, png: bytes | None = None) -> None:

@@ -43,3 +43,4 @@ def guard_selections(root, report: Callable[[str], None]):
             tolerate_bad_values(widget, report)
         stack.extend(getattr(widget, "children", ()))
     return root
+

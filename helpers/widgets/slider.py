@@ -24,13 +24,13 @@ from ..analysis.headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, av
 from ..core.arguments import whole_number
 from ..core.attention import attention_param_count
 from ..core.evaluation import one_thread
-from ..core.run import run_sentence
+from ..core.run import read_sentence, run_ids
 from ..figures import slides
-from ..figures.export import save_for_slides
 from ..figures.headcount_plots import LossPlot, plot_loss_vs_heads
 from ..figures.mosaic import AllHeadsView
 from ..figures.slide import slide_style
 from .frame import Frame, show_png
+from .controls import SyncedControls
 from .guard import guard_selections
 
 MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of a live grid; at 80 dpi at most 1280 × 520 px
@@ -48,7 +48,7 @@ def live_grid(maps, tokens, dpi: int) -> tuple[AllHeadsView, Frame]:
     return view, Frame(view.fig, [view.image, view.gaps, *view.ax.spines.values()], dpi)  # spines go over the maps
 
 
-class HeadCountExplorer:
+class HeadCountExplorer(SyncedControls):
     """A slider over the trained head counts, and a second one that merges heads-12's heads.
 
     Drive it from code or tests with set_heads(n), set_sentence(s), set_merge(k), export();
@@ -63,7 +63,8 @@ class HeadCountExplorer:
         self.counts = available_head_counts()
         if not self.counts:
             raise FileNotFoundError("No heads-N model in data/; train them with `python -m helpers.train heads-12` …")
-        self.heads, self.merge, self.sentence, self.folder = check_head_count(heads), merge, sentence, folder
+        self.heads, self.merge, self.folder = check_head_count(heads), merge, folder
+        self.sentence, self._read = sentence, read_sentence(load_variant(self.heads), sentence)  # (tokens, ids)
         self._runs: dict = {}  # head count -> Run, and group size -> (tokens, maps), for this sentence
         self._merges: dict = {}
         self.run = self._run(self.heads)
@@ -89,7 +90,6 @@ class HeadCountExplorer:
         self._grid("merge", self.merge_maps, self.merge_tokens)
 
     def _build_widgets(self, W) -> None:
-        self._syncing = False
         self.sentence_box = W.Text(value=self.sentence, description="sentence", continuous_update=False,
                                    layout=W.Layout(width="95%"))
         self.heads_slider = W.SelectionSlider(options=self.counts, value=self.heads, description="heads",
@@ -119,28 +119,10 @@ class HeadCountExplorer:
             self.maps_caption, self.maps_image,
             W.HBox([self.info, self.loss_image], layout=W.Layout(align_items="flex-start")),
             caption, self.merge_slider, self.merge_info, self.merge_caption, self.merge_image])
-        guard_selections(self.widget, lambda line: setattr(  # a value the browser sends out of range: one line
-            self.status, "value", f"<span style='color:#D55E00'>{html.escape(line)}</span>"))
+        guard_selections(self.widget, self._warn)  # a value the browser sends out of range: one line
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
-
-    def _from_widget(self, setter, change) -> None:
-        if not self._syncing:
-            setter(change["new"])
-
-    def _sync(self, control, value) -> None:
-        self._syncing = True
-        try:
-            control.value = value
-        finally:
-            self._syncing = False
-
-    def _fail(self, err: Exception) -> bool:
-        """One line: what went wrong and what the pictures still show."""
-        shown = f"still showing heads-{self.heads}, merged in groups of {self.merge}, reading “{self.sentence}”"
-        self.status.value = f"<span style='color:#D55E00'>⚠ {html.escape(str(err))} ({html.escape(shown)})</span>"
-        return False
+    def showing(self) -> str:
+        return f"still showing heads-{self.heads}, merged in groups of {self.merge}, reading “{self.sentence}”"
 
     # --- the logic the controls call ---------------------------------------------------
     def set_heads(self, n_heads) -> bool:
@@ -159,16 +141,18 @@ class HeadCountExplorer:
 
     def set_sentence(self, sentence) -> bool:
         """Read a new sentence with both the chosen model and the merged one."""
-        try:
+        try:  # the heads-N models share one vocabulary: tokenize once, then each model runs these ids once
+            read = read_sentence(load_variant(self.heads), sentence)
             with one_thread():
-                run = run_sentence(load_variant(self.heads), sentence)
-                tokens, maps = merged_maps(load_variant(MERGE_SOURCE), sentence, self.merge)
+                runs = {n: run_ids(load_variant(n), *read) for n in {self.heads, MERGE_SOURCE}}
+                merged = merged_maps(load_variant(MERGE_SOURCE), runs[MERGE_SOURCE], self.merge)
         except (ValueError, FileNotFoundError) as err:
             self._sync(self.sentence_box, self.sentence)  # the box shows what the pictures show
             return self._fail(err)
-        self.sentence, self.run, self.merge_tokens, self.merge_maps = sentence, run, tokens, maps
-        self._grids.clear()  # new words: every grid is laid out again, every model run again
-        self._runs, self._merges = {self.heads: run}, {self.merge: (tokens, maps)}
+        self.sentence, self._read, self.run = sentence, read, runs[self.heads]
+        self.merge_tokens, self.merge_maps = merged
+        self._grids.clear()  # new words: every grid is laid out again
+        self._runs, self._merges = runs, {self.merge: merged}
         self._sync(self.sentence_box, sentence)
         self._draw_heads()
         self._draw_merge()
@@ -212,19 +196,6 @@ class HeadCountExplorer:
                     title=slides.slide_title(self.merge_title(), self.merge_tokens)), "16:9"),
             }
 
-    def export(self, folder=None) -> list:
-        """Write the three figures as PNG, SVG and PDF for slides; return the paths."""
-        folder = self.folder if folder is None else folder
-        try:
-            paths = []
-            notes = self.slide_captions()
-            for name, (fig, size) in self.slide_figures().items():
-                paths += save_for_slides(fig, name, folder, size=size, caption=notes[name])  # + name.txt
-        except (ValueError, OSError) as err:
-            self._fail(err)
-            return []
-        self.status.value = f"Saved {len(paths)} files in {html.escape(str(paths[0].parent.resolve()))}/"
-        return paths
 
     # --- drawing: existing artists get new data, then one PNG each ----------------------
     def heads_title(self) -> str:
@@ -250,14 +221,14 @@ class HeadCountExplorer:
         """heads-n reading the current sentence, run once per sentence."""
         if n not in self._runs:
             with one_thread():
-                self._runs[n] = run_sentence(load_variant(n), self.sentence)
+                self._runs[n] = run_ids(load_variant(n), *self._read)
         return self._runs[n]
 
     def _merged(self, group_size: int):
         """(tokens, maps) of heads-12 merged in groups of group_size, once per sentence."""
         if group_size not in self._merges:
             with one_thread():
-                self._merges[group_size] = merged_maps(load_variant(MERGE_SOURCE), self.sentence, group_size)
+                self._merges[group_size] = merged_maps(load_variant(MERGE_SOURCE), self._run(MERGE_SOURCE), group_size)
         return self._merges[group_size]
 
     def _grid(self, which: str, maps, tokens) -> tuple[AllHeadsView, Frame]:

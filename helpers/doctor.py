@@ -1,0 +1,149 @@
+"""Check a student's machine before class: `python -m helpers.doctor` (about 5 s).
+
+It checks the Python and package versions, the widget front end JupyterLab needs to show sliders,
+the shipped files in data/ against the checksums in data/models.json and data/README.md, and draws
+one 144-head map. Each problem is one line that names the fix; the exit status is the number of
+problems (0: ready for class).
+
+Only the standard library and the lazy facade are imported at the top, so a missing package is
+reported as a line, not as a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as metadata
+import io
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import helpers as H
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # as helpers.core.catalog.DATA_DIR (tested)
+INSTALL = "run `pip install -e .` in the project folder"
+# package -> the oldest version that works (pyproject.toml's dependencies)
+REQUIRED = {"torch": "2.2", "numpy": "1.24", "matplotlib": "3.7", "ipywidgets": "8", "jupyterlab": "4",
+            "ipykernel": "6", "safetensors": "0.4", "tqdm": "4.60"}
+WIDGET_FRONT_END = ("@jupyter-widgets", "jupyterlab-manager")  # the labextension that draws ipywidgets
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
+def check_versions(required: dict[str, str] = REQUIRED) -> tuple[list[str], str]:
+    """(problems, summary): Python 3.10 or newer and every package at its oldest working version."""
+    problems, found = [], [f"Python {sys.version.split()[0]}"]
+    if sys.version_info < (3, 10):
+        problems.append(f"✗ Python {sys.version.split()[0]} is too old: install Python 3.10 or newer, then {INSTALL}.")
+    for name, oldest in required.items():
+        try:
+            have = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            problems.append(f"✗ {name} is not installed: {INSTALL}.")
+            continue
+        if _version_tuple(have) < _version_tuple(oldest):
+            problems.append(f"✗ {name} {have} is older than {oldest}: run `pip install -U {name}`.")
+        found.append(f"{name} {have}")
+    return problems, ", ".join(found)
+
+
+def labextension_paths() -> list[Path]:
+    """The folders where JupyterLab looks for prebuilt extensions (jupyter --paths)."""
+    try:
+        from jupyter_core.paths import jupyter_path  # third-party, loaded late: a missing one is a line
+    except ImportError:
+        return [Path(sys.prefix) / "share" / "jupyter" / "labextensions"]
+    return [Path(p) for p in jupyter_path("labextensions")]
+
+
+def check_widget_front_end(paths: list[Path] | None = None) -> tuple[list[str], str]:
+    """(problems, summary): jupyterlab_widgets installed and its labextension where JupyterLab finds it."""
+    fix = ("run `pip install \"jupyterlab_widgets>=3\"`, then restart JupyterLab (without it the sliders "
+           "and explorers print as text)")
+    try:
+        version = metadata.version("jupyterlab_widgets")
+    except metadata.PackageNotFoundError:
+        return [f"✗ The widget front end (jupyterlab_widgets) is not installed: {fix}."], ""
+    found = [p / Path(*WIDGET_FRONT_END) for p in (labextension_paths() if paths is None else paths)]
+    if not any((p / "package.json").is_file() for p in found):
+        return [f"✗ The widget front end {'/'.join(WIDGET_FRONT_END)} is missing from JupyterLab's extension "
+                f"folders: {fix}."], ""
+    if _version_tuple(version)[:1] < (3,):
+        return [f"✗ jupyterlab_widgets {version} is for ipywidgets 7: {fix}."], ""
+    return [], f"widget front end: jupyterlab_widgets {version}"
+
+
+def _readme_checksums(readme: Path) -> dict[str, str]:
+    """file name -> sha256, from the table in data/README.md."""
+    return dict(re.findall(r"\|\s*`([^`]+\.safetensors)`.*?\|\s*`([0-9a-f]{64})`", readme.read_text()))
+
+
+def check_data(data_dir: Path = DATA_DIR) -> tuple[list[str], str]:
+    """(problems, summary): every file in models.json is there, whole (sha256), and listed alike in README.md."""
+    listing = data_dir / "models.json"
+    restore = "restore it with `git checkout -- data/{0}` (or a fresh copy of the project)"
+    try:
+        entries = json.loads(listing.read_text())
+    except FileNotFoundError:
+        return [f"✗ data/models.json is missing: {restore.format('models.json')}."], ""
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return [f"✗ data/models.json is damaged (not valid JSON): {restore.format('models.json')}."], ""
+    readme = data_dir / "README.md"
+    listed = _readme_checksums(readme) if readme.is_file() else {}
+    problems = []
+    for name, entry in entries.items():
+        path, fix = data_dir / entry["file"], f"{restore.format(entry['file'])}, or rebuild it with `{entry['command']}`"
+        if not path.is_file():
+            problems.append(f"✗ data/{entry['file']} is missing: {fix}.")
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+            problems.append(f"✗ data/{entry['file']} is damaged (its sha256 differs from data/models.json): {fix}.")
+        elif listed.get(entry["file"]) != entry["sha256"]:
+            said = "lists another checksum for" if entry["file"] in listed else "has no line for"
+            problems.append(f"✗ data/README.md {said} {entry['file']} (data/models.json has it): "
+                            f"run `python tools/data_readme.py`.")
+    return problems, f"{len(entries)} data files match data/models.json and data/README.md"
+
+
+def check_map(model: str = "classroom", sentence: str = "I like to draw") -> tuple[list[str], str]:
+    """(problems, summary): load a shipped model, run a sentence, draw its 144-head map as a PNG."""
+    try:
+        lm = H.load_model(model)
+        run = H.run_sentence(lm, sentence)
+        fig = H.plot_all_heads(run.attentions, run.tokens)
+        fig.savefig(io.BytesIO(), format="png")
+    except Exception as err:  # the doctor reports every failure as one line, never a traceback
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return [f"✗ Drawing the map of {sentence!r} failed ({first}): fix the lines above, then {INSTALL}."], ""
+    L, n_heads = run.attentions.shape[:2]
+    return [], f"drew the {L * n_heads}-head map of {sentence!r} ({lm.name})"
+
+
+CHECKS = (check_versions, check_widget_front_end, check_data, check_map)
+
+
+def diagnose(checks=CHECKS) -> list[str]:
+    """Every line the doctor prints: ✓ for a check that passed, ✗ and the fix for each problem."""
+    lines = []
+    for check in checks:
+        problems, summary = check()
+        lines += problems or [f"✓ {summary}"]
+    return lines
+
+
+def main(argv=None) -> int:
+    start = time.perf_counter()
+    lines = diagnose()
+    problems = [line for line in lines if line.startswith("✗")]
+    print("\n".join(lines))
+    seconds = time.perf_counter() - start
+    print(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found in {seconds:.1f} s" if problems
+          else f"All good in {seconds:.1f} s: this machine is ready for class.")
+    return len(problems)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

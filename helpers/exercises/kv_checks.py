@@ -1,0 +1,181 @@
+"""Checks of notebook 07: (a) the KV cache of a model from its config, (b) grouped-query attention.
+
+Both run the one verdict engine (grading.py): each catalogued slip is a small wrong variant of the
+reference, run on the same inputs, and an answer that matches one is named with its fix. Each
+check tries two or more inputs of different sizes, so a number tuned to one input fails.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+
+from ..analysis.kvheads import kv_cache_bytes_per_token
+from .grading import Exercise, check
+from .grading import Mistake as M
+
+# Config numbers as their config.json files give them (see analysis/kvheads.PUBLISHED for the sources).
+MISTRAL_7B = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096}
+QWEN2_7B = {"num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "hidden_size": 3584}
+KV_3 = {"num_hidden_layers": 2, "num_attention_heads": 12, "num_key_value_heads": 3, "hidden_size": 96}  # kv-3
+
+
+# --- (a) the KV cache of a model at a context length ----------------------------------------------------
+def _parts(c: dict) -> tuple[int, int, int, int, int]:
+    """layers, query heads, key/value heads, head size, width."""
+    L, H, Hkv, D = (c[k] for k in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size"))
+    return L, H, Hkv, D // H, D
+
+
+def kv_cache_reference(config: dict, n_tokens: int) -> int:
+    """Bytes of keys and values kept for n_tokens tokens, 16-bit numbers."""
+    L, _, Hkv, d, _ = _parts(config)
+    return kv_cache_bytes_per_token(L, Hkv, d, 2) * n_tokens
+
+
+def _cache(L, Hkv, d, n, size=2, kv=2) -> float:
+    return kv * L * Hkv * d * size * n
+
+
+def _read_number(got, args):
+    if isinstance(got, torch.Tensor) and got.ndim == 0:
+        got = got.item()
+    if isinstance(got, bool) or not isinstance(got, numbers.Real):
+        return None, f"expected one number of bytes, e.g. 1073741824, got {type(got).__name__} {got!r:.40}."
+    return float(got), None
+
+
+def _same_number(a, b, args) -> bool:
+    return abs(a - b) <= 1e-9 * max(abs(b), 1.0)  # relative: GiB and GB answers are both about 1
+
+
+def _cache_mistakes():
+    f = _parts
+    return [
+        M("that is the cache of full multi-head attention: keys and values are kept per key/value head, so use "
+          "num_key_value_heads × head size (head size = hidden_size // num_attention_heads).",
+          lambda c, n: _cache(f(c)[0], f(c)[1], f(c)[3], n)),
+        M("that is half the answer: the cache keeps a key AND a value per head (× 2), and each 16-bit number "
+          "takes 2 bytes (× 2 again); one of the two factors is missing.",
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, kv=1)),
+        M("that is one layer's cache: every layer keeps its own keys and values, so multiply by num_hidden_layers.",
+          lambda c, n: _cache(1, f(c)[2], f(c)[3], n)),
+        M("you used hidden_size as the head size: each head holds hidden_size // num_attention_heads numbers.",
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[4], n)),
+        M("you left out the head size: each key/value head keeps head size numbers per token "
+          "(hidden_size // num_attention_heads).", lambda c, n: _cache(f(c)[0], f(c)[2], 1, n)),
+        M("that is 32-bit numbers (4 bytes): the exercise asks for 16-bit numbers, 2 bytes each.",
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, size=4)),
+        M("that counts bits: a 16-bit number is 2 bytes, so multiply by 2, not 16.",
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, size=16)),
+        M("that is the cache of one token: multiply by n_tokens, every earlier token keeps its keys and values.",
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], 1)),
+        M("that is in KiB: return bytes (do not divide by 1024).", lambda c, n: kv_cache_reference(c, n) / 1024),
+        M("that is in MiB: return bytes (do not divide by 1024²).", lambda c, n: kv_cache_reference(c, n) / 1024 ** 2),
+        M("that is in GiB: return bytes (do not divide by 1024³).", lambda c, n: kv_cache_reference(c, n) / 1024 ** 3),
+        M("that is in kB (÷ 1000): return bytes.", lambda c, n: kv_cache_reference(c, n) / 1000),
+        M("that is in GB (÷ 1000³): return bytes.", lambda c, n: kv_cache_reference(c, n) / 1000 ** 3),
+        M("that also counts queries: only keys and values are kept (a new token's query is used once).",
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, kv=3)),
+        M("you used the query heads and the key/value heads together: the cache holds key/value heads only.",
+          lambda c, n: _cache(f(c)[0], f(c)[1] + f(c)[2], f(c)[3], n)),
+    ]
+
+
+KV_CACHE = Exercise(
+    "kv_cache_bytes", [("Mistral 7B, 8,000 tokens", (MISTRAL_7B, 8000)), ("Qwen2-7B, 32,768 tokens", (QWEN2_7B, 32768)),
+                       ("kv-3, 64 tokens", (KV_3, 64))],
+    kv_cache_reference, _cache_mistakes(), read=_read_number, same=_same_number,
+    explain=lambda value, expected, args: ("bytes = 2 × layers × key/value heads × head size × 2 bytes × tokens.", False),
+    tensor=False, exact_inputs=True, sizes="L = config['num_hidden_layers'] …",
+    fixed="a number is fixed to the first model: read every size from config and multiply by n_tokens.")
+
+
+def check_kv_cache(fn) -> None:
+    """Exercise (a): fn(config, n_tokens) -> bytes of keys and values kept, 16-bit numbers."""
+    check(KV_CACHE, fn)
+
+
+# --- (b) grouped-query attention ----------------------------------------------------------------------------
+def _future(T: int, offset: int = 1) -> torch.Tensor:
+    return torch.ones(T, T, dtype=torch.bool).triu(offset)
+
+
+def _attend(Q, K, V, scale=None, mask=1, dim=-1):
+    """Q, K, V (H, T, d) -> (H, T, d): masked softmax(Q·Kᵀ·scale)·V."""
+    T, d = Q.shape[-2:]
+    scores = Q @ K.transpose(-2, -1) * (1 / math.sqrt(d) if scale is None else scale)
+    if mask is not None:
+        scores = scores.masked_fill(_future(T, mask), float("-inf"))
+    return scores.softmax(dim) @ V
+
+
+def grouped_reference(Q, K, V):
+    """Q (H, T, d), K and V (H_kv, T, d) -> (H, T, d): query head h reads key/value head h // (H / H_kv)."""
+    g = Q.shape[0] // K.shape[0]
+    return _attend(Q, K.repeat_interleave(g, 0), V.repeat_interleave(g, 0))
+
+
+def _g(Q, K) -> int:
+    return Q.shape[0] // K.shape[0]
+
+
+def _interleaved(t, Q):
+    return t.repeat_interleave(_g(Q, t), 0)
+
+
+def _grouped_mistakes():
+    ri = _interleaved
+    return [
+        M("groups repeated instead of interleaved: with .repeat, query head h reads key/value head h % H_kv; "
+          "neighbouring query heads share one, so use K.repeat_interleave(H // H_kv, dim=0) (and the same for V).",
+          lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1))),
+        M("query head h read key/value head h // H_kv: the group size is H // H_kv, so head h reads h // (H // H_kv).",
+          lambda Q, K, V: _attend(Q, K[torch.arange(Q.shape[0]) // K.shape[0]], V[torch.arange(Q.shape[0]) // K.shape[0]])),
+        M("the queries were shared instead of the keys: every query head keeps its own query; only keys and "
+          "values are shared within a group.",
+          lambda Q, K, V: _attend(Q[::_g(Q, K)].repeat_interleave(_g(Q, K), 0), ri(K, Q), ri(V, Q))),
+        M("the queries of each group were averaged into one: keep all H query heads (the output has H heads); "
+          "only keys and values are shared.",
+          lambda Q, K, V: _attend(Q.reshape(K.shape[0], _g(Q, K), *Q.shape[1:]).mean(1), K, V)),
+        M("no causal mask: a word may not look at later words; fill the scores above the diagonal with -inf "
+          "before the softmax.", lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=None)),
+        M("the mask also hid the diagonal: use .triu(1), so each word may look at itself and earlier words.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=0)),
+        M("forgot the 1/√d scaling: divide the scores by √d (d = Q.shape[-1]) before the softmax.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1.0)),
+        M("divided by d instead of √d: scale the scores by 1/√d.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / Q.shape[-1])),
+        M("scaled by the whole width √(H·d): each head scales by its own size, 1/√d with d = Q.shape[-1].",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / math.sqrt(Q.shape[0] * Q.shape[-1]))),
+        M("softmax over the wrong axis: use dim=-1, so each query's row (over the keys) sums to 1.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), dim=-2)),
+        M("the weights were applied to the keys: the output is weights @ V.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(K, Q))),
+        M("that is the attention weights (H, T, T): multiply them by the values, weights @ V.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), torch.eye(Q.shape[1], dtype=Q.dtype).expand(Q.shape[0], -1, -1))),
+        M("keys interleaved but values repeated: give V the same repeat_interleave as K.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), V.repeat(_g(Q, K), 1, 1))),
+        M("keys and values have fewer heads than the queries: give each query head its group's key/value head "
+          "first, K.repeat_interleave(H // H_kv, dim=0) (and V).", lambda Q, K, V: _attend(Q, K, V)),
+    ]
+
+
+def _grouped_case(H: int, Hkv: int, T: int, d: int, seed: int) -> tuple[str, tuple]:
+    g = torch.Generator().manual_seed(seed)
+    Q, K, V = (torch.randn(h, T, d, generator=g) * 1.5 for h in (H, Hkv, Hkv))
+    return f"Q [{H} × {T} × {d}], K, V [{Hkv} × {T} × {d}]", (Q, K, V)
+
+
+GROUPED_ATTENTION = Exercise(
+    "grouped_attention", [_grouped_case(12, 3, 5, 4, 71), _grouped_case(8, 4, 7, 6, 72)],
+    grouped_reference, _grouped_mistakes(),
+    shape_hint="One output per query head: [H × T × d], like Q.", sizes="H, T, d = Q.shape; H_kv = K.shape[0]")
+
+
+def check_grouped_attention(fn) -> None:
+    """Exercise (b): fn(Q (H, T, d), K (H_kv, T, d), V (H_kv, T, d)) -> (H, T, d), causal, scaled by 1/√d."""
+    check(GROUPED_ATTENTION, fn)
+

@@ -1,0 +1,259 @@
+"""The mistake catalogues of notebooks 01-03: the slips students really make, each as a small
+wrong variant of the reference and the line that names it and says what to do.
+
+Each function here takes the exercise's own arguments (the check hands them float64 copies; to
+recognise an error it hands them the student's float32 inputs) and returns the wrong answer, or
+raises the very error the slip raises. Order matters: the first match names the answer.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .grading import Mistake as M
+
+NOTEBOOK_T = 4  # "I like to draw": the size a student may copy from a notebook variable
+
+
+def _future(T: int, offset: int = 1) -> torch.Tensor:
+    return torch.ones(T, T, dtype=torch.bool).triu(offset)
+
+
+def _scores(Q, K):
+    return Q @ K.T / math.sqrt(Q.shape[-1])
+
+
+# --- 01, exercise 1: attention_weights(Q, K) ---------------------------------------------------------
+def _copied(divide):
+    return [M(f"divided by a fixed {name}, a number copied from the notebook: compute √d from the input, "
+              f"d = Q.shape[-1].", lambda Q, K, v=value: divide(Q, K, v))
+            for value, name in ((8.0, "8 (√64)"), (math.sqrt(768), "√768"), (64.0, "64"), (768.0, "768"))]
+
+
+ATTENTION_WEIGHTS = [
+    M("forgot the 1/√d scaling: divide the scores by √d (d = Q.shape[-1]) before the softmax.",
+      lambda Q, K: (Q @ K.T).softmax(-1)),
+    M("softmax over the wrong axis: use dim=-1 so each query's row (over the keys) sums to 1.",
+      lambda Q, K: _scores(Q, K).softmax(0)),
+    M("softmax over the whole matrix: take it per row, .softmax(dim=-1), so each query's weights sum to 1.",
+      lambda Q, K: _scores(Q, K).flatten().softmax(0).reshape(Q.shape[0], K.shape[0])),
+    M("used log_softmax: the weights are .softmax(dim=-1) (positive, each row sums to 1).",
+      lambda Q, K: _scores(Q, K).log_softmax(-1)),
+    M("these are the scaled scores before the softmax: apply .softmax(dim=-1).", _scores),
+    M("these are the raw scores: divide by √d and apply the softmax.", lambda Q, K: Q @ K.T),
+    M("queries and keys swapped: compute Q @ K.T (rows are queries), not K @ Q.T.",
+      lambda Q, K: _scores(K, Q).softmax(-1)),
+    M("divided by d instead of √d (or by √d twice): divide the scores once by √d.",
+      lambda Q, K: (Q @ K.T / Q.shape[-1]).softmax(-1)),
+    M("multiplied by √d: divide the scores by √d instead.", lambda Q, K: (Q @ K.T * math.sqrt(Q.shape[-1])).softmax(-1)),
+    M("divided by √T (the number of words): the scale is √d, d = Q.shape[-1], the length of a query.",
+      lambda Q, K: (Q @ K.T / math.sqrt(Q.shape[0])).softmax(-1)),
+    M("divided by T (the number of words): the scale is √d, d = Q.shape[-1], the length of a query.",
+      lambda Q, K: (Q @ K.T / Q.shape[0]).softmax(-1)),
+    M("scaled after the softmax: divide the scores by √d first, then take the softmax (rows must sum to 1).",
+      lambda Q, K: (Q @ K.T).softmax(-1) / math.sqrt(Q.shape[-1])),
+    M("used a sigmoid: the softmax over the keys is what makes each row sum to 1.", lambda Q, K: _scores(Q, K).sigmoid()),
+    M("took e^score without dividing by the row's total: use .softmax(dim=-1), which does both.",
+      lambda Q, K: _scores(Q, K).exp()),
+    M("divided by the row's total without e^: the softmax takes e^score first (use .softmax(dim=-1)).",
+      lambda Q, K: _scores(Q, K) / _scores(Q, K).sum(-1, keepdim=True)),
+    M("masked the future: this exercise has no mask yet (section 5 adds it).",
+      lambda Q, K: _scores(Q, K).masked_fill(_future(Q.shape[0]), -math.inf).softmax(-1)),
+    M("Q @ K without the transpose: every query meets every key in Q @ K.T ([T × d] @ [d × T]).", lambda Q, K: Q @ K),
+    M("K.T @ Q gives [d × d]: the scores are Q @ K.T, [T × T] (rows are queries).",
+      lambda Q, K: (K.T @ Q / math.sqrt(Q.shape[-1])).softmax(-1)),
+    M("Q.T @ K gives [d × d]: the scores are Q @ K.T, [T × T] (rows are queries).",
+      lambda Q, K: (Q.T @ K / math.sqrt(Q.shape[-1])).softmax(-1)),
+    M("multiplied element-wise (Q * K): use the matrix product Q @ K.T, every query with every key.",
+      lambda Q, K: (Q * K / math.sqrt(Q.shape[-1])).softmax(-1)),
+    M("d ** 1/2 is (d ** 1) / 2 = d/2, not √d: write d ** 0.5 or math.sqrt(d).",
+      lambda Q, K: (Q @ K.T / (Q.shape[-1] / 2)).softmax(-1)),
+    *_copied(lambda Q, K, v: (Q @ K.T / v).softmax(-1)),
+]
+
+
+# --- 01, exercise 2: masked_weights(scores) ----------------------------------------------------------
+def _fill(s, where, value=-math.inf):
+    return s.masked_fill(where, value)
+
+
+MASKED_WEIGHTS = [
+    M("no mask: every word still looks at later words; set the scores above the diagonal to -inf first.",
+      lambda s: s.softmax(-1)),
+    M("filled the future with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf').",
+      lambda s: _fill(s, _future(s.shape[-1]), 0.0).softmax(-1)),
+    M("filled the future with -1, not -inf: e⁻¹ > 0, so later words still get weight; use float('-inf').",
+      lambda s: _fill(s, _future(s.shape[-1]), -1.0).softmax(-1)),
+    M("added a 0/1 mask to the scores: +1 barely changes a score; put -inf at the later words (masked_fill).",
+      lambda s: (s + _future(s.shape[-1]).to(s.dtype)).softmax(-1)),
+    M("masked after the softmax: the rows no longer sum to 1; put -inf in the scores, then take the softmax.",
+      lambda s: _fill(s.softmax(-1), _future(s.shape[-1]), 0.0)),
+    M("masked the wrong triangle: a word may look at itself and earlier words (below the diagonal), not at "
+      "later ones; use torch.ones(T, T, dtype=torch.bool).triu(1).", lambda s: _fill(s, _future(s.shape[-1]).T).softmax(-1)),
+    M("masked the diagonal too: a word may look at itself (the first word has nothing else); use .triu(1), not "
+      ".triu(0).", lambda s: _fill(s, _future(s.shape[-1], 0)).softmax(-1)),
+    M("masked only from two words ahead: .triu(2) leaves the next word visible; use .triu(1).",
+      lambda s: _fill(s, _future(s.shape[-1], 2)).softmax(-1)),
+    M("returned the masked scores: apply the softmax after the mask.", lambda s: _fill(s, _future(s.shape[-1]))),
+    M("softmax over the wrong axis: use dim=-1 so each query's row sums to 1.",
+      lambda s: _fill(s, _future(s.shape[-1])).softmax(0)),
+    M("torch.where(mask, scores, -inf) keeps the scores where the mask is True, at the later words: swap the last "
+      "two, torch.where(mask, float('-inf'), scores).", lambda s: torch.where(_future(s.shape[-1]), s, -math.inf).softmax(-1)),
+    M("used log_softmax: the weights are .softmax(dim=-1) (positive, each row sums to 1).",
+      lambda s: _fill(s, _future(s.shape[-1])).log_softmax(-1)),
+    M(f"your mask is {NOTEBOOK_T} × {NOTEBOOK_T}, the size of the notebook's sentence, not of these scores: take "
+      f"the size from the input, T = scores.shape[-1].", lambda s: _fill(s, _future(NOTEBOOK_T)).softmax(-1)),
+]
+
+
+# --- 01, exercise 3: weighted_sum(weights, V) --------------------------------------------------------
+WEIGHTED_SUM = [
+    M("used the weights transposed (columns instead of rows): a query's weights are its row, use weights @ V.",
+      lambda w, V: w.T @ V),
+    M("summed the value vectors without weighting them: multiply each by its weight first.",
+      lambda w, V: V.sum(0, keepdim=True).expand_as(V)),
+    M("averaged the value vectors equally: the point is the *attention-weighted* sum, weights @ V.",
+      lambda w, V: V.mean(0, keepdim=True).expand_as(V)),
+    M("returned the result transposed: one row per word, [T × d].", lambda w, V: (w @ V).T),
+    M("returned the weights: multiply them by the value vectors, weights @ V.", lambda w, V: w),
+    M("returned the value vectors unchanged: mix them with the weights, weights @ V.", lambda w, V: V),
+    M("V @ weights: the weights come first, weights @ V ([T × T] @ [T × d]).", lambda w, V: V @ w),
+    M("V.T: V is [T × d] already; use weights @ V.", lambda w, V: w @ V.T),
+    M("multiplied element-wise (*): use the matrix product weights @ V.", lambda w, V: w * V),
+    M("summed over the words: keep one update per word, weights @ V is [T × d].", lambda w, V: (w @ V).sum(0)),
+    M("divided by T: the weights already sum to 1, so weights @ V is the weighted average as it is.",
+      lambda w, V: w @ V / w.shape[0]),
+    M("the loop stops one word early: range(T - 1) leaves out the last value vector; use range(T).",
+      lambda w, V: w[:, :-1] @ V[:-1]),
+    M("the loop starts at 1: range(1, T) leaves out the first value vector; use range(T).", lambda w, V: w[:, 1:] @ V[1:]),
+    M("applied the softmax again: the weights already sum to 1; use weights @ V as they are.", lambda w, V: w.softmax(-1) @ V),
+    M("summed over the queries (axis 0) instead of the keys: row i is Σ_j weights[i, j] · V[j], i.e. weights @ V.",
+      lambda w, V: (w[:, :, None] * V[None]).sum(0)),
+    M("a loop that overwrites instead of adds: only the last value vector is left; use out = out + w[:, j:j+1] * V[j].",
+      lambda w, V: w[:, -1:] * V[-1]),
+]
+
+
+# --- 02, exercise 1: one_head(X, W_Q, W_K, W_V) ------------------------------------------------------
+def _head(X, Wq, Wk, Wv, divide=None, axis=-1, scores=None):
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    s = Q @ K.T if scores is None else scores(Q, K)
+    return (s / (math.sqrt(Q.shape[-1]) if divide is None else divide)).softmax(axis) @ V
+
+
+ONE_HEAD = [
+    M("forgot the 1/√d scaling: divide Q @ K.T by √d_head (d_head = W_Q.shape[1]) before the softmax.",
+      lambda X, a, b, c: _head(X, a, b, c, divide=1.0)),
+    M("softmax over the wrong axis: use dim=-1 (over the keys of each query).", lambda X, a, b, c: _head(X, a, b, c, axis=0)),
+    M("queries and keys swapped: the scores are Q @ K.T.", lambda X, a, b, c: _head(X, b, a, c)),
+    M("made the keys with W_Q: keys come from X @ W_K.", lambda X, a, b, c: _head(X, a, a, c)),
+    M("made the values with W_K: values come from X @ W_V.", lambda X, a, b, c: _head(X, a, b, b)),
+    M("returned the attention weights; the head's update is weights @ V.",
+      lambda X, a, b, c: ((X @ a) @ (X @ b).T / math.sqrt(a.shape[1])).softmax(-1)),
+    M("made the values with W_Q: values come from X @ W_V.", lambda X, a, b, c: _head(X, a, b, a)),
+    M("returned the raw scores Q @ K.T: scale them, take the softmax, then weights @ V.", lambda X, a, b, c: (X @ a) @ (X @ b).T),
+    M("used the embeddings X as the values: project them with W_V first.",
+      lambda X, a, b, c: ((X @ a) @ (X @ b).T / math.sqrt(a.shape[1])).softmax(-1) @ X),
+    M("returned the values V unmixed: weight them with the attention, weights @ V.", lambda X, a, b, c: X @ c),
+    M("divided by √D (the model width, X.shape[1]) instead of √d_head (the head size, W_Q.shape[1]).",
+      lambda X, a, b, c: _head(X, a, b, c, divide=math.sqrt(X.shape[1]))),
+    M("divided by d_head instead of √d_head (or by √d_head twice).", lambda X, a, b, c: _head(X, a, b, c, divide=a.shape[1])),
+    M("multiplied by √d_head: divide the scores by it instead.", lambda X, a, b, c: _head(X, a, b, c, divide=a.shape[1] ** -0.5)),
+    M("divided by √T (the number of words): the scale is √d_head, d_head = W_Q.shape[1].",
+      lambda X, a, b, c: _head(X, a, b, c, divide=math.sqrt(X.shape[0]))),
+    M("scaled after the softmax: divide the scores by √d first, then take the softmax.",
+      lambda X, a, b, c: ((X @ a) @ (X @ b).T).softmax(-1) / math.sqrt(a.shape[1]) @ (X @ c)),
+    M("used a sigmoid: the softmax over the keys is what makes each row of weights sum to 1.",
+      lambda X, a, b, c: ((X @ a) @ (X @ b).T / math.sqrt(a.shape[1])).sigmoid() @ (X @ c)),
+    M("no softmax: turn the scaled scores into weights with .softmax(dim=-1) before they mix the values.",
+      lambda X, a, b, c: (X @ a) @ (X @ b).T / math.sqrt(a.shape[1]) @ (X @ c)),
+    M("masked the future: this exercise has no mask.",
+      lambda X, a, b, c: _head(X, a, b, c, scores=lambda Q, K: (Q @ K.T).masked_fill(_future(X.shape[0]), -math.inf))),
+    M("used the weights transposed: weights @ V, rows are queries.",
+      lambda X, a, b, c: ((X @ a) @ (X @ b).T / math.sqrt(a.shape[1])).softmax(-1).T @ (X @ c)),
+    M("W_Q @ X (the maths-book order): rows of X are words, so project with X @ W_Q.", lambda X, a, b, c: a @ X),
+    M("X @ W_Q.T (the nn.Linear habit): W_Q here is [D × d] already, so use X @ W_Q.", lambda X, a, b, c: X @ a.T),
+    M("Q @ K without the transpose: the scores are Q @ K.T ([T × d] @ [d × T]).", lambda X, a, b, c: (X @ a) @ (X @ b)),
+    M("multiplied element-wise (*): project with the matrix product X @ W_Q.", lambda X, a, b, c: X * a),
+    *[M(f"divided by a fixed {name}, a number copied from the notebook: compute √d_head from the input, "
+        f"d_head = W_Q.shape[1].", lambda X, a, b, c, v=value: _head(X, a, b, c, divide=v))
+      for value, name in ((8.0, "8 (√64)"), (math.sqrt(768), "√768"), (64.0, "64"))],
+]
+
+
+# --- 02, exercise 2: split_heads(x, n_heads) ---------------------------------------------------------
+def _blocks(x, n):
+    return x.shape[0], x.shape[1] // n
+
+
+SPLIT_HEADS = [
+    M("heads split in the wrong order: x.reshape(n_heads, T, d) mixes words; reshape to (T, n_heads, d) and then "
+      "swap the first two axes (.transpose(0, 1)).", lambda x, n: x.reshape(n, *_blocks(x, n))),
+    M("heads interleaved: each head must take a *contiguous* block of d features, not every n_heads-th feature; "
+      "reshape to (T, n_heads, d).", lambda x, n: x.reshape(x.shape[0], -1, n).permute(2, 0, 1)),
+    M("swapped the head count and the head size: reshape to (T, n_heads, d_head), then .transpose(0, 1).",
+      lambda x, n: x.reshape(x.shape[0], -1, n).transpose(0, 1)),
+    M("forgot to move the head axis first: the result should be (n_heads, T, d), not (T, n_heads, d).",
+      lambda x, n: x.reshape(x.shape[0], n, -1)),
+    M("each head's block came out transposed (d, T): use .transpose(0, 1) on (T, n_heads, d), not a full "
+      "reversal of the axes.", lambda x, n: x.reshape(x.shape[0], n, -1).permute(1, 2, 0)),
+    M("gave every head all D features: a head reads a block of d = D / n_heads features.",
+      lambda x, n: x.expand(n, *x.shape)),
+    M("split the words (dim 0) instead of the features: chunk along the last axis, x.chunk(n_heads, dim=-1).",
+      lambda x, n: torch.stack(x.chunk(n, dim=0))),
+    M("the heads came out in reverse order: head 0 takes the first d features, head 1 the next …",
+      lambda x, n: x.reshape(x.shape[0], n, -1).flip(1).transpose(0, 1)),
+    M("swapped axes 0 and 2, giving (d, n_heads, T): swap the first two, .transpose(0, 1).",
+      lambda x, n: x.reshape(x.shape[0], n, -1).transpose(0, 2)),
+    M("returned x unchanged: cut its features into n_heads blocks, (n_heads, T, d).", lambda x, n: x),
+]
+
+
+# --- 03, exercise 1: merge_heads(z) ------------------------------------------------------------------
+MERGE_HEADS = [
+    M("heads merged in the wrong order: z.reshape(T, H·d) mixes words; move the head axis next to the features "
+      "first (z.transpose(0, 1)) and then reshape.", lambda z: z.reshape(z.shape[1], -1)),
+    M("heads interleaved: head h's features must sit together at positions h·d … (h+1)·d − 1; use "
+      "z.transpose(0, 1).reshape(T, H·d).", lambda z: z.permute(1, 2, 0).reshape(z.shape[1], -1)),
+    M("added the heads instead of putting them side by side: concatenate, the result has H·d features.", lambda z: z.sum(0)),
+    M("averaged the heads instead of putting them side by side: concatenate, the result has H·d features.",
+      lambda z: z.mean(0)),
+    M("moved the head axis but kept it: flatten the last two axes too, (T, H, d) -> (T, H·d).", lambda z: z.transpose(0, 1)),
+    M("returned z unchanged: the heads' updates must end up side by side, (T, H·d).", lambda z: z),
+    M("stacked the heads as rows: put them side by side along the features, torch.cat(list(z), dim=-1).",
+      lambda z: z.reshape(-1, z.shape[-1])),
+    M("swapped the wrong axes: z.transpose(0, 1) puts the words first; z.transpose(1, 2) does not.",
+      lambda z: z.transpose(1, 2).reshape(z.shape[1], -1)),
+    M("z.reshape(H·d, T) gives each word a column of mixed features: move the head axis next to the features, "
+      "z.transpose(0, 1), then reshape(T, H·d).", lambda z: z.reshape(-1, z.shape[1]).T),
+    M("the heads came out in reverse order: head 0 first, then head 1 …", lambda z: z.flip(0).transpose(0, 1).reshape(z.shape[1], -1)),
+]
+
+
+# --- 03, exercise 2: recombine(z, W_O) ---------------------------------------------------------------
+RECOMBINE = [
+    M("returned each head's decompressed update separately: add them up over the heads (.sum(0)).", lambda z, W: z @ W),
+    M("used only head 0: every head's update goes through its own block and all are added.", lambda z, W: z[0] @ W[0]),
+    M("a loop that overwrites instead of adds: only the last head is left; use total = total + z[h] @ W_O[h].",
+      lambda z, W: z[-1] @ W[-1]),
+    M("heads matched to the wrong blocks of W_O: head h must use W_O[h].", lambda z, W: (z @ W.flip(0)).sum(0)),
+    M("averaged the heads instead of adding them: the recombination is a sum.", lambda z, W: (z @ W).mean(0)),
+    M("added the heads' updates before decompressing: each head's update meets only its own block.",
+      lambda z, W: z.sum(0) @ W.sum(0)),
+    M("summed over the words (axis 1): add over the heads, axis 0, and keep one row per word.",
+      lambda z, W: (z @ W).sum(1)),
+    M("concatenated the heads in the wrong order: merge with z.transpose(0, 1), then reshape to (T, H·d).",
+      lambda z, W: z.reshape(z.shape[1], -1) @ W.reshape(-1, W.shape[-1])),
+    M("stacked W_O's blocks interleaved: W_O.reshape(H·d, D) keeps head h's rows together.",
+      lambda z, W: z.transpose(0, 1).reshape(z.shape[1], -1) @ W.transpose(0, 1).reshape(-1, W.shape[-1])),
+    M("the loop leaves out the last head: range(H), not range(H - 1).", lambda z, W: (z[:-1] @ W[:-1]).sum(0)),
+    M("every head went through W_O[0]: head h uses its own block, W_O[h].", lambda z, W: (z @ W[0]).sum(0)),
+    M("merged the heads interleaved (feature by feature): keep head h's d features together, "
+      "z.transpose(0, 1).reshape(T, H·d), before the stacked W_O.",
+      lambda z, W: z.permute(1, 2, 0).reshape(z.shape[1], -1) @ W.reshape(-1, W.shape[-1])),
+    M("W_O[h] is [d × D] already: no transpose, use z[h] @ W_O[h].", lambda z, W: (z @ W.transpose(-1, -2)).sum(0)),
+    M("W_O @ z: words are rows, so z[h] @ W_O[h] ([T × d] @ [d × D]).", lambda z, W: (W @ z).sum(0)),
+    M("multiplied element-wise (*): use the matrix product z[h] @ W_O[h].", lambda z, W: (z * W).sum(0)),
+]

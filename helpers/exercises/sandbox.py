@@ -1,0 +1,188 @@
+"""Running a student's function so that nothing it does can stop the notebook or fool the check.
+
+`run_student(fn, args)` returns an Outcome: the answer, or the exception it raised, or a one-line
+reason it gave no answer (exit(), sys.exit(), an endless loop, the Stop button, `...`). While it
+runs:
+- exit()/quit() raise SystemExit instead of shutting the kernel down;
+- a timer stops it after TIME_LIMIT_S; the alarm is a BaseException that fires again every
+  quarter second, so `except Exception` (or even a bare `except:` in a loop) cannot hold on to it;
+- what it prints is kept (the first ECHO_LIMIT characters), to be shown once, truncated.
+`translate_error` turns a library error it raised into one line a student can act on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+TIME_LIMIT_S = 10.0  # read when a check starts, before any student code runs
+ECHO_LIMIT = 1500  # characters of the student's printed output shown under the verdict
+_REPEAT_S = 0.25  # the alarm fires again this often until the student's code lets go
+
+
+class StudentTooSlow(BaseException):
+    """Raised by the timer inside the student's code; BaseException so `except Exception` misses it."""
+
+
+@dataclass
+class Outcome:
+    answer: object = None
+    error: Exception | None = None  # what the student's code raised (translated by the grader)
+    problem: str | None = None  # why there is no answer, in the student's words ("called exit() …")
+    attempted: bool = True  # False when the function returned None or `...` (the stub)
+
+
+class Echo:
+    """A stand-in for stdout/stderr that keeps the first `limit` characters and counts the rest."""
+
+    def __init__(self, limit: int = ECHO_LIMIT):
+        self.limit, self.kept, self.dropped = limit, [], 0
+        self._size = 0
+
+    def write(self, text) -> int:
+        text = str(text)
+        room = self.limit - self._size
+        if room > 0:
+            self.kept.append(text[:room])
+            self._size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def text(self) -> str:
+        """What the student's code printed, cut to the limit, with a note of what was left out."""
+        shown = "".join(self.kept)
+        if self.dropped:
+            shown = shown.rstrip("\n") + f"\n[your function printed {self.dropped:,} more characters; not shown]\n"
+        return shown
+
+
+def _refuse_exit(*args, **kwargs):
+    raise SystemExit("exit() called")
+
+
+@contextlib.contextmanager
+def no_exit():
+    """While the student's code runs, IPython's exit()/quit() raise SystemExit instead of
+    shutting the kernel down (ipykernel stops its loop as soon as ask_exit is called)."""
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:  # plain Python: exit() already raises SystemExit
+        shell = None
+    if shell is None:
+        yield
+        return
+    shell.ask_exit = _refuse_exit  # an instance attribute hides the method for this call only
+    try:
+        yield
+    finally:
+        del shell.ask_exit
+
+
+def _can_time() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def _call_with_limit(fn: Callable, args: tuple, seconds: float, fired: list):
+    """fn(*args), stopped after `seconds` by a repeating alarm (main thread, where signals exist)."""
+    if not _can_time():
+        return fn(*args)
+
+    def alarm(signum, frame):
+        fired.append(True)
+        raise StudentTooSlow()
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT_S)
+        try:
+            return fn(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def run_student(fn: Callable, args: tuple, echo: Echo, seconds: float) -> Outcome:
+    """Call fn(*args) with exit() disarmed, a time limit and stdout/stderr kept in `echo`."""
+    fired: list = []
+    try:
+        with no_exit(), contextlib.redirect_stdout(echo), contextlib.redirect_stderr(echo):
+            got = _call_with_limit(fn, args, seconds, fired)
+    except StudentTooSlow:
+        fired.append(True)
+        got = None
+    except KeyboardInterrupt:
+        return Outcome(problem="stopped before your function finished (KeyboardInterrupt); run the cell again "
+                               "to check it.")
+    except SystemExit:
+        return Outcome(problem="your function called exit() or sys.exit(), which would stop the notebook; "
+                               "return the answer instead.")
+    except Exception as err:  # the student's bug, reported instead of stopping the notebook
+        return Outcome(error=err)
+    if fired:  # also when the student's code caught the alarm and carried on
+        return Outcome(problem=f"your function ran for more than {seconds:g} s (an endless loop?) and was stopped.")
+    if got is None or got is Ellipsis:
+        return Outcome(attempted=False)
+    return Outcome(answer=got)
+
+
+def clone_args(args: tuple, dtype: torch.dtype | None = None) -> tuple:
+    """Fresh copies of the tensor arguments (optionally in `dtype`), so no call sees another's changes."""
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            a = a.detach().clone()
+            out.append(a.to(dtype) if dtype is not None and a.is_floating_point() else a)
+        else:
+            out.append(list(a) if isinstance(a, list) else a)
+    return tuple(out)
+
+
+# --- errors raised by the student's code ------------------------------------------------------------
+_ERRORS = [
+    (r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)",
+     "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "
+     "(.T) missing, or one too many?"),
+    (r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)",
+     "two tensors of sizes {0} and {1} met: is a size taken from elsewhere (a notebook variable?) instead of this "
+     "input's shape ({sizes})?"),
+    (r"view size is not compatible with input tensor's size and stride",
+     ".view() after a transpose fails: use .reshape(...) (or .contiguous().view(...))."),
+    (r"shape '\[(.*)\]' is invalid for input of size (\d+)",
+     "reshape to [{0}] cannot hold the input's {1} numbers: compute each size from the input's shape."),
+    (r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but got (-?\d+)\)",
+     "axis {2} does not exist here (valid: {0} .. {1}): check how many axes this tensor has."),
+    (r"expected (?:m1 and m2 to have the same dtype|scalar type \w+ but found \w+)",
+     "float32 and float64 mixed in one product: keep the inputs' dtype (no .double())."),
+    (r"masked_fill_? only supports boolean masks",
+     "the mask must be boolean: e.g. torch.ones(T, T, dtype=torch.bool).triu(1)."),
+    (r"tuple of ints,\s*but got float|must be tuple of ints, but found element of type float",
+     "a size is a float (D / n_heads gives 4.0): use whole-number division, D // n_heads."),
+    (r"'Tensor' object is not callable", "a tensor was called like a function: use @ or .softmax(dim=-1), not t(...)."),
+    (r"name '(\w+)' is not defined",
+     "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
+]
+
+
+def translate_error(err: Exception, label: str, sizes: str = "e.g. T = x.shape[0]") -> str:
+    """One line for an error no catalogued mistake raises: a known message explained, else the raw line."""
+    text = str(err).splitlines()[0] if str(err) else ""
+    for pattern, says in _ERRORS:
+        found = re.search(pattern, text)
+        if found:
+            return f"{says.format(*found.groups(), sizes=sizes)} (inputs: {label}; raised {type(err).__name__})"
+    return f"your function raised {type(err).__name__}: {text[:200]} (inputs: {label})".replace(":  (", " (")

@@ -1,0 +1,140 @@
+"""All heads on one offline web page: one self-contained .html file a class can open anywhere.
+
+    H.export_page(lm, ["I like to draw", "the cat is tired ."])   # -> figures/all_heads.html
+
+The page holds everything inline: the maps of every head for each sentence, a small plain
+JavaScript viewer (page_template.html, beside this module) and its styles. It asks no host
+for anything (no CDN, no fonts), so it opens from a USB stick or a course website in any
+browser, with no Python. Click a head (or use the arrow keys) to see its map up close with
+the words, and the token links of one chosen query word.
+
+Maps are stored in 8 bits: each weight w becomes round(255 · w), so the page's numbers are
+within PRECISION (0.5 / 255 ≈ 0.002) of the model's, and it shows them with two decimals.
+`read_page(path)` reads the embedded maps back (the tests compare them with run_sentence).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from pathlib import Path
+from typing import Sequence
+
+import matplotlib as mpl
+import numpy as np
+
+from ..analysis import captions
+from ..core.arguments import whole_number
+from ..core.arrays import to_numpy
+from ..core.files import atomic_write
+from ..core.model import LanguageModel
+from ..core.run import run_sentence
+from .common import CMAP, HIGHLIGHT
+from .export import check_folder, check_plain_name
+
+TEMPLATE = Path(__file__).with_name("page_template.html")
+LEVELS = 255  # 8 bits: a weight is stored as round(LEVELS · w)
+PRECISION = 0.5 / LEVELS  # the largest difference between a number on the page and the model's
+DATA_TAG = re.compile(r'<script id="page-data" type="application/json">(.*?)</script>', re.S)
+
+
+def quantise(maps) -> np.ndarray:
+    """Attention weights in [0, 1] as bytes: round(255 · w). Any shape."""
+    return np.rint(np.clip(to_numpy(maps), 0.0, 1.0) * LEVELS).astype(np.uint8)
+
+
+def _colours() -> list[str]:
+    """The project's colour map as 256 '#rrggbb' strings: entry i colours the byte i."""
+    rgba = mpl.colormaps[CMAP](np.arange(LEVELS + 1) / LEVELS)
+    return ["#%02x%02x%02x" % tuple(int(round(255 * c)) for c in colour[:3]) for colour in rgba]
+
+
+def _sentences(sentences) -> list[str]:
+    """The sentences as a list of distinct non-blank strings (one string is one sentence)."""
+    if isinstance(sentences, str):
+        sentences = [sentences]
+    if not isinstance(sentences, Sequence) or not sentences:
+        raise ValueError(f"sentences={sentences!r} holds no sentence; pass a list of one or more, "
+                         f"e.g. ['I like to draw', 'the cat is tired .'].")
+    bad = [s for s in sentences if not isinstance(s, str) or not s.strip()]
+    if bad:
+        raise ValueError(f"sentences holds {bad[0]!r}, which is not a sentence; pass non-empty strings, "
+                         f"e.g. ['I like to draw'].")
+    return list(dict.fromkeys(s.strip() for s in sentences))
+
+
+def _one_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _sentence_data(lm: LanguageModel, text: str, number: int, count: int) -> dict:
+    """Run one sentence and pack what the page shows: tokens, the 8-bit maps, one caption per head."""
+    try:
+        run = run_sentence(lm, text)
+    except Exception as err:  # noqa: BLE001 - one line naming the sentence, then the model's own fix
+        raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
+                         f"{_one_line(err)}") from None
+    maps = to_numpy(run.attentions)  # (L, H, T, T)
+    L, H = maps.shape[:2]
+    tokens = [str(t) for t in run.tokens]
+    return {"text": text, "tokens": tokens,
+            "maps": base64.b64encode(quantise(maps).tobytes()).decode("ascii"),  # row-major (L, H, T, T)
+            "grid_caption": captions.all_heads_caption(maps, tokens),
+            "head_captions": [captions.head_caption(maps[l, h], tokens, l, h) for l in range(L) for h in range(H)]}
+
+
+def page_data(lm: LanguageModel, sentences: Sequence[str], layer: int = 0, head: int = 0) -> dict:
+    """Everything the page shows, as plain JSON-ready data (the maps base64-encoded bytes)."""
+    if not isinstance(lm, LanguageModel):
+        raise ValueError(f"lm={type(lm).__name__} is not a model; pass H.pick_model('classroom') or "
+                         f"H.load_model('classroom').")
+    texts = _sentences(sentences)
+    L, H = lm.config.n_layer, lm.config.n_head
+    layer = whole_number(layer, "layer", 0, L - 1, valid=f"{lm.name} has layers 0..{L - 1}")
+    head = whole_number(head, "head", 0, H - 1, valid=f"{lm.name} has heads 0..{H - 1}")
+    runs = [_sentence_data(lm, text, i + 1, len(texts)) for i, text in enumerate(texts)]
+    return {"model": lm.name, "layers": L, "heads": H, "levels": LEVELS, "precision": PRECISION,
+            "start": [layer, head], "colours": _colours(), "highlight": HIGHLIGHT, "sentences": runs}
+
+
+def page_html(data: dict) -> str:
+    """The page: the template with the data inlined (escaped so no text can close the script)."""
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    title = html.escape(f"All {data['layers'] * data['heads']} heads of {data['model']}")
+    page = TEMPLATE.read_text(encoding="utf-8")
+    return page.replace("__TITLE__", title).replace("__PAGE_DATA__", payload)
+
+
+def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "all_heads",
+                folder: str | Path = "figures", layer: int = 0, head: int = 0) -> Path:
+    """Write folder/name.html: every head of `lm` reading each sentence, on one offline page.
+
+    Opens at head (layer, head) of the first sentence. Returns the path written. The file
+    appears whole or not at all (helpers.core.files.atomic_write); every argument is checked
+    before the model runs, and bad input is refused with one line that names the fix.
+    """
+    name = check_plain_name(name[:-5] if isinstance(name, str) and name.endswith(".html") else name,
+                            example="all_heads")
+    target = check_folder(folder) / f"{name}.html"
+    if target.parent.exists() and not target.parent.is_dir():
+        raise ValueError(f"folder={str(folder)!r} is a file, not a folder; pass folder= a directory, e.g. 'figures'.")
+    text = page_html(page_data(lm, sentences, layer, head))
+    atomic_write(target, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    return target
+
+
+def read_page(path: str | Path) -> dict:
+    """The data embedded in a page export_page wrote, with each sentence's maps decoded to
+    floats in [0, 1] of shape (layers, heads, T, T) under "weights"."""
+    found = DATA_TAG.search(Path(path).read_text(encoding="utf-8"))
+    if not found:
+        raise ValueError(f"{path} holds no page data; pass a file written by export_page.")
+    data = json.loads(found.group(1))
+    for sentence in data["sentences"]:
+        T = len(sentence["tokens"])
+        raw = np.frombuffer(base64.b64decode(sentence["maps"]), dtype=np.uint8)
+        sentence["weights"] = raw.reshape(data["layers"], data["heads"], T, T) / data["levels"]
+    return data

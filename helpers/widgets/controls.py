@@ -1,0 +1,52 @@
+"""The wiring the slider widgets share (notebooks 04 and 07): controls that call plain setters,
+one line for a refused value, and the "Export for slides" button."""
+
+from __future__ import annotations
+
+import html
+
+from ..figures.export import save_set_for_slides
+
+
+class SyncedControls:
+    """What the slider widgets share: each control calls a plain setter (set_heads, set_sentence ...),
+    a setter moves its control to what the pictures show without being called again, and a refused
+    value shows one orange line in `self.status` while the pictures stay as they were."""
+
+    _syncing = False
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _from_widget(self, setter, change) -> None:
+        """A control moved in the browser: call its setter, unless our own code is moving it (_sync)."""
+        if not self._syncing:
+            setter(change["new"])
+
+    def _sync(self, control, value) -> None:
+        """Put a control on `value` without calling its setter again."""
+        self._syncing = True
+        try:
+            control.value = value
+        finally:
+            self._syncing = False
+
+    def _warn(self, line: str) -> None:
+        self.status.value = f"<span style='color:#D55E00'>{html.escape(line)}</span>"
+
+    def export(self, folder=None) -> list:
+        """Write the widget's figures for slides (PNG, SVG, PDF and a .txt caption each) as one set:
+        all appear together or none does. Returns the paths."""
+        folder = self.folder if folder is None else folder
+        try:
+            paths = save_set_for_slides(self.slide_figures(), folder, self.slide_captions())
+        except (ValueError, OSError) as err:
+            self._fail(err)
+            return []
+        self.status.value = f"Saved {len(paths)} files in {html.escape(str(paths[0].parent.resolve()))}/"
+        return paths
+
+    def _fail(self, err: Exception) -> bool:
+        """One line: what went wrong, and what the pictures still show (the widget's `showing()`)."""
+        self._warn(f"⚠ {err} ({self.showing()})")
+        return False

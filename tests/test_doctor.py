@@ -1,0 +1,89 @@
+"""`python -m helpers.doctor`: a good machine passes; each problem is one line that names its fix.
+
+Problems are simulated on temporary copies (data/) or by pointing the checks elsewhere (widgets):
+the real data/ and the installed packages are never touched.
+"""
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import doctor
+from helpers.core.catalog import DATA_DIR, manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def data_copy(tmp_path):
+    """A copy of data/ with its listing, its README and every shipped file."""
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for name in ["models.json", "README.md"] + [e["file"] for e in manifest().values()]:
+        shutil.copy2(DATA_DIR / name, copy / name)
+    return copy
+
+
+def test_the_doctor_reads_the_catalogs_data_folder():
+    assert doctor.DATA_DIR == DATA_DIR
+
+
+def test_a_good_environment_passes(data_copy):
+    for check in (doctor.check_versions, doctor.check_widget_front_end, doctor.check_map):
+        problems, summary = check()
+        assert problems == [] and summary, (check.__name__, problems)
+    problems, summary = doctor.check_data(data_copy)
+    assert problems == [] and summary.startswith(f"{len(manifest())} data files match")
+
+
+def test_a_damaged_data_file_gives_one_line_naming_the_fix(data_copy):
+    name = manifest()["heads-4"]["file"]
+    path = data_copy / name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte in the middle of the weights
+    path.write_bytes(bytes(data))
+    problems = [p for p in doctor.check_data(data_copy)[0] if name in p]
+    assert problems == [f"✗ data/{name} is damaged (its sha256 differs from data/models.json): restore it with "
+                        f"`git checkout -- data/{name}` (or a fresh copy of the project), or rebuild it with "
+                        f"`python -m helpers.train heads-4`."]
+    path.unlink()
+    assert [p for p in doctor.check_data(data_copy)[0] if name in p][0].startswith(f"✗ data/{name} is missing:")
+    (data_copy / "models.json").write_text("{ not json")
+    assert doctor.check_data(data_copy)[0] == ["✗ data/models.json is damaged (not valid JSON): restore it with "
+                                               "`git checkout -- data/models.json` (or a fresh copy of the project)."]
+
+
+def test_a_missing_widget_front_end_gives_one_line_naming_the_fix(tmp_path, monkeypatch):
+    problems, _ = doctor.check_widget_front_end(paths=[tmp_path])  # no labextension in this folder
+    assert len(problems) == 1 and "@jupyter-widgets/jupyterlab-manager is missing" in problems[0]
+    assert "pip install \"jupyterlab_widgets>=3\"" in problems[0] and "restart JupyterLab" in problems[0]
+    monkeypatch.setattr(doctor, "labextension_paths", lambda: [tmp_path])
+    lines = doctor.diagnose((doctor.check_versions, doctor.check_widget_front_end))
+    assert [line for line in lines if line.startswith("✗")] == problems
+
+
+def test_a_missing_or_old_package_gives_one_line_naming_the_fix():
+    problems, _ = doctor.check_versions({"no-such-package-here": "1.0", "numpy": "999"})
+    assert problems[0] == "✗ no-such-package-here is not installed: run `pip install -e .` in the project folder."
+    assert problems[1].startswith("✗ numpy ") and problems[1].endswith("is older than 999: run `pip install -U numpy`.")
+
+
+def test_a_failing_map_is_one_line():
+    problems, _ = doctor.check_map(sentence="I like zebras")  # a word the classroom model does not know
+    assert len(problems) == 1 and problems[0].startswith("✗ Drawing the map of 'I like zebras' failed (")
+    assert "\n" not in problems[0]
+
+
+def test_the_command_runs_in_seconds():
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "helpers.doctor"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120)
+    seconds = time.perf_counter() - start
+    lines = result.stdout.splitlines()
+    assert result.returncode == sum(line.startswith("✗") for line in lines), result.stdout + result.stderr
+    assert all(line[:1] in "✓✗" for line in lines[:-1]) and "Traceback" not in result.stderr
+    assert seconds < 30, seconds  # ~5 s on a quiet laptop; 10 s is the promise, 30 leaves room for a busy CI

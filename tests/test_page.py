@@ -1,0 +1,178 @@
+"""The offline web page (H.export_page): its data are the model's maps, it is small, and bad input
+is refused with one line before anything is written."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from matplotlib.figure import Figure
+
+import helpers as H
+from helpers.figures import deck
+from helpers.figures.page import PRECISION, export_page, page_data, page_html, quantise, read_page
+from helpers.widgets.explorer import Explorer
+from test_gpt2_fakes import fake_gpt2_folder
+
+SENTENCES = ["I like to draw my picture . the cat near these big dogs is tired .",  # 17 tokens with <bos>
+             "list : red mat old fox . again : red mat old fox .",
+             "the girl sat on the mat because she was tired . the boy"]
+
+
+def one_line(_models) -> Figure:
+    fig = Figure(figsize=(8, 4.5), layout="constrained")
+    fig.add_subplot().plot([0, 1], [1, 0])
+    return fig
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    return H.load_model("classroom")
+
+
+@pytest.fixture(scope="module")
+def page(classroom, tmp_path_factory):
+    return H.export_page(classroom, SENTENCES, folder=tmp_path_factory.mktemp("page"))
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    torch.manual_seed(0)
+    config = H.GPTConfig(vocab_size=len(H.vocabulary()), n_ctx=12, n_layer=3, n_head=2, n_embd=16)
+    return H.LanguageModel("tiny", H.GPT(config).eval(), H.WordTokenizer(H.vocabulary()))
+
+
+def test_every_map_on_the_page_is_the_models_to_the_stated_precision(classroom, page):
+    data = read_page(page)
+    assert (data["model"], data["layers"], data["heads"]) == ("classroom", 12, 12)
+    assert [s["text"] for s in data["sentences"]] == SENTENCES
+    for sentence, text in zip(data["sentences"], SENTENCES):
+        run = H.run_sentence(classroom, text)
+        assert sentence["tokens"] == run.tokens
+        assert sentence["weights"].shape == tuple(run.attentions.shape)
+        error = np.abs(sentence["weights"] - run.attentions.numpy()).max()
+        assert error <= PRECISION + 1e-6, f"{text!r}: a stored weight is {error:.4f} away from the model's"
+        assert len(sentence["head_captions"]) == 144 and sentence["head_captions"][0].startswith("Layer 0, head 0: ")
+    assert data["precision"] == pytest.approx(0.5 / 255)
+
+
+def test_three_classroom_sentences_fit_in_3_mb_and_load_nothing(classroom, page, tmp_path):
+    twenty = ["I like to draw my picture . the cat near these big dogs is tired . the girl sat",
+              "list : red mat old fox . again : red mat old fox . list : red mat old",
+              "the girl sat on the mat because she was tired . the boy sat on the mat because"]
+    longest = H.export_page(classroom, twenty, folder=tmp_path)
+    assert [len(s["tokens"]) for s in read_page(longest)["sentences"]] == [20, 20, 19]
+    assert longest.stat().st_size <= 3_000_000  # about 0.28 MB
+    text = page.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)  # no script, style or font from a host
+    assert "@import" not in text and "url(" not in text
+    assert "default-src 'none'" in text  # and the browser is told to refuse any request
+
+
+def test_the_page_opens_at_the_chosen_head(tiny, tmp_path):
+    path = export_page(tiny, "I like to draw", name="start.html", folder=tmp_path, layer=2, head=1)
+    assert path == tmp_path / "start.html" and read_page(path)["start"] == [2, 1]
+
+
+def test_quantise_rounds_to_bytes():
+    assert quantise(np.array([0.0, 0.5, 1.0, 1 / 255 * 0.49, -0.1, 1.2])).tolist() == [0, 128, 255, 0, 0, 255]
+
+
+def test_a_sentence_cannot_close_the_script(tiny, tmp_path):
+    """Words are data, never markup: '</script>' in a token stays inside the JSON."""
+    data = page_data(tiny, ["I like to draw"])
+    data["sentences"][0]["tokens"][1] = "</script><b>"
+    text = page_html(data)
+    assert text.count("</script>") == 2 and "\\u003c/script>\\u003cb>" in text
+
+
+@pytest.mark.parametrize("sentences, words", [
+    ([], "holds no sentence"),
+    ("", "not a sentence"),
+    (["I like to draw", "   "], "not a sentence"),
+    (["I like zebras"], "Sentence 1 of 1"),
+    (["I like to draw", "the cat " * 10], "Sentence 2 of 2"),
+    (None, "holds no sentence"),
+])
+def test_bad_sentences_are_refused_in_one_line_and_nothing_is_written(tiny, tmp_path, sentences, words):
+    with pytest.raises(ValueError) as err:
+        export_page(tiny, sentences, folder=tmp_path / "out")
+    assert words in str(err.value) and "\n" not in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["../escape", "sub/page", "a/../b", "", ".hidden", 3])
+def test_a_name_with_a_folder_is_refused(tiny, tmp_path, name):
+    with pytest.raises(ValueError, match="plain file name") as err:
+        export_page(tiny, ["I like to draw"], name=name, folder=tmp_path / "out")
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "escape.html").exists()
+
+
+@pytest.mark.parametrize("layer, head, words", [(3, 0, "layers 0..2"), (0, 2, "heads 0..1"), (1.0, 0, "whole number")])
+def test_a_missing_head_is_refused(tiny, tmp_path, layer, head, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        export_page(tiny, ["I like to draw"], folder=tmp_path, layer=layer, head=head)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_not_a_model_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="is not a model"):
+        export_page("classroom", ["I like to draw"], folder=tmp_path)
+
+
+def test_an_unwritable_place_leaves_no_file(tiny, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ValueError, match="is a file, not a folder") as err:
+        export_page(tiny, ["I like to draw"], folder=blocker)
+    assert "\n" not in str(err.value)
+    with pytest.raises(OSError) as err:  # a folder that cannot be made: one line from the atomic writer
+        export_page(tiny, ["I like to draw"], folder=blocker / "sub")
+    assert "\n" not in str(err.value) and "folder" in str(err.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_a_read_only_page_is_not_replaced(tiny, tmp_path):
+    old = tmp_path / "all_heads.html"
+    old.write_text("keep me")
+    old.chmod(0o444)
+    with pytest.raises(PermissionError, match="read-only"):
+        export_page(tiny, ["I like to draw"], folder=tmp_path)
+    assert old.read_text() == "keep me" and [p.name for p in tmp_path.iterdir()] == ["all_heads.html"]
+
+
+def test_the_explorer_exports_the_sentences_it_showed(tiny, tmp_path):
+    explorer = Explorer(tiny, "I like to draw", layer=1, head=1, folder=tmp_path)
+    assert explorer.set_sentence("the cat is tired .")
+    explorer.page_button.click()
+    path = tmp_path / "tiny_all_heads.html"
+    data = read_page(path)
+    assert [s["text"] for s in data["sentences"]] == ["the cat is tired .", "I like to draw"]  # current first
+    assert data["start"] == [1, 1] and "no internet needed" in explorer.export_note.value
+    (tmp_path / "file").write_text("not a folder")
+    assert explorer.export_web_page(tmp_path / "file") is None
+    assert "is a file, not a folder" in explorer.error and "nothing was written" in explorer.status.value
+
+
+def test_the_deck_can_include_the_page(classroom, tmp_path):
+    models = deck.Models()
+    models.classroom = classroom  # the cached model: no second load
+    pdf, _ = deck.export_deck(tmp_path, slides=[deck.Slide("01_line", one_line)], models=models, page=True)
+    data = read_page(tmp_path / "all_heads.html")
+    assert pdf.is_file() and [s["text"] for s in data["sentences"]] == [deck.DRAW, deck.LIST]
+
+
+def test_a_gpt2_page_shows_the_tokens_as_gpt2_writes_them(tmp_path, monkeypatch):
+    """GPT-2's vocabulary and tokenizer with tiny random weights (no download): the page holds
+    GPT-2's own token strings, <|endoftext|> first, and its maps are the model's."""
+    monkeypatch.setenv("HELPERS_GPT2_VERIFY", "0")
+    lm = H.load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
+    path = export_page(lm, ["I like to draw", "The cat sat."], folder=tmp_path)
+    data = read_page(path)
+    run = H.run_sentence(lm, "I like to draw")
+    assert data["sentences"][0]["tokens"] == run.tokens == ["<|endoftext|>", "I", " like", " to", " draw"]
+    assert np.abs(data["sentences"][0]["weights"] - run.attentions.numpy()).max() <= PRECISION + 1e-6
