@@ -68,3 +68,19 @@ def full_draw_of():
                 artist.set_animated(True)
             frame.invalidate()
     return draw
+
+
+@pytest.fixture(scope="session")
+def walk_one():
+    """Notebook 01's layer: walkthrough-1's single head of 768 reading "I like to draw" (as trained)."""
+    from helpers.core.walkthrough import walkthrough_layer
+
+    return walkthrough_layer("classroom", n_heads=1)
+
+
+@pytest.fixture(scope="session")
+def walk_twelve():
+    """Notebooks 02-03's layer: walkthrough-12's twelve heads of 64 reading "I like to draw" (as trained)."""
+    from helpers.core.walkthrough import walkthrough_layer
+
+    return walkthrough_layer("classroom", n_heads=12)

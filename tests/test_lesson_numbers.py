@@ -20,13 +20,13 @@ from helpers.exercises import capstone
 
 
 @pytest.fixture(scope="module")
-def one():
-    return H.walkthrough_layer("classroom", n_heads=1)
+def one(walk_one):
+    return walk_one
 
 
 @pytest.fixture(scope="module")
-def twelve():
-    return H.walkthrough_layer("classroom", n_heads=12)
+def twelve(walk_twelve):
+    return walk_twelve
 
 
 def test_the_walkthrough_models_are_the_trained_ones(one, twelve):

@@ -33,13 +33,13 @@ def rounded(t) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def one():
-    return H.walkthrough_layer("classroom", n_heads=1)
+def one(walk_one):
+    return walk_one
 
 
 @pytest.fixture(scope="module")
-def twelve():
-    return H.walkthrough_layer("classroom", n_heads=12)
+def twelve(walk_twelve):
+    return walk_twelve
 
 
 @pytest.fixture(scope="module")
