@@ -67,8 +67,8 @@ _MODULES: dict[str, list[str]] = {
     ".figures.knockout_plots": ["prediction_bars"],
     ".widgets.knockout": ["KnockoutExplorer"],
     # --- 07: heads that share keys and values (multi-query and grouped-query attention) --------------
-    ".analysis.kvheads": ["KV_COUNTS", "kv_cache_bytes_per_token", "kv_cache_table", "describe_kv_cache_table",
-                          "kv_attention_params", "variant_name", "load_kv_variant", "kv_results",
+    ".analysis.kvcache": ["kv_cache_bytes_per_token", "kv_cache_table", "describe_kv_cache_table"],
+    ".analysis.kvheads": ["KV_COUNTS", "kv_attention_params", "variant_name", "load_kv_variant", "kv_results",
                           "describe_kv_results", "similarity_by_kv_heads", "pooled_model", "pooled_results",
                           "pool_source", "pooling_on_text", "describe_pooling_on_text"],
     ".figures.kv_plots": ["plot_kv_cache", "plot_kv_results", "plot_grouped_heads", "plot_group_similarity",

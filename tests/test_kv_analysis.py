@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import helpers as H
-from helpers.analysis import kvheads
+from helpers.analysis import kvcache, kvheads
 from helpers.core.catalog import manifest
 from helpers.core.model import GPT, GPTConfig
 from helpers.train import RECIPES
@@ -23,10 +23,10 @@ def test_cache_per_token_of_the_published_configs(name, kib):
 
 
 def test_published_heads_are_the_config_files_numbers():
-    heads = {c.name: (c.n_head, c.n_kv_head) for c in kvheads.PUBLISHED}
+    heads = {c.name: (c.n_head, c.n_kv_head) for c in kvcache.PUBLISHED}
     assert heads == {"Llama 3 8B": (32, 8), "Mistral 7B": (32, 8), "Llama 2 70B": (64, 8), "Gemma 2B": (8, 1),
                      "Qwen2-7B": (28, 4), "GPT-2 small": (12, 12), "Llama 2 7B": (32, 32)}
-    assert all("/" in c.source for c in kvheads.PUBLISHED)  # each names the repository of its config.json
+    assert all("/" in c.source for c in kvcache.PUBLISHED)  # each names the repository of its config.json
 
 
 def test_an_8000_token_context():

@@ -12,11 +12,11 @@ import numbers
 
 import torch
 
-from ..analysis.kvheads import kv_cache_bytes_per_token
+from ..analysis.kvcache import kv_cache_bytes_per_token
 from .grading import Exercise, check
 from .grading import Mistake as M
 
-# Config numbers as their config.json files give them (see analysis/kvheads.PUBLISHED for the sources).
+# Config numbers as their config.json files give them (see analysis/kvcache.PUBLISHED for the sources).
 MISTRAL_7B = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096}
 QWEN2_7B = {"num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "hidden_size": 3584}
 KV_3 = {"num_hidden_layers": 2, "num_attention_heads": 12, "num_key_value_heads": 3, "hidden_size": 96}  # kv-3

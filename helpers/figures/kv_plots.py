@@ -8,13 +8,12 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..analysis.kvcache import CONTEXT, kv_cache_table
 from ..analysis.kvheads import (
-    CONTEXT,
     N_QUERY_HEADS,
     SENTENCE,
     check_kv_count,
     group_of,
-    kv_cache_table,
     kv_results,
     load_kv_variant,
     pooled_results,
