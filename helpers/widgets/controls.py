@@ -1,5 +1,5 @@
-"""The wiring the slider widgets share (notebooks 04 and 07): controls that call plain setters,
-one line for a refused value, and the "Export for slides" button."""
+"""The wiring the widgets share: controls that call plain setters (and are moved by them without
+calling them again), one line for a refused value, and the "Export for slides" button."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from ..figures.export import save_set_for_slides
 
 
 class SyncedControls:
-    """What the slider widgets share: each control calls a plain setter (set_heads, set_sentence ...),
+    """What the widgets share: each control calls a plain setter (set_heads, set_sentence ...),
     a setter moves its control to what the pictures show without being called again, and a refused
     value shows one orange line in `self.status` while the pictures stay as they were."""
 
@@ -23,10 +23,12 @@ class SyncedControls:
         if not self._syncing:
             setter(change["new"])
 
-    def _sync(self, control, value) -> None:
-        """Put a control on `value` without calling its setter again."""
+    def _sync(self, control, value, options=None) -> None:
+        """Put a control on `value` (and new `options`) without calling its setter again."""
         self._syncing = True
         try:
+            if options is not None:
+                control.options = options
             control.value = value
         finally:
             self._syncing = False

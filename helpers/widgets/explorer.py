@@ -29,13 +29,14 @@ from ..figures.mosaic import AllHeadsView, plot_all_heads
 from ..figures.page import export_page
 from ..figures.slide import slide_style
 from ..figures.views import HeadView, TokenLinksView, links_height, plot_head, plot_token_links
+from .controls import SyncedControls
 from .frame import Frame, show_png
 from .guard import guard_selections
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
 
 
-class Explorer:
+class Explorer(SyncedControls):
     """All heads of `lm` reading one sentence, one head zoomed in, and an export button.
 
     `explorer.widget` is the ipywidgets box; a notebook shows it by ending a cell with
@@ -73,13 +74,13 @@ class Explorer:
             with one_thread():
                 run = run_sentence(self.lm, text)
         except Exception as err:  # noqa: BLE001 - a widget shows the message instead of raising
-            self._quietly(self.text, self.sentence)  # the box shows what the pictures show
+            self._sync(self.text, self.sentence)  # the box shows what the pictures show
             return self._show_error(err, f"still showing “{self.sentence}”")
         grid_shape = self.grid.shape
         self.run, self.sentence, self.query = run, text, None
         self.seen = [s for s in self.seen if s != text][-4:] + [text]
-        self._quietly(self.text, text)
-        self._quietly(self.word, -1, options=[ALL_WORDS] + self._word_options())
+        self._sync(self.text, text)
+        self._sync(self.word, -1, options=[ALL_WORDS] + self._word_options())
         self.grid.update(run.attentions, (self.layer, self.head), tokens=run.tokens)
         if self.grid.shape == grid_shape:
             self.frames[0].refresh()  # same grid: new maps and title over the kept labels
@@ -106,9 +107,9 @@ class Explorer:
             return self._show_error(err, f"still showing {self._head_title()}")
         moved = (layer, head) != (self.layer, self.head)
         self.layer, self.head, self.query = layer, head, query
-        self._quietly(self.layer_slider, layer)
-        self._quietly(self.head_slider, head)
-        self._quietly(self.word, -1 if query is None else query)
+        self._sync(self.layer_slider, layer)
+        self._sync(self.head_slider, head)
+        self._sync(self.word, -1 if query is None else query)
         self.grid.update(highlight=(layer, head))
         self._clear_error()
         self._draw(grid=moved, zoom=moved)  # another query word changes only the links
@@ -226,10 +227,9 @@ class Explorer:
                                           layout=widgets.Layout(width="auto", flex="none"))
         self.export_note = widgets.HTML()
         self._clear_error()
-        self._busy = False
-        self.text.observe(lambda change: self._react(self.set_sentence, change["new"]), "value")
+        self.text.observe(lambda change: self._from_widget(self.set_sentence, change), "value")
         for control in (self.layer_slider, self.head_slider, self.word):
-            control.observe(lambda change: self._react(self._select_from_controls), "value")
+            control.observe(lambda change: self._from_widget(lambda _: self._select_from_controls(), change), "value")
         self.button.on_click(lambda _: self.export())
         self.page_button.on_click(lambda _: self.export_web_page())
         # grid | zoomed head | links side by side, so controls, grid and zoom fit one 1080p screen;
@@ -253,24 +253,6 @@ class Explorer:
     def _select_from_controls(self) -> None:
         word = self.word.value
         self.select(self.layer_slider.value, self.head_slider.value, None if word < 0 else word)
-
-    def _react(self, action, *args) -> None:
-        """Run a control's action unless the change came from the explorer itself."""
-        if not self._busy:
-            action(*args)
-
-    def _quietly(self, control, value, options=None) -> None:
-        """Set a control without triggering its callback."""
-        self._busy = True
-        try:
-            if options is not None:
-                control.options = options
-            control.value = value
-        finally:
-            self._busy = False
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def _written(paths: list[Path]) -> str:

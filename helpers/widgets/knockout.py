@@ -9,11 +9,12 @@ from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
 from ..core.run import run_sentence
 from ..figures.knockout_plots import draw_bars
+from .controls import SyncedControls
 from .frame import Frame, show_png
 from .guard import guard_selections
 
 
-class KnockoutExplorer:
+class KnockoutExplorer(SyncedControls):
     """Pick heads to remove; the prediction bars redraw. Use .widget in a notebook."""
 
     def __init__(self, lm: LanguageModel, sentence: str, heads=(), mode: str = "zero", top_k: int = 5):
@@ -38,9 +39,8 @@ class KnockoutExplorer:
         self._before: dict = {}  # sentence -> next-word probabilities with all heads
         self._shown: dict = {}  # (sentence, heads, mode) -> (change, PNG), for the current sentence
         self.frame = Frame(self.figure, dpi=96)  # the widgets' shared Agg-to-PNG path
-        self._reverting = False
         for control in (self.sentence, self.heads, self.mode):
-            control.observe(lambda _: self._reverting or self.update(), names="value")
+            control.observe(lambda change: self._from_widget(lambda _: self.update(), change), names="value")
         self.clear.on_click(lambda _: setattr(self.heads, "value", ()))
         self.widget = w.VBox([self.sentence, w.HBox([self.heads, w.VBox([self.mode, self.clear])]),
                               self.message, self.image])
@@ -72,11 +72,7 @@ class KnockoutExplorer:
         except ValueError as err:
             shown = self.change["sentence"] if self.change else None
             if shown is not None and self.sentence.value != shown:
-                self._reverting = True  # the box shows what the bars show; nothing to redraw
-                try:
-                    self.sentence.value = shown
-                finally:
-                    self._reverting = False
+                self._sync(self.sentence, shown)  # the box shows what the bars show; nothing to redraw
             self.message.value = f"⚠ {err} (still showing “{shown}”)" if shown else f"⚠ {err}"
             return
         self.change, png = self._shown[key]
