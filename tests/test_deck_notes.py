@@ -74,6 +74,19 @@ def test_01_draws_largest_weight(models, notes):
     assert f"{row[best]:.2f} of its weight to '{walk.tokens[best]}'" in steps.caption  # the animation's notes
 
 
+def test_03_the_recombination_animation_states_what_03_prints(models):
+    """03 §4 prints that the heads' decompressed sum equals concat · W_O to float rounding (below 1e-4); the
+    animation's notes give the same comparison's largest difference, with the layer's b_O added to both."""
+    code = source("03_decompression_and_recombination.ipynb")
+    assert "largest difference below 1e-4 (float rounding only)" in code and "H.recombination_animation(walk)" in code
+    anim = next(a for a in build_animations(models.walk(1), models.walk(12)) if a.name == "twelve_heads_recombining")
+    steps = models.walk(12).steps()
+    difference = float((steps.concat @ steps.recombination - sum(steps.per_head)).abs().max())
+    assert difference < 1e-4
+    said = float(anim.caption.split("largest difference ")[1].split(")")[0])
+    assert said < 1e-4 and "concat · W_O + b_O" in anim.caption
+
+
 def test_02_heads_whose_largest_weight_is_on_i(models, notes):
     """02 prints "heads whose largest weight from 'draw' is on 'I': [...]" and the head size 768 / 12 = 64."""
     walk = models.walk(12)
