@@ -548,10 +548,12 @@ add("knockout", "wrong", "0.16: the drop", lambda: 0.16, "that is the drop")
 add("attention_weights", "ok", "F.softmax(dim=1)", lambda Q, K: F.softmax(Q @ K.T / math.sqrt(Q.shape[-1]), 1))
 add("masked_weights", "ok", "masked softmax, then .tril() (changes nothing)", lambda s: SM(s.masked_fill(_later(s.shape[-1]), float("-inf")), -1).tril())
 add("previous_word_head", "ok", "median over the queries instead of the mean", lambda a: _pw(a, lambda a: a.diagonal(-1, -2, -1).median(-1).values))
-# rare slips left to the generic verdict: ✗, and no slip named
-add("attention_weights", "generic", "÷ √(d + 1)", lambda Q, K: SM(Q @ K.T / math.sqrt(Q.shape[-1] + 1), -1), "numbers differ")
-add("recombine", "generic", "(bmm).mean(0) * 2", lambda z, W: torch.bmm(z, W).mean(0) * 2, "numbers differ")
-add("multihead", "generic", "two slips: ÷ √768 and no mask", _mh_class(scale=768 ** 0.5, no_mask=True), "numbers differ")
+# slips once left to the generic verdict, named since the third blind round (fitted.py, two slips at once)
+add("attention_weights", "wrong", "÷ √(d + 1)", lambda Q, K: SM(Q @ K.T / math.sqrt(Q.shape[-1] + 1), -1),
+    "divided by 4.123, not by √d = 4")
+add("recombine", "wrong", "(bmm).mean(0) * 2", lambda z, W: torch.bmm(z, W).mean(0) * 2, "0.6667 (= 2/3) × the right one")
+add("multihead", "wrong", "two slips: ÷ √768 and no mask", _mh_class(scale=768 ** 0.5, no_mask=True),
+    "two slips at once: no mask")
 
 
 SENTENCE = ("I like to draw my picture . the cat near these big dogs is tired . "

@@ -12,12 +12,14 @@ notebooks' 8, 64 and 768 all differ, and the second input has other sizes than t
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
 from ..core import attention as A
+from . import fitted
 from . import mistakes_01_03 as M
+from . import mistakes_03 as M3
 from .grading import Exercise, check
 
 
@@ -40,7 +42,7 @@ def _weights_case(T: int, d: int, seed: int) -> tuple[str, tuple]:
 ATTENTION_WEIGHTS = Exercise(
     "attention weights", [_weights_case(5, 16, 1), _weights_case(7, 9, 3)],
     lambda Q, K: A.softmax_over_keys(A.scale(A.raw_scores(Q, K), Q.shape[-1])), M.ATTENTION_WEIGHTS,
-    shape_hint="Rows are queries, columns are keys: [T × T].", sizes="T, d = Q.shape")
+    shape_hint="Rows are queries, columns are keys: [T × T].", sizes="T, d = Q.shape", explain=fitted.scale_or_factor)
 
 
 def check_attention_weights(student_fn: Callable) -> None:
@@ -70,7 +72,8 @@ def _sum_case(T: int, d: int, seed: int) -> tuple[str, tuple]:
 
 WEIGHTED_SUM = Exercise(
     "weighted sum", [_sum_case(5, 8, 3), _sum_case(6, 3, 13)], A.weighted_sum, M.WEIGHTED_SUM,
-    shape_hint="One update per word, as long as a value vector: weights [T × T] @ V [T × d].", sizes="T, d = V.shape")
+    shape_hint="One update per word, as long as a value vector: weights [T × T] @ V [T × d].", sizes="T, d = V.shape",
+    explain=fitted.factor("the weights already sum to 1: weights @ V needs no extra factor"))
 
 
 def check_weighted_sum(student_fn: Callable) -> None:
@@ -118,7 +121,7 @@ def _merge_case(H: int, T: int, d: int, seed: int) -> tuple[str, tuple]:
 
 
 MERGE_HEADS = Exercise(
-    "merge heads", [_merge_case(3, 5, 4, 10), _merge_case(4, 6, 2, 30)], A.merge_heads, M.MERGE_HEADS,
+    "merge heads", [_merge_case(3, 5, 4, 10), _merge_case(4, 6, 2, 30)], A.merge_heads, M3.MERGE_HEADS,
     shape_hint="Expected (T, n_heads · d_head).", sizes="H, T, d = z.shape")
 
 
@@ -134,8 +137,9 @@ def _recombine_case(H: int, T: int, d: int, D: int, seed: int) -> tuple[str, tup
 
 RECOMBINE = Exercise(
     "recombine", [_recombine_case(3, 5, 4, 6, 11), _recombine_case(2, 4, 3, 5, 31)],
-    lambda z, W_O: A.merge_heads(z) @ A.recombination_matrix(W_O), M.RECOMBINE,
-    shape_hint="One update of d_model features per word: (T, D).", sizes="H, T, d = z.shape")
+    lambda z, W_O: A.merge_heads(z) @ A.recombination_matrix(W_O), M3.RECOMBINE,
+    shape_hint="One update of d_model features per word: (T, D).", sizes="H, T, d = z.shape",
+    explain=fitted.factor("the heads' updates are added, a plain sum over the heads: no mean, no extra factor"))
 
 
 def check_recombine(student_fn: Callable) -> None:

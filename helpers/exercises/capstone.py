@@ -41,7 +41,7 @@ def _layer_and_inputs() -> tuple[nn.Module, list[torch.Tensor]]:
 def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS, order: str = "qkv",
             split: str = "transpose", merge: str = "transpose", scale: float | None = None, mask: str = "-inf",
             axis: int = -1, project: bool = True, qkv_bias: bool = True, mask_size: int | None = None,
-            chunk_dim: int = -1, project_in: bool = True) -> torch.Tensor:
+            chunk_dim: int = -1, project_in: bool = True, out_bias: float = 1.0) -> torch.Tensor:
     """The layer with switches, so each usual mistake gives its own wrong answer to recognise."""
     B, T, D = x.shape
     size = D // heads
@@ -56,8 +56,9 @@ def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS,
     scores = q @ k.transpose(-2, -1) / (math.sqrt(size) if scale is None else scale)
     n = T if mask_size is None else mask_size
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
-    if mask in ("-inf", "0", "-1", "below", "diagonal"):
-        where = {"-inf": future, "0": future, "-1": future, "below": future.T, "diagonal": torch.ones(n, n, dtype=torch.bool).triu(0)}
+    if mask in ("-inf", "0", "-1", "below", "diagonal", "tril"):
+        where = {"-inf": future, "0": future, "-1": future, "below": future.T, "diagonal": torch.ones(n, n, dtype=torch.bool).triu(0),
+                 "tril": torch.ones(n, n, dtype=torch.bool).tril(0)}
         scores = scores.masked_fill(where[mask], {"0": 0.0, "-1": -1.0}.get(mask, -math.inf))
     weights = scores.softmax(dim=axis)
     if mask == "after":
@@ -65,7 +66,14 @@ def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS,
     y = weights @ v  # (B, heads, T, size)
     y = {"transpose": lambda: y.transpose(1, 2).reshape(B, T, D), "reshape": lambda: y.reshape(B, T, D),
          "interleave": lambda: y.permute(0, 2, 3, 1).reshape(B, T, D)}[merge]()
-    return out(y) if project else y
+    return F.linear(y, out.weight) + out_bias * out.bias if project else y
+
+
+def _chunked_words(x: torch.Tensor, qkv: nn.Linear, sizes_from_x: bool) -> torch.Tensor:
+    """chunk(3, dim=1) and then the split: raises the reshape error such an answer raises."""
+    B, T, D = x.shape
+    first = F.linear(x, qkv.weight, qkv.bias).chunk(3, dim=1)[0]
+    return first.reshape(B, T if sizes_from_x else first.shape[1], HEADS, D // HEADS)
 
 
 SLIPS = [  # (switches, what went wrong and the fix)
@@ -97,7 +105,20 @@ SLIPS = [  # (switches, what went wrong and the fix)
     (dict(project_in=False), "q, k and v are x itself: make them with the fused projection, "
                              "q, k, v = self.qkv(x).chunk(3, dim=-1)."),
     (dict(chunk_dim=1), "chunked along the words: q, k, v = self.qkv(x).chunk(3, dim=-1) (the features)."),
+    (dict(mask="tril"), "masked the wrong triangle and the diagonal (.tril()): the last word has nothing left to look "
+                        "at (NaN); hide only the later words, torch.ones(T, T, dtype=torch.bool).triu(1)."),
+    (dict(out_bias=0.0), "the output projection lost its bias: call self.out(...), which adds b_O."),
+    (dict(out_bias=HEADS), "the output bias was added once per head (12 times): W_O's blocks are summed over the "
+                           "heads, then b_O is added once; self.out(merged) does both."),
 ]
+CHUNKED = "chunked along the words: q, k, v = self.qkv(x).chunk(3, dim=-1) splits the features, not the tokens."
+
+
+def _two_slips(slips: list) -> list:
+    """Every pair of switches that touch different steps: two slips at once, named together."""
+    both = "two slips at once:"
+    return [({**a, **b}, f"{both} {sa.rstrip('.')}; and {sb[0].lower() + sb[1:]}")
+            for (a, sa), (b, sb) in itertools.combinations(slips, 2) if not set(a) & set(b)]
 ORDERS = [(order, f"q, k, v taken in the wrong order ({', '.join(order)}): self.qkv(x).chunk(3, dim=-1) gives q, "
                   f"then k, then v.") for order in map("".join, itertools.permutations("qkv")) if order != "qkv"]
 ORDERS += [("qqv", "keys made from the queries' third: k is the second chunk of self.qkv(x)."),
@@ -111,7 +132,10 @@ def exercise() -> Exercise:
     layer64 = copy.deepcopy(attn).double().eval()
     qkv, out = layer64.c_attn, layer64.c_proj
     slips = [(dict(order=o), says) for o, says in ORDERS] + SLIPS
+    slips += _two_slips(slips)
     mistakes = [Mistake(says, lambda x, kw=kw: forward(x.double(), qkv, out, **kw)) for kw, says in slips]
+    mistakes[len(ORDERS) + len(SLIPS):len(ORDERS) + len(SLIPS)] = [
+        Mistake(CHUNKED, lambda x, f=f: _chunked_words(x.double(), qkv, f)) for f in (True, False)]
     labels = (f"'{SENTENCE}' [1 × 4 × 768]", "two sentences [2 × 6 × 768]")
     return Exercise(NAME, list(zip(labels, [(x,) for x in inputs])), lambda x: layer64(x.double())[0], mistakes,
                     shape_hint="Same shape in, same shape out: [batch, tokens, 768].", sizes="B, T, D = x.shape")

@@ -103,13 +103,15 @@ def _future(T: int, offset: int = 1) -> torch.Tensor:
     return torch.ones(T, T, dtype=torch.bool).triu(offset)
 
 
-def _attend(Q, K, V, scale=None, mask=1, dim=-1):
-    """Q, K, V (H, T, d) -> (H, T, d): masked softmax(Q·Kᵀ·scale)·V."""
+def _attend(Q, K, V, scale=None, mask=1, dim=-1, after=False, where=None, fill=float("-inf")):
+    """Q, K, V (H, T, d) -> (H, T, d): masked softmax(Q·Kᵀ·scale)·V (after: the mask zeroes the weights)."""
     T, d = Q.shape[-2:]
     scores = Q @ K.transpose(-2, -1) * (1 / math.sqrt(d) if scale is None else scale)
-    if mask is not None:
-        scores = scores.masked_fill(_future(T, mask), float("-inf"))
-    return scores.softmax(dim) @ V
+    hide = (_future(T, mask) if where is None else where(T)) if mask is not None else None
+    if hide is not None and not after:
+        scores = scores.masked_fill(hide, fill)
+    weights = scores.softmax(dim)
+    return (weights.masked_fill(hide, 0.0) if after else weights) @ V
 
 
 def grouped_reference(Q, K, V):
@@ -146,6 +148,14 @@ def _grouped_mistakes():
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=0)),
         M("forgot the 1/√d scaling: divide the scores by √d (d = Q.shape[-1]) before the softmax.",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1.0)),
+        M("mask applied after the softmax: the rows no longer sum to 1; put -inf in the scores, then take the softmax.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), after=True)),
+        M("masked the wrong triangle: hide the later words (above the diagonal, .triu(1)), not the earlier ones.",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T).T)),
+        M("masked the wrong triangle and the diagonal (.tril()): hide only the later words, .triu(1).",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T, 0).T)),
+        M("mask filled with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf').",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), fill=0.0)),
         M("divided by d instead of √d: scale the scores by 1/√d.",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / Q.shape[-1])),
         M("scaled by the whole width √(H·d): each head scales by its own size, 1/√d with d = Q.shape[-1].",

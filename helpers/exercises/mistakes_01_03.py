@@ -1,5 +1,6 @@
-"""The mistake catalogues of notebooks 01-03: the slips students really make, each as a small
-wrong variant of the reference and the line that names it and says what to do.
+"""The mistake catalogues of notebooks 01-02: the slips students really make, each as a small wrong
+variant of the reference and the line that names it and says what to do (notebook 03's merge_heads
+and recombine are in mistakes_03.py).
 
 Each function here takes the exercise's own arguments (the check hands them float64 copies; to
 recognise an error it hands them the student's float32 inputs) and returns the wrong answer, or
@@ -43,7 +44,8 @@ ATTENTION_WEIGHTS = [
       lambda Q, K: _scores(Q, K).log_softmax(-1)),
     M("these are the scaled scores before the softmax: apply .softmax(dim=-1).", _scores),
     M("these are the raw scores: divide by √d and apply the softmax.", lambda Q, K: Q @ K.T),
-    M("queries and keys swapped: compute Q @ K.T (rows are queries), not K @ Q.T.",
+    M("queries and keys swapped (K @ Q.T, or a softmax of the transposed scores): compute Q @ K.T (rows are "
+      "queries) and take the softmax of it as it is.",
       lambda Q, K: _scores(K, Q).softmax(-1)),
     M("divided by d instead of √d (or by √d twice): divide the scores once by √d.",
       lambda Q, K: (Q @ K.T / Q.shape[-1]).softmax(-1)),
@@ -71,6 +73,17 @@ ATTENTION_WEIGHTS = [
     M("d ** 1/2 is (d ** 1) / 2 = d/2, not √d: write d ** 0.5 or math.sqrt(d).",
       lambda Q, K: (Q @ K.T / (Q.shape[-1] / 2)).softmax(-1)),
     *_copied(lambda Q, K, v: (Q @ K.T / v).softmax(-1)),
+    M("took the square root of the scores (NaN wherever a score is negative): the √ belongs to d; divide the "
+      "scores by math.sqrt(d), d = Q.shape[-1].", lambda Q, K: torch.sqrt(Q @ K.T).softmax(-1)),
+    M("took the square root of the scaled scores (NaN wherever a score is negative): divide the scores by "
+      "math.sqrt(d) and take the softmax, no other √.", lambda Q, K: torch.sqrt(_scores(Q, K)).softmax(-1)),
+    *[M(f"two slips at once: {says} And the softmax is over the "
+        f"wrong axis: use dim=-1, so each query's row sums to 1.",
+        lambda Q, K, div=div: (Q @ K.T / div(Q)).softmax(0))
+      for div, says in ((lambda Q: 1.0, "no 1/√d scaling (divide the scores by √d, d = Q.shape[-1])."),
+                        (lambda Q: Q.shape[-1], "divided by d instead of √d."),
+                        (lambda Q: Q.shape[-1] ** -0.5, "multiplied by √d instead of dividing."),
+                        (lambda Q: math.sqrt(Q.shape[0]), "divided by √T instead of √d (d = Q.shape[-1])."))],
 ]
 
 
@@ -99,8 +112,10 @@ MASKED_WEIGHTS = [
     M("returned the masked scores: apply the softmax after the mask.", lambda s: _fill(s, _future(s.shape[-1]))),
     M("softmax over the wrong axis: use dim=-1 so each query's row sums to 1.",
       lambda s: _fill(s, _future(s.shape[-1])).softmax(0)),
-    M("torch.where(mask, scores, -inf) keeps the scores where the mask is True, at the later words: swap the last "
-      "two, torch.where(mask, float('-inf'), scores).", lambda s: torch.where(_future(s.shape[-1]), s, -math.inf).softmax(-1)),
+    M("torch.where(mask, scores, -inf) keeps the scores where the mask is True, at the later words, and hides the "
+      "diagonal and the earlier ones (as a .tril() mask does; the last row is all -inf, NaN): swap the last two, "
+      "torch.where(mask, float('-inf'), scores), or mask with .triu(1).",
+      lambda s: torch.where(_future(s.shape[-1]), s, -math.inf).softmax(-1)),
     M("used log_softmax: the weights are .softmax(dim=-1) (positive, each row sums to 1).",
       lambda s: _fill(s, _future(s.shape[-1])).log_softmax(-1)),
     M(f"your mask is {NOTEBOOK_T} × {NOTEBOOK_T}, the size of the notebook's sentence, not of these scores: take "
@@ -208,52 +223,4 @@ SPLIT_HEADS = [
     M("swapped axes 0 and 2, giving (d, n_heads, T): swap the first two, .transpose(0, 1).",
       lambda x, n: x.reshape(x.shape[0], n, -1).transpose(0, 2)),
     M("returned x unchanged: cut its features into n_heads blocks, (n_heads, T, d).", lambda x, n: x),
-]
-
-
-# --- 03, exercise 1: merge_heads(z) ------------------------------------------------------------------
-MERGE_HEADS = [
-    M("heads merged in the wrong order: z.reshape(T, H·d) mixes words; move the head axis next to the features "
-      "first (z.transpose(0, 1)) and then reshape.", lambda z: z.reshape(z.shape[1], -1)),
-    M("heads interleaved: head h's features must sit together at positions h·d … (h+1)·d − 1; use "
-      "z.transpose(0, 1).reshape(T, H·d).", lambda z: z.permute(1, 2, 0).reshape(z.shape[1], -1)),
-    M("added the heads instead of putting them side by side: concatenate, the result has H·d features.", lambda z: z.sum(0)),
-    M("averaged the heads instead of putting them side by side: concatenate, the result has H·d features.",
-      lambda z: z.mean(0)),
-    M("moved the head axis but kept it: flatten the last two axes too, (T, H, d) -> (T, H·d).", lambda z: z.transpose(0, 1)),
-    M("returned z unchanged: the heads' updates must end up side by side, (T, H·d).", lambda z: z),
-    M("stacked the heads as rows: put them side by side along the features, torch.cat(list(z), dim=-1).",
-      lambda z: z.reshape(-1, z.shape[-1])),
-    M("swapped the wrong axes: z.transpose(0, 1) puts the words first; z.transpose(1, 2) does not.",
-      lambda z: z.transpose(1, 2).reshape(z.shape[1], -1)),
-    M("z.reshape(H·d, T) gives each word a column of mixed features: move the head axis next to the features, "
-      "z.transpose(0, 1), then reshape(T, H·d).", lambda z: z.reshape(-1, z.shape[1]).T),
-    M("the heads came out in reverse order: head 0 first, then head 1 …", lambda z: z.flip(0).transpose(0, 1).reshape(z.shape[1], -1)),
-]
-
-
-# --- 03, exercise 2: recombine(z, W_O) ---------------------------------------------------------------
-RECOMBINE = [
-    M("returned each head's decompressed update separately: add them up over the heads (.sum(0)).", lambda z, W: z @ W),
-    M("used only head 0: every head's update goes through its own block and all are added.", lambda z, W: z[0] @ W[0]),
-    M("a loop that overwrites instead of adds: only the last head is left; use total = total + z[h] @ W_O[h].",
-      lambda z, W: z[-1] @ W[-1]),
-    M("heads matched to the wrong blocks of W_O: head h must use W_O[h].", lambda z, W: (z @ W.flip(0)).sum(0)),
-    M("averaged the heads instead of adding them: the recombination is a sum.", lambda z, W: (z @ W).mean(0)),
-    M("added the heads' updates before decompressing: each head's update meets only its own block.",
-      lambda z, W: z.sum(0) @ W.sum(0)),
-    M("summed over the words (axis 1): add over the heads, axis 0, and keep one row per word.",
-      lambda z, W: (z @ W).sum(1)),
-    M("concatenated the heads in the wrong order: merge with z.transpose(0, 1), then reshape to (T, H·d).",
-      lambda z, W: z.reshape(z.shape[1], -1) @ W.reshape(-1, W.shape[-1])),
-    M("stacked W_O's blocks interleaved: W_O.reshape(H·d, D) keeps head h's rows together.",
-      lambda z, W: z.transpose(0, 1).reshape(z.shape[1], -1) @ W.transpose(0, 1).reshape(-1, W.shape[-1])),
-    M("the loop leaves out the last head: range(H), not range(H - 1).", lambda z, W: (z[:-1] @ W[:-1]).sum(0)),
-    M("every head went through W_O[0]: head h uses its own block, W_O[h].", lambda z, W: (z @ W[0]).sum(0)),
-    M("merged the heads interleaved (feature by feature): keep head h's d features together, "
-      "z.transpose(0, 1).reshape(T, H·d), before the stacked W_O.",
-      lambda z, W: z.permute(1, 2, 0).reshape(z.shape[1], -1) @ W.reshape(-1, W.shape[-1])),
-    M("W_O[h] is [d × D] already: no transpose, use z[h] @ W_O[h].", lambda z, W: (z @ W.transpose(-1, -2)).sum(0)),
-    M("W_O @ z: words are rows, so z[h] @ W_O[h] ([T × d] @ [d × D]).", lambda z, W: (W @ z).sum(0)),
-    M("multiplied element-wise (*): use the matrix product z[h] @ W_O[h].", lambda z, W: (z * W).sum(0)),
 ]
