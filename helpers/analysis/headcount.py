@@ -15,7 +15,7 @@ import torch
 
 from ..core.arguments import whole_number
 from ..core.attention import check_heads, multi_head_from
-from ..core.catalog import DATA_DIR, MANIFEST, load_model, manifest, write_manifest
+from ..core.catalog import DATA_DIR, load_model, manifest, recorded, record_measurements
 from ..core.evaluation import evaluate, one_thread
 from ..core.model import GPT, LanguageModel, head_weights
 from ..core.run import Run, run_sentence
@@ -141,9 +141,9 @@ def merged_loss(group_size: int) -> float:
 
     Read from data/models.json, where `record_merged_losses` wrote it for the shipped heads-12 file
     (six evaluations cost ~2 s of a notebook's run); measured here when no number is recorded."""
-    recorded = manifest().get(f"heads-{MERGE_SOURCE}", {}).get("merged_held_out_loss", {})
-    if str(group_size) in recorded:
-        return float(recorded[str(group_size)])
+    losses = recorded(f"heads-{MERGE_SOURCE}", "merged_held_out_loss")
+    if str(group_size) in losses:
+        return float(losses[str(group_size)])
     return _live_merged_loss(check_head_count(group_size, name="group_size"))
 
 
@@ -163,12 +163,8 @@ def record_merged_losses(path: Path = DATA_DIR / f"heads-{MERGE_SOURCE}.safetens
 
     `python -m helpers.train heads-12` calls this after saving, so the numbers always belong to the
     file beside them; a retrained file without them is measured live instead."""
-    name, manifest_path = f"heads-{MERGE_SOURCE}", path.parent / MANIFEST.name
-    lm = load_model(name, data_dir=path.parent)
-    losses = {str(g): measure_merged_loss(lm, g) for g in HEAD_COUNTS if MERGE_SOURCE % g == 0}
-    entries = manifest(manifest_path)
-    entries[name]["merged_held_out_loss"] = losses
-    write_manifest(entries, manifest_path)
-    return losses
+    groups = [g for g in HEAD_COUNTS if MERGE_SOURCE % g == 0]
+    return record_measurements(f"heads-{MERGE_SOURCE}", "merged_held_out_loss",
+                               lambda lm: {str(g): measure_merged_loss(lm, g) for g in groups}, path)
 
 

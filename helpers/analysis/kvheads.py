@@ -16,7 +16,7 @@ import torch
 from torch.nn import functional as F
 
 from ..core.arguments import whole_number
-from ..core.catalog import DATA_DIR, MANIFEST, load_model, manifest, pick_model, write_manifest
+from ..core.catalog import DATA_DIR, load_model, manifest, pick_model, recorded, record_measurements
 from ..core.evaluation import evaluate, held_out_batch, one_thread
 from ..core.model import GPT, LanguageModel
 from ..core.run import run_sentence
@@ -193,8 +193,8 @@ def measure_pooled(lm: LanguageModel, n_kv_head: int) -> dict[str, float]:
 def pooled_results() -> dict[int, dict[str, float]]:
     """The pooled conversion of kv-12 for every KV count, as recorded beside the shipped file
     (`python -m helpers.train kv-12` writes them); measured live when nothing is recorded."""
-    recorded = manifest().get(POOL_SOURCE, {}).get("kv_pooled", {})
-    return {n: recorded[str(n)] if str(n) in recorded else _live_pooled(n) for n in KV_COUNTS}
+    stored = recorded(POOL_SOURCE, "kv_pooled")
+    return {n: stored[str(n)] if str(n) in stored else _live_pooled(n) for n in KV_COUNTS}
 
 
 @cache
@@ -204,13 +204,8 @@ def _live_pooled(n_kv_head: int) -> dict[str, float]:
 
 def record_pooled_results(path: Path = DATA_DIR / f"{POOL_SOURCE}.safetensors") -> dict[str, dict]:
     """Measure the pooled conversions of the kv-12 file at path and write them into its manifest entry."""
-    manifest_path = path.parent / MANIFEST.name
-    lm = load_model(POOL_SOURCE, data_dir=path.parent)
-    results = {str(n): measure_pooled(lm, n) for n in KV_COUNTS}
-    entries = manifest(manifest_path)
-    entries[POOL_SOURCE]["kv_pooled"] = results
-    write_manifest(entries, manifest_path)
-    return results
+    return record_measurements(POOL_SOURCE, "kv_pooled",
+                               lambda lm: {str(n): measure_pooled(lm, n) for n in KV_COUNTS}, path)
 
 
 # --- mean pooling on any multi-head model: a paragraph's loss and how far each head's map moves -------------
@@ -219,8 +214,9 @@ def pool_source(model: str = "classroom") -> LanguageModel:
     files: pick_model's one line, then kv-12)."""
     if model not in ("classroom", "gpt2"):
         raise ValueError(f"MODEL={model!r} has no pooling experiment; use 'classroom' (kv-12) or 'gpt2' (GPT-2 small).")
-    lm = pick_model("gpt2") if model == "gpt2" else None
-    return lm if lm is not None and lm.name == "gpt2" else load_kv_variant(N_QUERY_HEADS)
+    if model == "gpt2":
+        return pick_model("gpt2", fallback=POOL_SOURCE, load=_load)  # offline: one line, then kv-12 (loaded once)
+    return load_kv_variant(N_QUERY_HEADS)
 
 
 def text_loss(lm: LanguageModel, text: str) -> tuple[float, int]:

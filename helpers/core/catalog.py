@@ -8,6 +8,7 @@ so a damaged file is caught before it is read. Imports go one way: catalog uses 
 from __future__ import annotations
 
 import json
+from typing import Callable
 from pathlib import Path
 
 from . import gpt2
@@ -16,7 +17,8 @@ from .model import GPT, LanguageModel
 from .tokenizer import WordTokenizer
 from .weights import read_model, save_model
 
-__all__ = ["LanguageModel", "load_model", "pick_model", "shipped_models", "manifest", "record_model"]
+__all__ = ["LanguageModel", "load_model", "pick_model", "shipped_models", "manifest", "record_model", "recorded",
+           "record_measurements"]
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"  # helpers/core/catalog.py -> the project folder
 MANIFEST = DATA_DIR / "models.json"
@@ -68,15 +70,17 @@ def load_model(name: str = "classroom", data_dir: Path | None = None) -> Languag
     return LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info, bos=info.get("bos", True))
 
 
-def pick_model(name: str = "classroom") -> LanguageModel:
-    """The notebooks' switch: the named model; for "gpt2" offline, one line and the classroom model."""
+def pick_model(name: str = "classroom", fallback: str = "classroom",
+               load: Callable[[str], LanguageModel] | None = None) -> LanguageModel:
+    """The notebooks' switch: the named model; for "gpt2" offline, one line and the `fallback` model
+    (a notebook whose experiment needs another one names it, and may pass its own cached `load`)."""
     if name != "gpt2":
         return load_model(name)
     try:
         return gpt2.load_gpt2()
     except gpt2.GPT2Unavailable as err:
-        print(f"{err} Using the classroom model instead.")
-        return load_model("classroom")
+        print(f"{err} Using the {fallback} model instead.")
+        return (load or load_model)(fallback)
 
 
 RUN_FACTS = ("train_seconds", "tokens_per_second")  # this run on this machine: the manifest keeps them, the file not
@@ -92,6 +96,23 @@ def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path
     entries[name] = {"file": path.name, "sha256": digest, "bytes": path.stat().st_size,
                      "command": regenerate_command(name), "config": model.config.to_dict(), "info": info}
     write_manifest(entries, manifest_path)
+
+
+def recorded(name: str, key: str) -> dict:
+    """What a measurement stored beside a shipped model's line in data/models.json ({} when none)."""
+    return manifest().get(name, {}).get(key, {})
+
+
+def record_measurements(name: str, key: str, measure, path: Path) -> dict:
+    """Load the model file at `path` (listed as `name` in the manifest beside it), run measure(lm) and
+    store the result under `key` in its manifest line: numbers that belong to that very file
+    (a notebook then reads them with `recorded` instead of measuring them again in class)."""
+    manifest_path = path.parent / MANIFEST.name
+    results = measure(load_model(name, data_dir=path.parent))
+    entries = manifest(manifest_path)
+    entries[name][key] = results
+    write_manifest(entries, manifest_path)
+    return results
 
 
 def write_manifest(entries: dict, path: Path) -> None:

@@ -30,7 +30,7 @@ from ..analysis.kvheads import (
     variant_name,
 )
 from ..core.evaluation import one_thread
-from ..core.run import run_sentence
+from ..core.run import read_sentence, run_ids
 from ..figures.kv_plots import (
     LABEL_COLOURS,
     KVPlot,
@@ -62,6 +62,7 @@ class KVHeadExplorer(SyncedControls):
         if not self.counts:
             raise FileNotFoundError("No kv-N model in data/; train them with `python -m helpers.train kv-1` …")
         self.kv_heads, self.sentence, self.folder = check_kv_count(kv_heads), sentence, folder
+        self._read = read_sentence(load_kv_variant(self.kv_heads), sentence)  # (tokens, ids): one vocabulary for all
         self.results = kv_results()
         self._runs: dict = {}  # kv count -> Run of the current sentence
         self._grids: dict = {}  # kv count -> (view, frame), for the current sentence
@@ -116,13 +117,14 @@ class KVHeadExplorer(SyncedControls):
 
     def set_sentence(self, sentence) -> bool:
         """Read a new sentence with the shown variant (the others are run again when shown)."""
-        try:
+        try:  # the variants share one vocabulary: tokenize once, then each runs these ids when shown
+            read = read_sentence(load_kv_variant(self.kv_heads), sentence)
             with one_thread():
-                run = run_sentence(load_kv_variant(self.kv_heads), sentence)
+                run = run_ids(load_kv_variant(self.kv_heads), *read)
         except (ValueError, FileNotFoundError) as err:
             self._sync(self.sentence_box, self.sentence)
             return self._fail(err)
-        self.sentence, self.run = sentence, run
+        self.sentence, self._read, self.run = sentence, read, run
         self._runs, self._grids = {self.kv_heads: run}, {}
         self._sync(self.sentence_box, sentence)
         self._draw()
@@ -148,7 +150,7 @@ class KVHeadExplorer(SyncedControls):
     def _run(self, n: int):
         if n not in self._runs:
             with one_thread():
-                self._runs[n] = run_sentence(load_kv_variant(n), self.sentence)
+                self._runs[n] = run_ids(load_kv_variant(n), *self._read)
         return self._runs[n]
 
     def _grid(self, n: int):
