@@ -30,7 +30,8 @@ _MODULES: dict[str, list[str]] = {
     ".core.gpt2": ["load_gpt2", "download_gpt2", "drop_first_token"],
     # --- 01-03: one head, heads of 64, decompression and recombination ------------------------------
     ".core.walkthrough": ["walkthrough_layer"],
-    ".analysis.walkthrough_heads": ["subject_scores"],
+    ".analysis.walkthrough_heads": ["subject_scores", "subject_weights"],
+    ".analysis.recombination": ["head_scaling"],
     ".core.attention": ["split_heads", "decompress", "recombination_matrix", "multi_head", "multi_head_from",
                         "attention_param_breakdown", "attention_param_count"],
     ".core.multihead": ["MultiHead"],
@@ -60,6 +61,7 @@ _MODULES: dict[str, list[str]] = {
     ".analysis.relations": ["SCORED_RELATIONS", "relation_pairs", "describe_links", "scored_stories",
                             "relation_scores", "ranked_heads", "relation_report",
                             "head_types", "type_counts"],
+    ".analysis.margins": ["grammar_margins", "back_scores"],
     ".analysis.captions": ["types_caption"],
     ".figures.score_plots": ["plot_score_tables", "plot_ranked", "plot_head_types"],
     ".analysis.knockout": ["KNOCKOUT_SENTENCE", "knock_out", "forced_accuracy", "knockout_summary"],
@@ -68,6 +70,8 @@ _MODULES: dict[str, list[str]] = {
     ".widgets.knockout": ["KnockoutExplorer"],
     # --- 07: heads that share keys and values (multi-query and grouped-query attention) --------------
     ".analysis.kvcache": ["kv_cache_bytes_per_token", "kv_cache_table", "describe_kv_cache_table"],
+    ".analysis.configs": ["head_size", "describe_head_sizes"],
+    ".analysis.listloss": ["loss_on_list_words", "describe_loss_split"],
     ".analysis.kvheads": ["KV_COUNTS", "kv_attention_params", "variant_name", "load_kv_variant", "kv_results",
                           "describe_kv_results", "similarity_by_kv_heads", "pooled_model", "pooled_results",
                           "pool_source", "pooling_on_text", "describe_pooling_on_text"],

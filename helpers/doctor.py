@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import helpers as H
+from .core.files import finish_interrupted  # standard library only, like this module
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # as helpers.core.catalog.DATA_DIR (tested)
 INSTALL = "run `pip install -e .` in the project folder"
@@ -77,34 +78,90 @@ def check_widget_front_end(paths: list[Path] | None = None) -> tuple[list[str], 
     return [], f"widget front end: jupyterlab_widgets {version}"
 
 
-def _readme_checksums(readme: Path) -> dict[str, str]:
-    """file name -> sha256, from the table in data/README.md."""
-    return dict(re.findall(r"\|\s*`([^`]+\.safetensors)`.*?\|\s*`([0-9a-f]{64})`", readme.read_text()))
+RESTORE = "restore it with `git checkout -- data/{0}` (or a fresh copy of the project)"
+
+
+def _readme_checksums(data_dir: Path) -> tuple[dict[str, str] | None, list[str]]:
+    """(file name -> sha256 from the table in data/README.md, problems); None when it cannot be read."""
+    try:
+        text = (data_dir / "README.md").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, [f"✗ data/README.md is missing: {RESTORE.format('README.md')}."]
+    except (OSError, UnicodeDecodeError) as err:
+        return None, [f"✗ data/README.md cannot be read ({_reason(err)}): {RESTORE.format('README.md')}."]
+    return dict(re.findall(r"\|\s*`([^`]+\.safetensors)`.*?\|\s*`([0-9a-f]{64})`", text)), []
+
+
+def _reason(err: Exception) -> str:
+    return getattr(err, "strerror", None) or type(err).__name__
+
+
+def _read_listing(data_dir: Path) -> tuple[dict, str | None]:
+    """(entries of data/models.json, None) or ({}, the ✗ line saying why they cannot be used)."""
+    restore = RESTORE.format("models.json")
+    try:
+        entries = json.loads((data_dir / "models.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, f"✗ data/models.json is missing: {restore}."
+    except PermissionError:
+        return {}, "✗ data/models.json cannot be read (permission denied): run `chmod a+r data/models.json`."
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}, f"✗ data/models.json is damaged (not valid JSON): {restore}."
+    except OSError as err:
+        return {}, f"✗ data/models.json cannot be read ({_reason(err)}): {restore}."
+    if not isinstance(entries, dict):
+        return {}, f"✗ data/models.json is damaged (it holds a {type(entries).__name__}, not an object of models): {restore}."
+    if not entries:
+        return {}, f"✗ data/models.json lists no model, so no lesson can load one: {restore}."
+    return entries, None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _check_entry(data_dir: Path, name: str, entry, listed: dict[str, str] | None) -> str | None:
+    """The ✗ line for one model of data/models.json, or None when its file is there, whole and listed alike."""
+    restore = RESTORE.format("models.json")
+    if not isinstance(entry, dict):
+        return f"✗ data/models.json: the entry {name!r} is a {type(entry).__name__}, not an object: {restore}."
+    for field in ("file", "sha256"):
+        if not isinstance(entry.get(field), str):
+            return f"✗ data/models.json: the entry {name!r} has no {field!r}: {restore}."
+    file = entry["file"]
+    if Path(file).name != file or file in ("", ".", ".."):
+        return f"✗ data/models.json: the entry {name!r} names {file!r}, not a file in data/: {restore}."
+    fix = f"{RESTORE.format(file)}, or rebuild it with `{entry.get('command') or f'python -m helpers.train {name}'}`"
+    try:
+        digest = _sha256(data_dir / file)
+    except FileNotFoundError:
+        return f"✗ data/{file} is missing: {fix}."
+    except PermissionError:
+        return f"✗ data/{file} cannot be read (permission denied): run `chmod a+r data/{file}`."
+    except OSError as err:
+        return f"✗ data/{file} cannot be read ({_reason(err)}): {fix}."
+    if digest != entry["sha256"]:
+        return f"✗ data/{file} is damaged (its sha256 differs from data/models.json): {fix}."
+    if listed is not None and listed.get(file) != entry["sha256"]:
+        said = "lists another checksum for" if file in listed else "has no line for"
+        return f"✗ data/README.md {said} {file} (data/models.json has it): run `python tools/data_readme.py`."
+    return None
 
 
 def check_data(data_dir: Path = DATA_DIR) -> tuple[list[str], str]:
-    """(problems, summary): every file in models.json is there, whole (sha256), and listed alike in README.md."""
-    listing = data_dir / "models.json"
-    restore = "restore it with `git checkout -- data/{0}` (or a fresh copy of the project)"
-    try:
-        entries = json.loads(listing.read_text())
-    except FileNotFoundError:
-        return [f"✗ data/models.json is missing: {restore.format('models.json')}."], ""
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return [f"✗ data/models.json is damaged (not valid JSON): {restore.format('models.json')}."], ""
-    readme = data_dir / "README.md"
-    listed = _readme_checksums(readme) if readme.is_file() else {}
-    problems = []
-    for name, entry in entries.items():
-        path, fix = data_dir / entry["file"], f"{restore.format(entry['file'])}, or rebuild it with `{entry['command']}`"
-        if not path.is_file():
-            problems.append(f"✗ data/{entry['file']} is missing: {fix}.")
-        elif hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
-            problems.append(f"✗ data/{entry['file']} is damaged (its sha256 differs from data/models.json): {fix}.")
-        elif listed.get(entry["file"]) != entry["sha256"]:
-            said = "lists another checksum for" if entry["file"] in listed else "has no line for"
-            problems.append(f"✗ data/README.md {said} {entry['file']} (data/models.json has it): "
-                            f"run `python tools/data_readme.py`.")
+    """(problems, summary): every file in models.json is there, readable, whole (sha256), and listed
+    alike in README.md. Each fault, however the files are damaged, is one ✗ line naming the fix.
+    A model and its line that a killed trainer left half-renamed are finished first, as load_model does."""
+    finish_interrupted(data_dir)
+    entries, problem = _read_listing(data_dir)
+    if problem:
+        return [problem], ""
+    listed, problems = _readme_checksums(data_dir)
+    problems += [line for name, entry in entries.items() if (line := _check_entry(data_dir, name, entry, listed))]
     return problems, f"{len(entries)} data files match data/models.json and data/README.md"
 
 

@@ -1,13 +1,15 @@
 """Train the classroom models on the generated language: `python -m helpers.train NAME`.
 
 Each recipe is deterministic from its seed and writes data/NAME.safetensors plus its
-line in data/models.json (sha256, size, held-out loss, accuracy, training time).
+line in data/models.json (sha256, size, held-out loss, accuracy, training time), both in one
+step. `--out` is checked before the first step (check_out), and Ctrl-C stops with one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +19,8 @@ from tqdm.auto import tqdm
 
 from .analysis.headcount import record_merged_losses
 from .analysis.kvheads import record_pooled_results
-from .core.catalog import DATA_DIR, record_model
+from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
+from .core.files import refuse_read_only
 from .core.evaluation import N_CTX, evaluate, next_token_loss, story_batch
 from .core.language import StoryWriter, vocabulary
 from .core.model import GPT, GPTConfig
@@ -103,6 +106,10 @@ def train(name: str, progress: bool = True, recipe: Recipe | None = None, device
         torch.set_num_threads(threads)
 
 
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C during a run, saying where it stopped (still a KeyboardInterrupt for callers that catch one)."""
+
+
 def _train(name: str, recipe: Recipe, progress: bool, device: torch.device) -> tuple[GPT, dict]:
     torch.manual_seed(recipe.seed)
     tokenizer = WordTokenizer(recipe.words)
@@ -110,43 +117,114 @@ def _train(name: str, recipe: Recipe, progress: bool, device: torch.device) -> t
     model = GPT(config).to(device)  # initialised on the CPU, so every device starts from the same weights
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.95), weight_decay=recipe.weight_decay)
     writer = StoryWriter(recipe.seed)
-    steps = recipe.tokens // (recipe.batch * N_CTX)
+    step, steps = 0, recipe.tokens // (recipe.batch * N_CTX)
     start = time.perf_counter()
     bar = tqdm(range(steps), desc=name, disable=not progress)
-    for step in bar:
-        for group in opt.param_groups:
-            group["lr"] = learning_rate(step, steps, recipe)
-        ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos, recipe.relay_chance,
-                             relay_only=step < recipe.relay_steps)
-        loss = next_token_loss(model, ids.to(device))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        if step % 10 == 0:
-            rate = (step + 1) * recipe.batch * N_CTX / (time.perf_counter() - start)
-            bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}")
-    seconds = time.perf_counter() - start
-    model.cpu().eval()
-    info = {"recipe": name, "note": recipe.note, "seed": recipe.seed, "train_tokens": steps * recipe.batch * N_CTX,
-            "train_seconds": round(seconds, 1), "tokens_per_second": round(steps * recipe.batch * N_CTX / seconds),
-            "params": model.num_params(), "bos": recipe.bos, "threads": recipe.threads,
-            **evaluate(model, tokenizer, bos=recipe.bos, relay=recipe.relay_chance > 0)}
+    try:
+        for step in bar:
+            for group in opt.param_groups:
+                group["lr"] = learning_rate(step, steps, recipe)
+            ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos, recipe.relay_chance,
+                                 relay_only=step < recipe.relay_steps)
+            loss = next_token_loss(model, ids.to(device))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            if step % 10 == 0:
+                rate = (step + 1) * recipe.batch * N_CTX / (time.perf_counter() - start)
+                bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}")
+        seconds = time.perf_counter() - start
+        model.cpu().eval()
+        info = {"recipe": name, "note": recipe.note, "seed": recipe.seed, "train_tokens": steps * recipe.batch * N_CTX,
+                "train_seconds": round(seconds, 1), "tokens_per_second": round(steps * recipe.batch * N_CTX / seconds),
+                "params": model.num_params(), "bos": recipe.bos, "threads": recipe.threads,
+                **evaluate(model, tokenizer, bos=recipe.bos, relay=recipe.relay_chance > 0)}
+    except KeyboardInterrupt:
+        bar.close()
+        raise Stopped(f"stopped at step {step} of {steps}; nothing written") from None
     return model, info
 
 
+def check_out(path: str | os.PathLike, name: str) -> Path:
+    """The model file to write for recipe `name`, checked before any training: one line naming --out
+    when training would only fail at the end, or would overwrite the model list or another model's
+    file. Call it for every file a run will write (one per seed), before the first step."""
+    text = os.fspath(path)
+    flag, example = f"--out {text}", f"{name}.safetensors"
+    if "\0" in text:
+        raise ValueError(f"{flag!r} holds a NUL byte, which no file name can; type the path again.")
+    path = Path(text)
+    if path.is_dir():
+        raise ValueError(f"{flag} is a folder; name a model file inside it, e.g. {path / example}.")
+    if path.name == MANIFEST.name:
+        raise ValueError(f"{flag} is the model list itself; name a model file beside it, e.g. "
+                         f"{path.with_name(example)}.")
+    if path.suffix != ".safetensors":
+        raise ValueError(f"{flag} does not end in .safetensors; name the model file, e.g. {path.with_name(example)}.")
+    folder = next(p for p in path.parents if p.exists() or p.is_symlink() or p == p.parent)
+    if not folder.is_dir():
+        raise ValueError(f"{flag}: {folder} is a file, not a folder; choose a folder for the model file.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag}: cannot write in {folder} (read-only or permission denied); choose a folder "
+                         f"you can write to.")
+    listing = path.parent / MANIFEST.name
+    try:
+        entries = manifest(listing, required=False)
+        for target in (path, listing):
+            refuse_read_only(target)
+    except (ValueError, OSError) as err:
+        raise ValueError(f"{flag}: {err}") from None
+    for other, entry in entries.items():
+        shipped = path.parent / str(entry.get("file", "")) if isinstance(entry, dict) else None
+        if other != name and shipped is not None and (shipped.name == path.name or _same_file(shipped, path)):
+            raise ValueError(f"{flag} is the {other} model's file (listed in {listing}); choose another name, "
+                             f"e.g. {path.with_name(example)}.")
+    return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)  # a case-insensitive disk or a link: another spelling of one file
+    except OSError:
+        return False
+
+
+def train_and_record(name: str, path: Path, progress: bool = True) -> dict:
+    """Train recipe `name`, write its model and manifest line at `path` (both or neither), then the
+    measurements that belong to that file (heads-12, kv-12); return its info. Ctrl-C raises Stopped."""
+    model, info = train(name, progress)
+    try:
+        record_model(name, model, RECIPES[name].words, info, path)
+    except KeyboardInterrupt:
+        raise Stopped(f"stopped while writing {path}; nothing written") from None
+    try:
+        if name == "heads-12":  # notebook 04's merge thought experiment: its numbers belong to this file
+            print("merged held-out losses:", record_merged_losses(path))
+        if name == "kv-12":  # notebook 07's pooling thought experiment: its numbers belong to this file
+            print("mean-pooled to fewer key/value heads:", record_pooled_results(path))
+    except KeyboardInterrupt:
+        raise Stopped(f"stopped while measuring; {path} and its line were written, its measurements not: "
+                      f"run the command again") from None
+    return info
+
+
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m helpers.train", description=__doc__)
     parser.add_argument("name", choices=list(RECIPES), help="which model to train")
     parser.add_argument("--out", type=Path, default=None, help="where to write (default data/NAME.safetensors)")
     args = parser.parse_args(argv)
-    model, info = train(args.name)
     path = args.out or DATA_DIR / f"{args.name}.safetensors"
-    record_model(args.name, model, RECIPES[args.name].words, info, path)
-    if args.name == "heads-12":  # notebook 04's merge thought experiment: its numbers belong to this file
-        print("merged held-out losses:", record_merged_losses(path))
-    if args.name == "kv-12":  # notebook 07's pooling thought experiment: its numbers belong to this file
-        print("mean-pooled to fewer key/value heads:", record_pooled_results(path))
+    try:
+        info = train_and_record(args.name, check_out(path, args.name))
+    except ValueError as err:  # a bad --out, refused before the first step
+        parser.exit(2, f"{parser.prog}: error: {err}\n")
+    except OSError as err:  # e.g. the disk filled: the pair was staged, so nothing was written
+        reason = os.strerror(err.errno) if err.errno else "the write failed"
+        parser.exit(1, f"{parser.prog}: error: could not write {path} ({reason}); free some disk space or choose "
+                       f"another --out. Nothing was written.\n")
+    except KeyboardInterrupt as stop:  # Ctrl-C: one line saying where it stopped, no traceback
+        parser.exit(130, f"{stop or 'stopped; nothing written'}\n")
     print({k: v for k, v in info.items() if k != "note"})
 
 

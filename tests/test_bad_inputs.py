@@ -188,7 +188,7 @@ ROWS = [
         "Windows drive path", files=True),
     Row("export folder under a file", lambda c: ((c.root / "a-file").write_text("mine"),
                                                   H.save_for_slides(c.figure(), "x", c.root / "a-file" / "sub")),
-        PermissionError, "pass folder=", files=True),
+        ValueError, "is a file, not a folder", files=True),
     Row("full disk during an export", lambda c: (c.full_disk(), H.save_for_slides(c.figure(), "x", c.target)),
         OSError, "free some disk space", files=True),
     Row("deck name with ..", lambda c: H.export_deck(c.target, name="../x"), ValueError, "plain file name", files=True),

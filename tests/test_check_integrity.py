@@ -105,23 +105,21 @@ def test_the_time_limit_cannot_be_swallowed(monkeypatch, capsys):
     assert one_line(capsys).startswith("✓")
 
 
-def test_a_function_wrong_at_once_then_endless_is_stopped_within_two_limits(monkeypatch):
-    """After a wrong first answer the other inputs run too (to tell slips apart): together they get one
-    more time limit, not one each."""
+def test_a_function_wrong_at_once_then_endless_is_stopped_within_one_limit(monkeypatch):
+    """All inputs of a check share one time limit: a function wrong on the first input and endless on the
+    second is stopped once, and the inputs after the loop never run."""
     monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 0.3)
     doubling = grading.Exercise("doubling", [(f"x [{n}]", (torch.ones(n),)) for n in range(2, 8)], lambda x: 2 * x)
-    calls = []
 
     def wrong_then_endless(x):
-        calls.append(len(x))
-        while len(calls) > 1:
+        while len(x) > 2:
             pass
         return 3 * x
 
     start = time.monotonic()
-    verdict, passed = grading.grade(doubling, wrong_then_endless)
-    assert not passed and verdict.startswith("✗")
-    assert calls == [2, 3] and time.monotonic() - start < 1.5  # 6 inputs, yet the 4 after the loop never run
+    verdict = grading.grade(doubling, wrong_then_endless)
+    assert not verdict.passed and verdict.line.startswith("✗")  # judged on the inputs it answered
+    assert time.monotonic() - start < 0.3 + 1.0
 
 
 def test_a_half_precision_answer_gets_a_hint_not_numbers_differ(capsys):

@@ -9,9 +9,11 @@ import math
 import sys
 
 import pytest
+from IPython.core.formatters import DisplayFormatter
 import torch
 
 import helpers as H
+from helpers.exercises.verdict import Verdict
 from helpers.exercises import attention_checks as C
 from helpers.exercises import head_checks, sandbox
 from helpers.exercises import head_checks as explorer
@@ -78,9 +80,12 @@ def one_line(capsys) -> str:
 
 
 @pytest.mark.parametrize("name", list(CHECKS))
-def test_reference_solution_passes_and_returns_nothing(name, list_run, capsys):
-    assert run_check(name, CHECKS[name][1], list_run) is None  # nothing for a notebook cell to echo
+def test_reference_solution_passes_and_returns_a_verdict_a_notebook_does_not_echo(name, list_run, capsys):
+    verdict = run_check(name, CHECKS[name][1], list_run)
     assert one_line(capsys).startswith("✓")
+    assert isinstance(verdict, Verdict) and verdict.passed and verdict.code.endswith(".right")
+    # a check as a cell's last line: IPython shows nothing more than the printed line
+    assert DisplayFormatter().format(verdict) == ({}, {})
 
 
 def _exits(*args):
@@ -111,7 +116,7 @@ ODD = [
 @pytest.mark.parametrize("answer, message", ODD, ids=["none", "ellipsis", "raises", "exit", "sys.exit", "str",
                                                       "dict", "not-callable"])
 def test_odd_answers_never_raise_or_exit(name, answer, message, list_run, capsys):
-    assert run_check(name, answer, list_run) is None
+    assert isinstance(run_check(name, answer, list_run), Verdict)
     out = one_line(capsys)
     assert message in out and out[0] in "✗…", out
 
@@ -222,7 +227,7 @@ def _toy(mistakes):
 
 def _grade(mistakes, answer):
     from helpers.exercises.grading import grade
-    return grade(_toy(mistakes), answer)[0]
+    return grade(_toy(mistakes), answer).line
 
 
 def test_a_slip_that_agrees_on_one_input_only_gives_way_to_one_that_explains_both():
@@ -234,7 +239,8 @@ def test_a_slip_that_agrees_on_one_input_only_gives_way_to_one_that_explains_bot
 def test_two_slips_at_once_are_named_with_the_input_they_match_on():
     first_only = ("adds 1", lambda x: x + 1)
     line = _grade([first_only], lambda x: x + 1 if len(x) == 3 else x - 7)
-    assert "adds 1 (that matches your answer on x [3]; on x [4] something else differs too)" in line, line
+    assert "possibly this: adds 1 — that explains your answer on x [3], but not on x [4], where something else " \
+           "differs too." in line, line
 
 
 def test_a_slip_contradicted_by_an_input_the_student_got_right_is_not_named():

@@ -229,7 +229,7 @@ def _diagonal_head(offset):
 ])
 def test_previous_word_check_names_the_mistake(capsys, answer, words):
     fn = answer if callable(answer) else (lambda a: answer)
-    assert H.check_previous_word_head(fn, planted_maps()) is None
+    assert not H.check_previous_word_head(fn, planted_maps()).passed
     assert words in capsys.readouterr().out
 
 

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import helpers as H
+from helpers.exercises.verdict import Verdict
 from helpers.exercises import capstone
 from helpers.exercises import solutions as S
 
@@ -260,7 +261,7 @@ UNNAMED = ("numbers differ", "your function raised", "wrong shape")  # verdicts 
 
 
 def verdict(name, answer, capsys) -> str:
-    assert CHECK[name](answer) is None
+    assert isinstance(CHECK[name](answer), Verdict)
     out = capsys.readouterr().out
     assert out.count("\n") == 1, out
     return out

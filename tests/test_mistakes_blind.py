@@ -195,7 +195,7 @@ add(E, "wrong", "per head transposed [n, d, T]", lambda x, n: x.reshape(x.shape[
 add(E, "wrong", "hard-coded d = 64", lambda x, n: x.reshape(x.shape[0], -1, 64).transpose(0, 1), "compute each size from the input's shape")
 add(E, "wrong", "chunk over words (dim 0)", lambda x, n: torch.stack(x.chunk(n, dim=0)), "split the words")
 add(E, "wrong", "transpose(0, 2) instead of (0, 1)", lambda x, n: x.reshape(x.shape[0], n, -1).transpose(0, 2), "swapped axes 0 and 2, giving")
-add(E, "ok", "list of chunks (values right, not stacked)", _sh_list)
+add(E, "refused", "list of chunks (values right, not stacked)", _sh_list, "the numbers are right, but you returned a list of")
 add(E, "wrong", "heads in reverse order", lambda x, n: x.reshape(x.shape[0], n, -1).flip(1).transpose(0, 1), "the heads came out in reverse order")
 add(E, "wrong", "d = D / n (float) in reshape", lambda x, n: x.reshape(x.shape[0], n, x.shape[1] / n).transpose(0, 1), "a size is a float")
 add(E, "ok", "stack of split(d, dim=1)", lambda x, n: torch.stack(x.split(x.shape[1] // n, dim=1)))

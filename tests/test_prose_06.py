@@ -5,6 +5,9 @@ fixed-offset baseline of 06's table; otherwise it is "offset", a positional type
 sentence it backs.
 """
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,6 +16,15 @@ from helpers.analysis import relations as S
 from helpers.core.catalog import manifest
 
 pytestmark = pytest.mark.skipif("classroom" not in manifest(), reason="data/models.json lists no classroom model")
+
+
+NOTEBOOK = next((Path(__file__).resolve().parent.parent / "notebooks").glob("06_*.ipynb"))
+
+
+def cell(cell_id: str) -> str:
+    """One cell of 06, whitespace flattened so a sentence can be found across line breaks."""
+    cells = json.loads(NOTEBOOK.read_text())["cells"]
+    return " ".join("".join(next(c["source"] for c in cells if c.get("id") == cell_id)).split())
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +44,10 @@ def beyond(lm):
 
 def test_06_type_counts_put_position_first(typed):
     """06 §4: "Two heads are typed previous …, 23 offset … and 12 resting: 37 heads whose pattern position
-    explains. Only 13 have a grammar job that position cannot explain (5 agreement, 2 pronoun, 6 induction),
+    explains. 13 are typed by a grammar job that position cannot explain (5 agreement, 2 pronoun, 6 induction),
     and 94 of the 144 heads get no type at all. No head is typed "determiner", "object" or "subject"."""
     types, _ = typed
+    assert "13 are typed by a grammar job that position cannot explain (5 agreement, 2 pronoun, 6 induction)" in cell("types-read")
     assert H.type_counts(types) == {"previous": 2, "offset": 23, "resting": 12, "agreement": 5, "pronoun": 2,
                                     "induction": 6, "none": 94}
     assert list(H.type_counts(types))[:3] == ["previous", "offset", "resting"]  # positional types first
@@ -55,13 +68,61 @@ def test_06_the_offset_heads_are_the_object_and_subject_heads_and_l6_h11(lm, typ
     assert k == 3 and round(baseline, 2) == 0.54 and beyond["agreement"][6, 11] <= baseline
 
 
-def test_06_offset_heads_do_not_look_a_fixed_distance_back_everywhere(lm, typed):
-    """06 §4: "over all words, none of the 23 puts more than a quarter of its attention 2 or 3 back"."""
+def test_06_offset_heads_do_not_look_a_fixed_distance_back_everywhere(lm, typed, beyond):
+    """06 §4 back-code / back-read: "Looking 2 back or 3 back, none of the 23 gives a quarter of its attention
+    to either word; to the two words together, up to 0.37 (L4 H10)"; "22 of the 23 score 0.5 or more on one of
+    them" (objects or subjects). It used to say "none ... more than a quarter ... 2 or 3 back", false for the
+    two together."""
+    assert "none of the 23 puts more than a quarter of its attention 2 or 3 back" not in cell("back-read")
+    assert "none of the 23 gives a quarter of its attention to either word; to the two words together, up to 0.37 (L4 H10)" in cell("back-read")
+    assert "22 of the 23 score 0.5 or more on one of them" in cell("back-read")
     types, _ = typed
+    offset = types == "offset"
     stories, attn = H.scored_stories(lm)
-    for k in (2, 3):
-        back = S.pair_scores(attn, [(b, q, q - k) for b, s in enumerate(stories) for q in range(k, len(s.tokens))])
-        assert back[types == "offset"].max() < 0.25, (k, back[types == "offset"].max())
+    back = H.back_scores(lm, (2, 3))
+    for k in (2, 3):  # the helper is the plain measurement: mean attention k back over every word with one
+        plain = S.pair_scores(attn, [(b, q, q - k) for b, s in enumerate(stories) for q in range(k, len(s.tokens))])
+        assert np.allclose(back[k], plain) and back[k][offset].max() < 0.25, (k, back[k][offset].max())
+    assert (f"{back[2][offset].max():.2f}", f"{back[3][offset].max():.2f}") == ("0.22", "0.16")
+    together = np.where(offset, back[2] + back[3], -1)
+    assert f"{together.max():.2f}" == "0.37" and np.unravel_index(together.argmax(), together.shape) == (4, 10)
+    assert together.max() > 0.25  # "more than a quarter 2 or 3 back" is true of the two together
+    high = [tuple(map(int, x)) for x in np.argwhere(offset) if max(beyond["object"][tuple(x)], beyond["subject"][tuple(x)]) >= 0.5]
+    assert len(high) == 22 and offset.sum() == 23 and (6, 11) not in high
+
+
+def test_06_grammar_heads_margins_over_the_baseline_and_their_noise(lm, typed):
+    """06 §4 margins-code / margins-read: "Eleven heads beat position by more than the noise: the 6 induction
+    heads by 0.37 to 0.71, 4 agreement heads by 0.12 to 0.42 and the pronoun head L6 H0 by 0.12, each with its
+    whole interval above 0. Two beat it by less than the noise: L6 H10 (agreement, by 0.04 on 107 pairs,
+    interval −0.06 to +0.14) and L10 H0 (pronoun, by 0.02 on 100 pairs, −0.09 to +0.13)." The count of 11
+    holds for every bootstrap seed tried, not only the one on screen."""
+    text = cell("margins-read")
+    for said in ("Eleven heads beat position by more than the noise", "the 6 induction heads by 0.37 to 0.71",
+                 "4 agreement heads by 0.12 to 0.42", "the pronoun head L6 H0 by 0.12",
+                 "L6 H10 (agreement, by 0.04 on 107 pairs, interval −0.06 to +0.14)",
+                 "L10 H0 (pronoun, by 0.02 on 100 pairs, −0.09 to +0.13)", "count 11 heads with a grammar job"):
+        assert said in text, said
+    types, _ = typed
+    rows = H.grammar_margins(lm)
+    assert sorted(r["head"] for r in rows) == sorted(tuple(map(int, x)) for x in np.argwhere(np.isin(types.astype(str), S.GRAMMAR)))
+    report = {r["relation"]: r for r in H.relation_report(lm)}
+    for r in rows:  # the margin is the score table's number minus 06's baseline column
+        assert np.isclose(r["score"], S.relation_scores(lm, beyond_previous=True)[r["relation"]][r["head"]], atol=1e-6)
+        assert r["baseline"] == report[r["relation"]]["baseline"] and r["low"] < r["margin"] < r["high"]
+    within = {r["head"]: r for r in rows if not r["clear"]}
+    assert sorted(within) == [(6, 10), (10, 0)]
+    a, p = within[(6, 10)], within[(10, 0)]
+    assert (a["relation"], a["pairs"], f"{a['margin']:.2f}", f"{a['low']:+.2f}", f"{a['high']:+.2f}") == ("agreement", 107, "0.04", "-0.06", "+0.14")
+    assert (p["relation"], p["pairs"], f"{p['margin']:.2f}", f"{p['low']:+.2f}", f"{p['high']:+.2f}") == ("pronoun", 100, "0.02", "-0.09", "+0.13")
+    clear = [r for r in rows if r["clear"]]
+    by = {rel: [r["margin"] for r in clear if r["relation"] == rel] for rel in S.GRAMMAR}
+    assert len(clear) == 11 and len(by["induction"]) == 6 and len(by["agreement"]) == 4 and len(by["pronoun"]) == 1
+    assert (f"{min(by['induction']):.2f}", f"{max(by['induction']):.2f}") == ("0.37", "0.71")
+    assert (f"{min(by['agreement']):.2f}", f"{max(by['agreement']):.2f}") == ("0.12", "0.42")
+    assert [r["head"] for r in clear if r["relation"] == "pronoun"] == [(6, 0)] and f"{by['pronoun'][0]:.2f}" == "0.12"
+    for seed in range(1, 5):  # another draw of the resamples puts the same heads within the noise
+        assert sorted(r["head"] for r in H.grammar_margins(lm, seed=seed) if not r["clear"]) == [(6, 10), (10, 0)]
 
 
 def test_06_the_report_types_object_as_offset_and_subjects_best_head_as_pronoun(lm, beyond):

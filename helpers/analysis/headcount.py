@@ -15,7 +15,7 @@ import torch
 
 from ..core.arguments import whole_number
 from ..core.attention import check_heads, multi_head_from
-from ..core.catalog import DATA_DIR, load_model, manifest, recorded, record_measurements
+from ..core.catalog import DATA_DIR, info_number, load_model, manifest, recorded, record_measurements
 from ..core.evaluation import evaluate, one_thread
 from ..core.model import GPT, LanguageModel, head_weights
 from ..core.run import Run, run_sentence
@@ -79,13 +79,13 @@ def check_head_count(n_heads, name: str = "n_heads") -> int:
 def loss_by_heads() -> dict[int, float]:
     """Held-out loss of every shipped heads-N model, from its recorded info."""
     shipped = manifest()
-    return {h: float(shipped[f"heads-{h}"]["info"]["held_out_loss"]) for h in available_head_counts()}
+    return {h: info_number(f"heads-{h}", "held_out_loss", shipped) for h in available_head_counts()}
 
 
 def repeat_accuracy_by_heads() -> dict[int, float]:
     """Share of the list's second copy each heads-N model says right, from its recorded info."""
     shipped = manifest()
-    return {h: float(shipped[f"heads-{h}"]["info"]["accuracy_induction"]) for h in available_head_counts()}
+    return {h: info_number(f"heads-{h}", "accuracy_induction", shipped) for h in available_head_counts()}
 
 
 # --- merging heads: a thought experiment on trained weights -----------------------------------

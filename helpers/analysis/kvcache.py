@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..core.arguments import whole_number
 
 CONTEXT = 8_000  # tokens: "what that means for an 8,000-token context"
+MAX_CONTEXT = 10 ** 12  # far past any model's context, and small enough that bytes / GiB stays a float
 KIB, GIB = 1024, 1024 ** 3
 
 
@@ -23,17 +24,26 @@ class PublishedConfig:
     n_layer: int  # num_hidden_layers (n_layer for GPT-2)
     n_head: int  # num_attention_heads (n_head)
     n_kv_head: int  # num_key_value_heads (absent for GPT-2 and Llama 2 7B's older files: = n_head)
-    d_head: int  # head_dim, or hidden_size / num_attention_heads
+    d_head: int  # head_dim when the config has one (Gemma), else hidden_size // num_attention_heads
+    n_ctx: int  # the longest input it reads: max_position_embeddings (n_positions for GPT-2)
+    window: int | None = None  # sliding_window: each layer attends only to the last `window` tokens
 
 
 PUBLISHED = (
-    PublishedConfig("GPT-2 small", "openai-community/gpt2", n_layer=12, n_head=12, n_kv_head=12, d_head=768 // 12),
-    PublishedConfig("Llama 2 7B", "meta-llama/Llama-2-7b-hf", n_layer=32, n_head=32, n_kv_head=32, d_head=4096 // 32),
-    PublishedConfig("Llama 2 70B", "meta-llama/Llama-2-70b-hf", n_layer=80, n_head=64, n_kv_head=8, d_head=8192 // 64),
-    PublishedConfig("Llama 3 8B", "meta-llama/Meta-Llama-3-8B", n_layer=32, n_head=32, n_kv_head=8, d_head=4096 // 32),
-    PublishedConfig("Mistral 7B", "mistralai/Mistral-7B-v0.1", n_layer=32, n_head=32, n_kv_head=8, d_head=4096 // 32),
-    PublishedConfig("Qwen2-7B", "Qwen/Qwen2-7B", n_layer=28, n_head=28, n_kv_head=4, d_head=3584 // 28),
-    PublishedConfig("Gemma 2B", "google/gemma-2b", n_layer=18, n_head=8, n_kv_head=1, d_head=256),  # head_dim: 256
+    PublishedConfig("GPT-2 small", "openai-community/gpt2", n_layer=12, n_head=12, n_kv_head=12, d_head=768 // 12,
+                    n_ctx=1024),
+    PublishedConfig("Llama 2 7B", "meta-llama/Llama-2-7b-hf", n_layer=32, n_head=32, n_kv_head=32, d_head=4096 // 32,
+                    n_ctx=4096),
+    PublishedConfig("Llama 2 70B", "meta-llama/Llama-2-70b-hf", n_layer=80, n_head=64, n_kv_head=8, d_head=8192 // 64,
+                    n_ctx=4096),
+    PublishedConfig("Llama 3 8B", "meta-llama/Meta-Llama-3-8B", n_layer=32, n_head=32, n_kv_head=8, d_head=4096 // 32,
+                    n_ctx=8192),
+    PublishedConfig("Mistral 7B", "mistralai/Mistral-7B-v0.1", n_layer=32, n_head=32, n_kv_head=8, d_head=4096 // 32,
+                    n_ctx=32768, window=4096),
+    PublishedConfig("Qwen2-7B", "Qwen/Qwen2-7B", n_layer=28, n_head=28, n_kv_head=4, d_head=3584 // 28,
+                    n_ctx=131072),  # its sliding_window is switched off (use_sliding_window: false)
+    PublishedConfig("Gemma 2B", "google/gemma-2b", n_layer=18, n_head=8, n_kv_head=1, d_head=256,  # head_dim: 256
+                    n_ctx=8192),
 )
 
 
@@ -47,22 +57,40 @@ def kv_cache_bytes_per_token(n_layer: int, n_kv_head: int, d_head: int, bytes_pe
 
 def kv_cache_table(context: int = CONTEXT, bytes_per_number: int = 2) -> list[dict]:
     """One row per published model: its heads, cache per token, and the cache of a `context`-token text."""
-    context = whole_number(context, "context", low=1, valid="a context length in tokens, e.g. 8000")
+    context = check_context(context)
     rows = []
     for c in PUBLISHED:
         per_token = kv_cache_bytes_per_token(c.n_layer, c.n_kv_head, c.d_head, bytes_per_number)
+        kept = min(c.n_ctx, c.window or c.n_ctx)  # a sliding window lets the cache drop older tokens
         rows.append({"model": c.name, "source": c.source, "layers": c.n_layer, "query heads": c.n_head,
                      "kv heads": c.n_kv_head, "head size": c.d_head, "group size": c.n_head // c.n_kv_head,
                      "bytes per token": per_token, "KiB per token": per_token / KIB,
-                     "GiB per context": per_token * context / GIB})
+                     "GiB per context": per_token * context / GIB, "context length": c.n_ctx,
+                     "sliding window": c.window, "tokens kept at most": kept, "GiB at most": per_token * kept / GIB})
     return rows
 
 
+def check_context(context) -> int:
+    """A context length in tokens as a plain int, 1..MAX_CONTEXT, or a one-line ValueError."""
+    return whole_number(context, "context", low=1, high=MAX_CONTEXT,
+                        valid=f"a context length in tokens from 1 to {MAX_CONTEXT:,}, e.g. 8000")
+
+
 def describe_kv_cache_table(context: int = CONTEXT) -> str:
-    """kv_cache_table as aligned text lines, for printing."""
+    """kv_cache_table as aligned text lines, for printing; each model's own context length beside the
+    `context`-token column, marked where that is more than the model reads or than its sliding window."""
+    context = check_context(context)  # before the header formats it
     lines = [f"{'model':<12}{'layers':>7}{'query':>7}{'kv':>5}{'head':>6}{'KiB/token':>11}"
-             f"{f'GiB for {context:,} tokens':>24}"]
+             f"{f'GiB for {context:,} tokens':>24} {'reads at most':>14}{'GiB at most':>13}"]
+    notes = {}
     for r in kv_cache_table(context):
+        mark = "*" if context > r["context length"] else "†" if context > r["tokens kept at most"] else " "
+        if mark == "*":
+            notes["*"] = "* more than it reads: its cache stops at its own context length (GiB at most)"
+        elif mark == "†":
+            notes[r["model"]] = (f"† {r['model']}: sliding window of {r['sliding window']:,} tokens; each layer "
+                                 f"reads only the last {r['sliding window']:,}, so its cache can drop older ones")
         lines.append(f"{r['model']:<12}{r['layers']:>7}{r['query heads']:>7}{r['kv heads']:>5}{r['head size']:>6}"
-                     f"{r['KiB per token']:>11g}{r['GiB per context']:>24.2f}")
-    return "\n".join(lines)
+                     f"{r['KiB per token']:>11g}{r['GiB per context']:>24.2f}{mark}{r['context length']:>14,}"
+                     f"{r['GiB at most']:>13.2f}")
+    return "\n".join(lines + list(notes.values()))

@@ -16,7 +16,7 @@ import torch
 from torch.nn import functional as F
 
 from ..core.arguments import whole_number
-from ..core.catalog import DATA_DIR, load_model, manifest, pick_model, recorded, record_measurements
+from ..core.catalog import DATA_DIR, info_number, load_model, manifest, pick_model, recorded, record_measurements
 from ..core.evaluation import evaluate, held_out_batch, one_thread
 from ..core.model import GPT, LanguageModel
 from ..core.run import run_sentence
@@ -87,9 +87,9 @@ def kv_results() -> dict[int, dict]:
     shipped = manifest()
     out = {}
     for n in available_kv_counts():
-        info = shipped[variant_name(n)]["info"]
-        out[n] = {"model": variant_name(n), "held_out_loss": float(info["held_out_loss"]),
-                  "list_accuracy": float(info["accuracy_induction"]), "group_size": N_QUERY_HEADS // n,
+        name = variant_name(n)  # a line without its numbers: one ValueError naming the entry (info_number)
+        out[n] = {"model": name, "held_out_loss": info_number(name, "held_out_loss", shipped),
+                  "list_accuracy": info_number(name, "accuracy_induction", shipped), "group_size": N_QUERY_HEADS // n,
                   "params_per_layer": kv_attention_params(WIDTH, N_QUERY_HEADS, n),
                   "cache_bytes_per_token": kv_cache_bytes_per_token(N_LAYER, n, D_HEAD, 2)}
     return out

@@ -8,17 +8,18 @@ so a damaged file is caught before it is read. Imports go one way: catalog uses 
 from __future__ import annotations
 
 import json
+import math
 from typing import Callable
 from pathlib import Path
 
 from . import gpt2
-from .files import atomic_write
+from .files import atomic_write, finish_interrupted, staged_files
 from .model import GPT, LanguageModel
 from .tokenizer import WordTokenizer
 from .weights import read_model, save_model
 
 __all__ = ["LanguageModel", "load_model", "pick_model", "shipped_models", "manifest", "record_model", "recorded",
-           "record_measurements"]
+           "record_measurements", "info_number"]
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"  # helpers/core/catalog.py -> the project folder
 MANIFEST = DATA_DIR / "models.json"
@@ -27,7 +28,9 @@ RESTORE = "restore it with `git checkout -- data/models.json` (or a fresh copy o
 
 def manifest(path: Path = MANIFEST, required: bool = True) -> dict:
     """The manifest's entries by name. A missing or damaged manifest is a one-line error
-    naming the file and the fix; required=False reads a missing one as empty (a new data folder)."""
+    naming the file and the fix; required=False reads a missing one as empty (a new data folder).
+    A model and its line that a killed trainer left half-renamed are finished first (files.finish_interrupted)."""
+    finish_interrupted(path.parent)
     if not path.is_file():
         if not required:
             return {}
@@ -87,15 +90,35 @@ RUN_FACTS = ("train_seconds", "tokens_per_second")  # this run on this machine: 
 
 
 def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path) -> None:
-    """Save a trained model and write its line in the manifest beside it. The file holds only what the
+    """Save a trained model and its line in the manifest beside it as one step: both files are staged,
+    then renamed into place together (files.staged_files), so a kill at any moment leaves the old pair
+    or the new one, never a file whose checksum its line does not match. The file holds only what the
     recipe determines, so training again gives the same bytes (the same sha256); how long the run
     took goes into the manifest alone."""
-    digest = save_model(model, path, vocab, {key: value for key, value in info.items() if key not in RUN_FACTS})
+    path = Path(path)
+    if path.name == MANIFEST.name:
+        raise ValueError(f"Cannot save a model as {path}: that is the name of the model list beside it; "
+                         f"choose a name such as {name}.safetensors.")
     manifest_path = path.parent / MANIFEST.name
-    entries = manifest(manifest_path, required=False)
-    entries[name] = {"file": path.name, "sha256": digest, "bytes": path.stat().st_size,
-                     "command": regenerate_command(name), "config": model.config.to_dict(), "info": info}
-    write_manifest(entries, manifest_path)
+    with staged_files(path.parent) as staging:
+        digest = save_model(model, staging / path.name, vocab,
+                            {key: value for key, value in info.items() if key not in RUN_FACTS})
+        entries = manifest(manifest_path, required=False)  # read now: after any interrupted write was finished
+        entries[name] = {"file": path.name, "sha256": digest, "bytes": (staging / path.name).stat().st_size,
+                         "command": regenerate_command(name), "config": model.config.to_dict(), "info": info}
+        write_manifest(entries, staging / MANIFEST.name)
+
+
+def info_number(name: str, key: str, entries: dict | None = None) -> float:
+    """The number info[key] recorded in the manifest for model `name` (entries: a manifest already read),
+    or a one-line ValueError naming the entry and the fix."""
+    entry = (manifest() if entries is None else entries).get(name)
+    info = entry.get("info") if isinstance(entry, dict) else None
+    value = info.get(key) if isinstance(info, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"The entry {name!r} in {MANIFEST} records no number {key!r} (found {value!r}); "
+                         f"{RESTORE}, or rerun `{regenerate_command(name)}`.")
+    return float(value)
 
 
 def recorded(name: str, key: str) -> dict:

@@ -116,6 +116,8 @@ def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Pat
                 reason = f"the downloaded {name} had the wrong sha256 and was not kept"
                 raise GPT2Unavailable(missing_message(folder, reason))
             _set_aside(folder / name)
+    except GPT2Unavailable:  # already its one line; being a FileNotFoundError, the OSError branch would wrap it
+        raise
     except OSError as err:  # the folder or the final rename: file_error's one line says which and why
         raise GPT2Unavailable(missing_message(folder, f"cannot write there: {err.strerror or err}")) from None
     return folder / name

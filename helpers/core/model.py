@@ -49,6 +49,12 @@ class GPTConfig:
             raise ValueError(f"n_kv_head={n_kv} does not divide n_head={self.n_head}; each key/value head "
                              f"serves a whole group of query heads: pick a divisor of {self.n_head}.")
         object.__setattr__(self, "n_kv_head", n_kv)
+        if not isinstance(self.mlp, bool):  # "no" or 0 would be read as a wish it does not say
+            raise ValueError(f"mlp={self.mlp!r} is not True or False; pass mlp=False for an attention-only model.")
+        eps = self.ln_eps
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
+            raise ValueError(f"ln_eps={eps!r} is not a small positive number; LayerNorm needs one, e.g. 1e-5.")
+        object.__setattr__(self, "ln_eps", float(eps))
 
     @property
     def d_head(self) -> int:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import fields
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save
 
 from .files import atomic_write
@@ -110,13 +111,45 @@ def read_model(path: str | Path, expected_sha256: str, remedy: str = "") -> tupl
     if sha256(path) != expected_sha256:
         raise ValueError(f"Model file {path} is corrupted (its sha256 does not match the recorded one).{fix}")
     try:
-        from safetensors import safe_open
-
         with safe_open(str(path), framework="pt") as f:
             metadata = f.metadata() or {}
         state = load_file(str(path))
-        config = GPTConfig(**json.loads(metadata["config"]))
-    except (SafetensorError, KeyError, json.JSONDecodeError, OSError) as err:
+    except (SafetensorError, OSError) as err:
         raise ValueError(f"Model file {path} is truncated or not a model file ({err}).{fix}") from None
+    config, vocab, info = read_metadata(metadata, path, fix or " Write it again with save_model.")
     model = model_from_checkpoint(state, config, source=str(path))
-    return model, json.loads(metadata["vocab"]), json.loads(metadata.get("info", "{}"))
+    return model, vocab, info
+
+
+def read_metadata(metadata: dict, path: Path, fix: str) -> tuple[GPTConfig, list[str], dict]:
+    """(config, vocab, info) from a model file's metadata; anything missing, unknown or invalid is one
+    line naming the file, what is wrong and `fix` (never a TypeError from deep inside, never NaN maps)."""
+    def bad(what: str) -> ValueError:
+        return ValueError(f"Model file {path} has {what}.{fix}")
+
+    parsed = {}
+    for key, default in (("config", None), ("vocab", None), ("info", "{}")):
+        text = metadata.get(key, default)
+        if text is None:
+            raise bad(f"no {key!r} in its metadata")
+        try:
+            parsed[key] = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise bad(f"a {key!r} that is not valid JSON ({err})") from None
+    config, vocab, info = parsed["config"], parsed["vocab"], parsed["info"]
+    if not isinstance(config, dict):
+        raise bad(f"a config that is not a JSON object (it is a {type(config).__name__})")
+    known = [f.name for f in fields(GPTConfig)]  # all are written (GPTConfig.to_dict); n_kv_head only when it differs
+    unknown, missing = sorted(set(config) - set(known)), [k for k in known if k != "n_kv_head" and k not in config]
+    if unknown or missing:
+        raise bad(f"a config with {'unknown key' if unknown else 'no key'} {(unknown or missing)[0]!r} "
+                  f"(a config has {', '.join(known)})")
+    try:
+        config = GPTConfig(**config)
+    except (ValueError, TypeError) as err:
+        raise bad(f"an invalid config ({str(err).splitlines()[0]})") from None
+    if not (isinstance(vocab, list) and all(isinstance(w, str) for w in vocab) and len(vocab) == config.vocab_size):
+        raise bad(f"a vocabulary that is not a list of {config.vocab_size} words")
+    if not isinstance(info, dict):
+        raise bad(f"an 'info' that is not a JSON object (it is a {type(info).__name__})")
+    return config, vocab, info

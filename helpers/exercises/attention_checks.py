@@ -20,7 +20,7 @@ from ..core import attention as A
 from . import fitted
 from . import mistakes_01_03 as M
 from . import mistakes_03 as M3
-from .grading import Exercise, check
+from .grading import Exercise, Verdict, check
 
 
 def _inputs(*shape: int, seed: int) -> torch.Tensor:
@@ -45,9 +45,9 @@ ATTENTION_WEIGHTS = Exercise(
     shape_hint="Rows are queries, columns are keys: [T × T].", sizes="T, d = Q.shape", explain=fitted.scale_or_factor)
 
 
-def check_attention_weights(student_fn: Callable) -> None:
+def check_attention_weights(student_fn: Callable) -> Verdict:
     """student_fn(Q (T, d), K (T, d)) -> weights (T, T): softmax over keys of Q·Kᵀ/√d."""
-    check(ATTENTION_WEIGHTS, student_fn)
+    return check(ATTENTION_WEIGHTS, student_fn)
 
 
 def _mask_case(T: int, seed: int) -> tuple[str, tuple]:
@@ -60,9 +60,9 @@ MASKED_WEIGHTS = Exercise(
     M.MASKED_WEIGHTS, shape_hint="One row per query, one column per key: [T × T].", sizes="T = scores.shape[-1]")
 
 
-def check_masked_weights(student_fn: Callable) -> None:
+def check_masked_weights(student_fn: Callable) -> Verdict:
     """student_fn(scores (T, T)) -> weights (T, T): -inf above the diagonal, then softmax over keys."""
-    check(MASKED_WEIGHTS, student_fn)
+    return check(MASKED_WEIGHTS, student_fn)
 
 
 def _sum_case(T: int, d: int, seed: int) -> tuple[str, tuple]:
@@ -76,9 +76,9 @@ WEIGHTED_SUM = Exercise(
     explain=fitted.factor("the weights already sum to 1: weights @ V needs no extra factor"))
 
 
-def check_weighted_sum(student_fn: Callable) -> None:
+def check_weighted_sum(student_fn: Callable) -> Verdict:
     """student_fn(weights (T, T), V (T, d)) -> updates (T, d): row i = Σ_j weights[i, j] · V[j]."""
-    check(WEIGHTED_SUM, student_fn)
+    return check(WEIGHTED_SUM, student_fn)
 
 
 # --- notebook 02 -------------------------------------------------------------------------------------
@@ -94,9 +94,9 @@ ONE_HEAD = Exercise(
     shape_hint="The update is [T × d_head]: one row per word, one column per feature of the head.", sizes="T, D = X.shape and d = W_Q.shape[1]")
 
 
-def check_one_head(student_fn: Callable) -> None:
+def check_one_head(student_fn: Callable) -> Verdict:
     """student_fn(X (T, D), W_Q, W_K, W_V (D, d)) -> z (T, d): one head's update for every word."""
-    check(ONE_HEAD, student_fn)
+    return check(ONE_HEAD, student_fn)
 
 
 def _split_case(T: int, D: int, n: int, seed: int) -> tuple[str, tuple]:
@@ -109,9 +109,9 @@ SPLIT_HEADS = Exercise(
     shape_hint="Expected (n_heads, T, d_head).", sizes="T, D = x.shape")
 
 
-def check_split_heads(student_fn: Callable) -> None:
+def check_split_heads(student_fn: Callable) -> Verdict:
     """student_fn(x (T, D), n_heads) -> (n_heads, T, D // n_heads): head h gets features h·d … (h+1)·d − 1."""
-    check(SPLIT_HEADS, student_fn)
+    return check(SPLIT_HEADS, student_fn)
 
 
 # --- notebook 03 -------------------------------------------------------------------------------------
@@ -125,9 +125,9 @@ MERGE_HEADS = Exercise(
     shape_hint="Expected (T, n_heads · d_head).", sizes="H, T, d = z.shape")
 
 
-def check_merge_heads(student_fn: Callable) -> None:
+def check_merge_heads(student_fn: Callable) -> Verdict:
     """student_fn(z (H, T, d)) -> (T, H·d): each word's head updates side by side, head 0 first."""
-    check(MERGE_HEADS, student_fn)
+    return check(MERGE_HEADS, student_fn)
 
 
 def _recombine_case(H: int, T: int, d: int, D: int, seed: int) -> tuple[str, tuple]:
@@ -142,6 +142,6 @@ RECOMBINE = Exercise(
     explain=fitted.factor("the heads' updates are added, a plain sum over the heads: no mean, no extra factor"))
 
 
-def check_recombine(student_fn: Callable) -> None:
+def check_recombine(student_fn: Callable) -> Verdict:
     """student_fn(z (H, T, d), W_O (H, d, D)) -> (T, D): Σ_h z[h] @ W_O[h] = concat(z) @ W_O stacked."""
-    check(RECOMBINE, student_fn)
+    return check(RECOMBINE, student_fn)

@@ -19,6 +19,7 @@ from torch import nn
 
 from ..core.catalog import load_model
 from . import sandbox
+from .verdict import Verdict
 from .grading import Exercise, Mistake, check
 
 MODEL = "walkthrough-12"
@@ -76,53 +77,74 @@ def _chunked_words(x: torch.Tensor, qkv: nn.Linear, sizes_from_x: bool) -> torch
     return first.reshape(B, T if sizes_from_x else first.shape[1], HEADS, D // HEADS)
 
 
-SLIPS = [  # (switches, what went wrong and the fix)
+SLIPS = [  # (switches, what went wrong and the fix, its stable code)
     (dict(split="reshape"), "heads split without the transpose: view(B, T, heads, size) and then .transpose(1, 2); "
-                            "a plain reshape to (B, heads, T, size) mixes the words."),
+                            "a plain reshape to (B, heads, T, size) mixes the words.", "split_without_transpose"),
     (dict(split="interleave"), "heads interleaved by the split: each head takes a contiguous block of size features; "
-                               "view(B, T, heads, size), not (B, T, size, heads)."),
+                               "view(B, T, heads, size), not (B, T, size, heads).", "split_interleaved"),
     (dict(merge="reshape"), "heads merged without transposing back: y.transpose(1, 2) to (B, T, heads, size) before "
-                            ".reshape(B, T, dim), or the words get mixed."),
+                            ".reshape(B, T, dim), or the words get mixed.", "merge_without_transpose"),
     (dict(merge="interleave"), "heads interleaved by the merge: transpose(1, 2) then reshape(B, T, dim) keeps each "
-                               "head's features together."),
-    (dict(project=False), "no output projection: pass the merged heads through self.out (the recombination)."),
+                               "head's features together.", "merge_interleaved"),
+    (dict(project=False), "no output projection: pass the merged heads through self.out (the recombination).",
+     "no_output_projection"),
     (dict(mask="none"), "no mask: fill the scores above the diagonal with -inf before the softmax (the model reads left "
-                        "to right)."),
-    (dict(mask="0"), "mask filled with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf')."),
+                        "to right).", "no_mask"),
+    (dict(mask="0"), "mask filled with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf').",
+     "fill_zero"),
     (dict(mask="below"), "masked the wrong triangle: hide the later words (above the diagonal, .triu(1)), not the "
-                         "earlier ones."),
-    (dict(mask="diagonal"), "masked the diagonal too: a word may look at itself; use .triu(1), not .triu(0)."),
+                         "earlier ones.", "wrong_triangle"),
+    (dict(mask="diagonal"), "masked the diagonal too: a word may look at itself; use .triu(1), not .triu(0).",
+     "masked_diagonal"),
     (dict(mask="after"), "mask applied after the softmax: the rows no longer sum to 1; put -inf in the scores, then "
-                         "take the softmax."),
-    (dict(scale=math.sqrt(DIM)), "wrong scale: divide by √size (√64 = 8), not by √dim (√768)."),
-    (dict(scale=64.0), "wrong scale: divide by √size (= 8), not by size (64) (or by √size twice)."),
-    (dict(scale=1.0), "forgot the scale: divide the scores by √size (= 8)."),
-    (dict(axis=-2), "softmax over the wrong axis: use dim=-1 (over the keys)."),
-    (dict(axis=1), "softmax over the heads (dim=1): use dim=-1, over the keys of each query."),
-    (dict(mask="-1"), "mask filled with -1, not -inf: e⁻¹ > 0, so later words still get weight; use float('-inf')."),
-    (dict(qkv_bias=False), "left out the bias of the fused projection: call self.qkv(x), which adds it."),
-    (dict(mask_size=4), "the mask has a fixed size (4, the first sentence): build it from x, B, T, D = x.shape."),
+                         "take the softmax.", "masked_after_softmax"),
+    (dict(scale=math.sqrt(DIM)), "wrong scale: divide by √size (√64 = 8), not by √dim (√768).", "sqrt_of_dim"),
+    (dict(scale=64.0), "wrong scale: divide by √size (= 8), not by size (64) (or by √size twice).", "divided_by_size"),
+    (dict(scale=1.0), "forgot the scale: divide the scores by √size (= 8).", "no_scale"),
+    (dict(axis=-2), "softmax over the wrong axis: use dim=-1 (over the keys).", "softmax_axis"),
+    (dict(axis=1), "softmax over the heads (dim=1): use dim=-1, over the keys of each query.", "softmax_over_heads"),
+    (dict(mask="-1"), "mask filled with -1, not -inf: e⁻¹ > 0, so later words still get weight; use float('-inf').",
+     "fill_minus_one"),
+    (dict(qkv_bias=False), "left out the bias of the fused projection: call self.qkv(x), which adds it.",
+     "no_qkv_bias"),
+    (dict(mask_size=4), "the mask has a fixed size (4, the first sentence): build it from x, B, T, D = x.shape.",
+     "fixed_mask_size"),
     (dict(project_in=False), "q, k and v are x itself: make them with the fused projection, "
-                             "q, k, v = self.qkv(x).chunk(3, dim=-1)."),
-    (dict(chunk_dim=1), "chunked along the words: q, k, v = self.qkv(x).chunk(3, dim=-1) (the features)."),
+                             "q, k, v = self.qkv(x).chunk(3, dim=-1).", "no_qkv_projection"),
+    (dict(chunk_dim=1), "chunked along the words: q, k, v = self.qkv(x).chunk(3, dim=-1) (the features).",
+     "chunked_words"),
     (dict(mask="tril"), "masked the wrong triangle and the diagonal (.tril()): the last word has nothing left to look "
-                        "at (NaN); hide only the later words, torch.ones(T, T, dtype=torch.bool).triu(1)."),
-    (dict(out_bias=0.0), "the output projection lost its bias: call self.out(...), which adds b_O."),
+                        "at (NaN); hide only the later words, torch.ones(T, T, dtype=torch.bool).triu(1).",
+     "tril_mask"),
+    (dict(out_bias=0.0), "the output projection lost its bias: call self.out(...), which adds b_O.", "no_out_bias"),
     (dict(out_bias=HEADS), "the output bias was added once per head (12 times): W_O's blocks are summed over the "
-                           "heads, then b_O is added once; self.out(merged) does both."),
+                           "heads, then b_O is added once; self.out(merged) does both.", "out_bias_per_head"),
 ]
 CHUNKED = "chunked along the words: q, k, v = self.qkv(x).chunk(3, dim=-1) splits the features, not the tokens."
+CHUNKED_CODES = ((True, "chunked_words_reshape_x"), (False, "chunked_words_reshape_chunk"))  # (sizes from x?, code)
 
 
 def _two_slips(slips: list) -> list:
     """Every pair of switches that touch different steps: two slips at once, named together."""
     both = "two slips at once:"
-    return [({**a, **b}, f"{both} {sa.rstrip('.')}; and {sb[0].lower() + sb[1:]}")
-            for (a, sa), (b, sb) in itertools.combinations(slips, 2) if not set(a) & set(b)]
+    return [({**a, **b}, f"{both} {sa.rstrip('.')}; and {sb[0].lower() + sb[1:]}", f"two_slips.{ca}+{cb}")
+            for (a, sa, ca), (b, sb, cb) in itertools.combinations(slips, 2) if not set(a) & set(b)]
 ORDERS = [(order, f"q, k, v taken in the wrong order ({', '.join(order)}): self.qkv(x).chunk(3, dim=-1) gives q, "
-                  f"then k, then v.") for order in map("".join, itertools.permutations("qkv")) if order != "qkv"]
-ORDERS += [("qqv", "keys made from the queries' third: k is the second chunk of self.qkv(x)."),
-           ("qkk", "values made from the keys' third: v is the third chunk of self.qkv(x).")]
+                  f"then k, then v.", f"order_{order}") for order in map("".join, itertools.permutations("qkv"))
+          if order != "qkv"]
+ORDERS += [("qqv", "keys made from the queries' third: k is the second chunk of self.qkv(x).", "keys_from_queries"),
+           ("qkk", "values made from the keys' third: v is the third chunk of self.qkv(x).", "values_from_keys")]
+
+
+def _singles() -> list:
+    """(switches, line, code) of every single slip made by `forward`'s switches."""
+    return [(dict(order=o), says, code) for o, says, code in ORDERS] + SLIPS
+
+
+def slip_lines() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(code, line) of the single slips and of the pairs, in the order the check tries them; needs no model."""
+    one = [(code, says) for _, says, code in _singles()] + [(code, CHUNKED) for _, code in CHUNKED_CODES]
+    return one, [(code, says) for _, says, code in _two_slips(_singles())]
 
 
 @lru_cache(maxsize=1)
@@ -131,11 +153,12 @@ def exercise() -> Exercise:
     attn, inputs = _layer_and_inputs()
     layer64 = copy.deepcopy(attn).double().eval()
     qkv, out = layer64.c_attn, layer64.c_proj
-    slips = [(dict(order=o), says) for o, says in ORDERS] + SLIPS
+    slips = _singles()
     slips += _two_slips(slips)
-    mistakes = [Mistake(says, lambda x, kw=kw: forward(x.double(), qkv, out, **kw)) for kw, says in slips]
+    mistakes = [Mistake(says, lambda x, kw=kw: forward(x.double(), qkv, out, **kw), code=code)
+                for kw, says, code in slips]
     mistakes[len(ORDERS) + len(SLIPS):len(ORDERS) + len(SLIPS)] = [
-        Mistake(CHUNKED, lambda x, f=f: _chunked_words(x.double(), qkv, f)) for f in (True, False)]
+        Mistake(CHUNKED, lambda x, f=f: _chunked_words(x.double(), qkv, f), code=code) for f, code in CHUNKED_CODES]
     labels = (f"'{SENTENCE}' [1 × 4 × 768]", "two sentences [2 × 6 × 768]")
     return Exercise(NAME, list(zip(labels, [(x,) for x in inputs])), lambda x: layer64(x.double())[0], mistakes,
                     shape_hint="Same shape in, same shape out: [batch, tokens, 768].", sizes="B, T, D = x.shape")
@@ -163,11 +186,11 @@ def _load(student_cls, attn: nn.Module) -> tuple[nn.Module | None, str | None]:
     return (layer.eval() if isinstance(layer, nn.Module) else layer), None
 
 
-def check_multihead(student_cls) -> None:
+def check_multihead(student_cls) -> Verdict:
     """Load walkthrough-12's weights into student_cls(768, 12) and compare with the model's layer."""
     attn, _ = _layer_and_inputs()
     layer, problem = _load(student_cls, attn)
     if problem:
         print(problem)
         return
-    check(exercise(), layer)
+    return check(exercise(), layer)

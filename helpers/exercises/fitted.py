@@ -6,8 +6,9 @@ is right. Two fits:
   ÷ 4.5, …) say which number the scores were divided by, and which one they should be;
 - `factor` (any tensor answer): every number is the same multiple of the right one (a mean where a
   sum belongs, a factor applied twice, …).
-Otherwise the usual "numbers differ" line. Both fits say "(is it named?) False", so that an answer right
-on the first input gets the engine's "It was right on the first input …: something is fixed" too.
+Otherwise the usual "numbers differ" line. Each returns (line, named?, code): the codes fitted_divisor
+and fitted_factor; an answer right on the first input gets the engine's "It was right on the first
+input …: something is fixed" too.
 """
 
 from __future__ import annotations
@@ -46,13 +47,13 @@ def fitted_factor(value: np.ndarray, expected: np.ndarray) -> float | None:
 
 def factor(hint: str = "a mean where a sum belongs, or a factor applied twice?"):
     """An explain for exercises whose usual slips include a constant factor."""
-    def explain(value, expected, args) -> tuple[str, bool]:
+    def explain(value, expected, args) -> tuple:
         c = fitted_factor(value, expected)
         if c is None:
             return differ(value, expected)
         line = (f"{ONE_WAY} every number of your answer is {c:.4g}{_ratio(c)} × the right one, so a constant "
                 f"factor is off ({hint}).")
-        return line, False
+        return line, False, "fitted_factor"
     return explain
 
 
@@ -74,7 +75,7 @@ def fitted_divisor(weights: np.ndarray, Q: np.ndarray, K: np.ndarray) -> float |
     return 1.0 / a
 
 
-def scale_or_factor(value, expected, args) -> tuple[str, bool]:
+def scale_or_factor(value, expected, args) -> tuple:
     """attention_weights: the number the scores were divided by, if one number explains the rows."""
     Q, K = (np.asarray(a, dtype=np.float64) for a in args)
     c = fitted_divisor(value, Q, K)
@@ -84,7 +85,7 @@ def scale_or_factor(value, expected, args) -> tuple[str, bool]:
     if c < 0:
         return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}, "
                 f"a negative number, which turns the ranking upside down: divide by √d = {math.sqrt(d):.4g} "
-                f"(d = Q.shape[-1] = {d})."), False
+                f"(d = Q.shape[-1] = {d})."), False, "fitted_divisor"
     return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}, not "
             f"by √d = {math.sqrt(d):.4g} (d = Q.shape[-1] = {d}): divide Q @ K.T by math.sqrt(d) exactly, nothing "
-            f"added or rounded."), False
+            f"added or rounded."), False, "fitted_divisor"

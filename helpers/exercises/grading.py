@@ -1,115 +1,33 @@
-"""The one verdict engine behind every exercise check of notebooks 01-06.
+"""The one verdict engine behind every exercise check of notebooks 01-07.
 
 An Exercise holds the inputs to try (two or more sizes), the reference, and a catalogue of
-Mistakes: small wrong variants of the reference, each with one line saying what went wrong and
-what to do. `check(exercise, fn)` runs the student's function on each input (sandbox.py keeps
-exit(), endless loops, Stop and floods of prints harmless), reads the answer as plain float64
-numbers, and prints one verdict line:
+Mistakes: small wrong variants of the reference, each with a stable code and one line saying what
+went wrong and what to do. `grade(exercise, fn)` runs the student's function on every input in a
+child process (isolation.py: nothing it changes, exits or loops on reaches the notebook), reads the
+answers as plain float64 numbers (answers.py), and returns a Verdict (verdict.py) whose line is:
 - "✓ …" when the answer is right on every input;
 - "✗ …" naming the catalogued mistake it matches (a raised error is matched too: a variant that
   raises the same error names it), else NaN, half precision, the shape, or, last, "numbers differ".
-  A mistake is named when it explains the answers on every input (on the first failing one, the
-  function is run on the rest too), or, said with the input it matches on, when it contradicts no
-  input the student got right: slips that agree on one input (÷ d/2 and a fixed 8 at d = 16) differ;
-- "… not attempted yet" when the function still returns None without printing ("✗ … printed
-  something but returned None" when it printed).
-The comparison uses functions and tolerances captured when this module loads, on copies the
-student's code never sees: replacing torch.allclose, changing a constant or returning a tensor
-subclass with its own __eq__ or __torch_function__ changes nothing.
+  A mistake is named when it explains the answers on every input, or, said as a possibility with
+  the input it matches on, when it contradicts no input the student got right;
+- "… not attempted yet" when the function still returns None without printing.
+Expected answers are computed here, never in the child, after putting back anything a notebook
+cell replaced in math, torch, numpy or helpers (integrity.py). `check` prints the line.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
-
 import numpy as np
 import torch
 
-from . import sandbox
+from . import integrity, isolation, sandbox
+from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
+from .exercise import Exercise, Mistake  # noqa: F401 (the checks import them from here)
+from .verdict import ENGINE_CODES, Verdict, engine_verdict  # noqa: F401
 
-ATOL = RTOL = 1e-4
 NOT_ATTEMPTED = "not attempted yet"
-
-# captured now: later changes to torch, numpy or this module (by a student's code) cannot reach them
-_NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
-_DETACH, _TO, _NUMPY = torch.Tensor.detach, torch.Tensor.to, torch.Tensor.numpy
-_ARRAY, _ALL, _ANY = np.array, np.ndarray.all, np.ndarray.any
-_ABS, _SUB, _LE, _ISNAN, _ISFINITE = np.absolute, np.subtract, np.less_equal, np.isnan, np.isfinite
-_AND, _OR, _MUL, _ADD, _EQ = np.logical_and, np.logical_or, np.multiply, np.add, np.equal
+_ALL, _ISFINITE, _ISNAN = np.ndarray.all, np.isfinite, np.isnan
 _HALF = (torch.float16, torch.bfloat16)
-
-
-# --- reading an answer as plain numbers ---------------------------------------------------------
-def as_float64(got) -> np.ndarray:
-    """A plain float64 numpy copy of a tensor (any subclass, on any device, needing grad or not),
-    an array or a (nested) list of numbers; raises TypeError/ValueError for anything else."""
-    if isinstance(got, torch.Tensor):
-        with _NO_TORCH_FUNCTION():
-            plain = _TO(_DETACH(got), device="cpu", dtype=torch.float64)
-            return _ARRAY(_NUMPY(plain), dtype=np.float64, copy=True)
-    if isinstance(got, (str, bytes, dict, set)) or callable(got):
-        raise TypeError(type(got).__name__)
-    if isinstance(got, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in got):
-        got = [as_float64(x) for x in got]
-    return _ARRAY(got, dtype=np.float64, copy=True).view(np.ndarray)
-
-
-def read_tensor(got, args: tuple) -> tuple[np.ndarray | None, str | None]:
-    """(float64 array, None) for a tensor, an array or a list of numbers; else (None, what to return)."""
-    try:
-        return as_float64(got), None
-    except (TypeError, ValueError, RuntimeError):
-        return None, f"expected a tensor, got {type(got).__name__}; return the result of the tensor maths."
-
-
-def close(a: np.ndarray, b: np.ndarray, atol: float = ATOL, rtol: float = RTOL) -> bool:
-    """Same shape and every number within atol + rtol·|b| (NaN equal to NaN), with captured functions.
-    The tolerances are bound when this module loads: changing ATOL later does not loosen the check."""
-    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or a.shape != b.shape:
-        return False
-    nan_a, nan_b = _ISNAN(a), _ISNAN(b)
-    with np.errstate(invalid="ignore"):
-        within = _LE(_ABS(_SUB(a, b)), _ADD(atol, _MUL(rtol, _ABS(b))))
-    with np.errstate(invalid="ignore"):  # inf - inf is NaN: equal infinities count through _EQ
-        within = _OR(_OR(within, _EQ(a, b)), _AND(nan_a, nan_b))
-    return bool(_ALL(within) and not _ANY(_AND(nan_a, ~nan_b)))
-
-
-def same_tensor(a, b, args: tuple) -> bool:
-    return close(a, b)
-
-
-# --- the catalogue ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Mistake:
-    """A wrong variant of the reference (same arguments; it may raise) and the line that names it."""
-
-    says: str
-    answer: Callable
-
-
-@dataclass
-class Exercise:
-    """What a check needs: the inputs to try, the reference, the mistakes, and how to read answers."""
-
-    name: str
-    cases: Sequence[tuple[str, tuple]]  # (label such as "Q, K [5 × 16]", the student's arguments)
-    reference: Callable
-    mistakes: Sequence[Mistake] = ()
-    read: Callable = read_tensor  # (raw answer, args) -> (value, None) or (None, what is wrong)
-    same: Callable = same_tensor  # (value, value, args) -> bool
-    right: Callable | None = None  # (value, expected value, args) -> bool, when more than one answer is right
-    explain: Callable | None = None  # (value, expected, args) -> (last-resort line, is it a named diagnosis?)
-    fixed: str = ("something is fixed to the first input's size; compute it from the input's shape.")
-    praise: Callable | None = None  # (the student's values, one per input) -> the ✓ line
-    show_case: bool = False  # add "(input: expected …, got …)" to a wrong answer (small answers only)
-    answers: dict = field(default_factory=dict, repr=False)  # (input, mistake) -> its read answer, made once
-    shape_hint: str = ""
-    sizes: str = "e.g. T = x.shape[0]"  # how this exercise's function reads its sizes from its inputs
-    exact_inputs: bool = False  # True: the reference and mistakes see the student's dtype, not float64
-    tensor: bool = field(default=True)  # the answer is numbers to compare (NaN, half precision, shape)
 
 
 def _same_error(a: BaseException, b: BaseException) -> bool:
@@ -148,74 +66,91 @@ def _fits(ex: Exercise, m: int, k: int, seen: tuple, args64: tuple) -> bool:
     return kind == "right" and (ex.right(wrong, expected, args64) if ex.right else ex.same(wrong, expected, args64))
 
 
-def _named(ex: Exercise, n: int, seen: dict) -> str | None:
-    """The first catalogued mistake that matches the student's wrong answer on input n and explains
-    every other input the function ran on too (÷ d/2 and a fixed 8 agree when d = 16, not after).
-    Failing that, one that matches on input n and contradicts no input the student got right, said
-    with the input it matches on: two slips at once, or one the catalogue does not know."""
+def _named(ex: Exercise, n: int, seen: dict) -> tuple[str, str, bool] | None:
+    """(line, mistake code, sure?) of the first catalogued mistake that matches the student's wrong
+    answer on input n and explains every other input the function ran on too (÷ d/2 and a fixed 8
+    agree when d = 16, not after). Failing that, one that matches on input n and contradicts no input
+    the student got right, said as a possibility with the input it matches on and the one it does
+    not: two slips at once, or one the catalogue does not know."""
     others = [k for k in seen if k != n]
     fits = [m for m in range(len(ex.mistakes)) if _fits(ex, m, n, seen[n], _args64(ex, n))]
     for m in fits:
         if all(_fits(ex, m, k, seen[k], _args64(ex, k)) for k in others):
-            return ex.mistakes[m].says
+            return ex.mistakes[m].says, ex.mistakes[m].code, True
     for m in fits:
         if all(seen[k][0] != "right" or _fits(ex, m, k, seen[k], _args64(ex, k)) for k in others):
             wrong_on = [ex.cases[k][0] for k in others if seen[k][0] != "right"]
-            return ex.mistakes[m].says.rstrip(".") + (f" (that matches your answer on {ex.cases[n][0]}; on "
-                                                      f"{wrong_on[0]} something else differs too)." if wrong_on else ".")
+            if not wrong_on:
+                return ex.mistakes[m].says, ex.mistakes[m].code, True
+            return (f"possibly this: {ex.mistakes[m].says.rstrip('.')} — that explains your answer on "
+                    f"{ex.cases[n][0]}, but not on {wrong_on[0]}, where something else differs too."), \
+                ex.mistakes[m].code, False
     return None
 
 
 def _args64(ex: Exercise, k: int) -> tuple:
     args = ex.cases[k][1]
-    return args if ex.exact_inputs else sandbox.clone_args(args, torch.float64)
+    return sandbox.clone_args(args) if ex.exact_inputs else sandbox.clone_args(args, torch.float64)
 
 
-def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, seen: dict) -> tuple[str, bool]:
-    """(what is wrong, named?) for a readable answer that is not right on input n."""
-    says = _named(ex, n, seen)
-    if says:
-        return says, True
+Said = tuple  # (line, code, outcome, sure): what a verdict says about a wrong answer
+_FIXED_HINT = {"wrong_shape", "numbers_differ", "raised", "fitted_divisor", "fitted_factor"}  # no slip named:
+# when such an answer was right on the first input, the verdict adds that something is fixed to its size
+
+
+def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, seen: dict) -> Said:
+    """What is wrong with a readable answer that is not right on input n."""
+    named = _named(ex, n, seen)
+    if named:
+        return named[0], named[1], "mistake", named[2]
     if ex.tensor:
+        if value.size and _ALL(_ISNAN(value)):
+            return ("every number of your answer is NaN: follow one step at a time on a small input and print "
+                    "where the NaN first appears (a -inf before the softmax, a 0/0, a √ of a negative number?)."), \
+                "nan_everywhere", "mistake", True
         if not _ALL(_ISFINITE(value)):
-            return ("your answer contains NaN or inf (e.g. a softmax over a row that is all -inf, or 0 × inf); "
-                    "check each step on a small input."), True
+            return ("your answer contains NaN or inf (e.g. a softmax over a row that is all -inf, -inf written "
+                    "after the softmax, or 0 × inf); check each step on a small input."), "nan_or_inf", "mistake", True
         if isinstance(got, torch.Tensor) and got.dtype in _HALF and close(value, expected, 5e-2, 5e-2):
             return (f"computed in half precision ({got.dtype}): the numbers are right to about 3 digits only; "
-                    f"keep the inputs' float32 (drop .half() / .bfloat16())."), True
+                    f"keep the inputs' float32 (drop .half() / .bfloat16())."), "half_precision", "mistake", True
         if isinstance(got, (tuple, list)) and len(got) > 1 and value.shape[1:] == expected.shape:
             return (f"returned {len(got)} things (a {type(got).__name__}): return only the result, "
-                    f"{list(expected.shape)}."), True
+                    f"{list(expected.shape)}."), "returned_several", "mistake", True
         if value.shape != expected.shape:
-            return f"wrong shape {list(value.shape)}, expected {list(expected.shape)}. {ex.shape_hint}".rstrip(), False
+            line = f"wrong shape {list(value.shape)}, expected {list(expected.shape)}. {ex.shape_hint}".rstrip()
+            return line, "wrong_shape", "generic", True
     if ex.explain:
-        return ex.explain(value, expected, args64)
+        line, named, *code = ex.explain(value, expected, args64)
+        code = code[0] if code else ("explained" if named else "numbers_differ")
+        return line, code, "mistake" if code != "numbers_differ" else "generic", True
     diff = float(np.abs(value - expected).max())
-    return f"right shape but the numbers differ from the reference (largest difference {diff:.3g}).", False
+    return (f"right shape but the numbers differ from the reference (largest difference {diff:.3g})."), \
+        "numbers_differ", "generic", True
 
 
-def _error_verdict(ex: Exercise, n: int, err: Exception, label: str, seen: dict) -> tuple[str, bool]:
-    """(line, named?) for an error: the mistake that raises the same error (and fits the other
-    inputs), else a translation."""
-    says = _named(ex, n, seen)
-    if says:
-        return says, True
-    line = sandbox.translate_error(err, label, ex.sizes)
-    return line, "raised" not in line.split("(inputs:")[0]
+def _error_verdict(ex: Exercise, n: int, err: BaseException, label: str, seen: dict) -> Said:
+    """The mistake that raises the same error (and fits the other inputs), else a translation."""
+    named = _named(ex, n, seen)
+    if named:
+        return named[0], named[1], "mistake", named[2]
+    line, code = sandbox.translate_error(err, label, ex.sizes)
+    return line, code, ENGINE_CODES[code][0], True
 
 
-def _run(ex: Exercise, fn, n: int, echo: sandbox.Echo, seconds: float) -> sandbox.Outcome:
+def _outcomes(ex: Exercise, fn, seconds: float) -> tuple[list[sandbox.Outcome], str]:
+    """The student's function on every input (a child process); a plain answer needs no run."""
     if not callable(fn):
-        return sandbox.Outcome(answer=fn, attempted=fn is not None and fn is not Ellipsis)
+        return [sandbox.Outcome(answer=fn, attempted=fn is not None and fn is not Ellipsis)] * len(ex.cases), ""
     with torch.no_grad():
-        return sandbox.run_student(fn, sandbox.clone_args(ex.cases[n][1]), echo, seconds)
+        return isolation.run_cases(fn, [sandbox.clone_args(args) for _, args in ex.cases], seconds)
 
 
 def _seen(ex: Exercise, outcome: sandbox.Outcome, n: int) -> tuple | None:
     """What the function did on input n, for _fits: ("right"|"answer", value), ("error", exc) or None."""
     if outcome.error is not None:
         return "error", outcome.error
-    if outcome.problem or not outcome.attempted:
+    if outcome.problem or outcome.patched or not outcome.attempted:
         return None
     value, problem = ex.read(outcome.answer, _args64(ex, n))
     if problem:
@@ -232,66 +167,102 @@ def _reference(ex: Exercise, n: int):
     return ex.answers[n, "reference"]
 
 
-def grade(ex: Exercise, fn, plain_answer_ok: bool = False, echo: sandbox.Echo | None = None) -> tuple[str, bool]:
-    """(verdict line, passed) for the student's `fn` on every input of `ex`."""
+def _put_back(ex: Exercise) -> tuple[Verdict | None, str]:
+    """Undo what a notebook cell replaced in math, torch, numpy or helpers before anything is computed:
+    (a verdict when something could not be put back, else None; a note naming what was put back)."""
+    integrity.SNAPSHOT.extend()
+    before = integrity.changes(integrity.SNAPSHOT, cells_only=True)
+    lost = integrity.restore(integrity.SNAPSHOT, cells_only=True) if before else []
+    if lost:
+        return engine_verdict(ex.key, "notebook_patched", (
+            f"✗ {ex.name}: a cell of this notebook replaced {', '.join(lost)}, which the checks use and cannot "
+            f"put back: restart the kernel (Kernel → Restart) and run the cells again without that line.")), ""
+    return None, (f" (A cell had replaced {', '.join(before)}; the check put the original back.)" if before else "")
+
+
+def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str) -> Verdict | None:
+    """The verdict for an input on which the function gave no answer to read, else None."""
+    if outcome.patched:
+        names = ", ".join(f"`{name}`" for name in outcome.patched)
+        return engine_verdict(ex.key, "patched", f"✗ {ex.name}: your function replaced {names}; the check puts it "
+                                                 f"back and does not accept this answer: compute it with the "
+                                                 f"library as it is.", printed)
+    if not outcome.attempted:
+        if callable(fn) and printed:
+            return engine_verdict(ex.key, "printed_not_returned", (
+                f"✗ {ex.name}: your function printed something but returned None: end it with return (print shows "
+                f"a value, return hands it to the check)."), printed)
+        what = "forward" if isinstance(fn, torch.nn.Module) else "the function"  # a module: its forward is the stub
+        return engine_verdict(ex.key, "not_attempted", f"… {ex.name}: {NOT_ATTEMPTED} ({what} returned None). "
+                                                       f"The notebook goes on with the reference.", printed)
+    if outcome.problem:
+        return engine_verdict(ex.key, outcome.code or "exited", f"✗ {ex.name}: {outcome.problem}", printed)
+    return None
+
+
+def grade(ex: Exercise, fn, plain_answer_ok: bool = False) -> Verdict:
+    """The Verdict on the student's `fn` (or plain answer) on every input of `ex`."""
     seconds = float(sandbox.TIME_LIMIT_S)  # read before any student code runs
-    echo, values, seen = echo or sandbox.Echo(), [], {}
+    stop, note = _put_back(ex)
+    if stop:
+        return stop
     if not callable(fn) and not plain_answer_ok:
-        return f"✗ {ex.name}: expected a function, got {type(fn).__name__}; pass the function itself, not its result.", False
+        return engine_verdict(ex.key, "not_a_function", f"✗ {ex.name}: expected a function, got {type(fn).__name__}; "
+                                                        f"pass the function itself, not its result.")
+    outcomes, printed = _outcomes(ex, fn, seconds)
+    values, seen = [], {}
     for n, (label, args) in enumerate(ex.cases):
-        args64 = _args64(ex, n)
-        outcome = _run(ex, fn, n, echo, seconds)
-        if not outcome.attempted:
-            if callable(fn) and echo.text():
-                return (f"✗ {ex.name}: your function printed something but returned None: end it with return "
-                        f"(print shows a value, return hands it to the check)."), False
-            what = "forward" if isinstance(fn, torch.nn.Module) else "the function"  # a module: its forward is the stub
-            return f"… {ex.name}: {NOT_ATTEMPTED} ({what} returned None). The notebook goes on with the reference.", False
-        if outcome.problem:
-            return f"✗ {ex.name}: {outcome.problem}", False
+        outcome, args64 = outcomes[n], _args64(ex, n)
+        stopped = _problem(ex, outcome, fn, printed)
+        if stopped:
+            return stopped
         expected = _reference(ex, n)
         if outcome.error is None:
             value, problem = ex.read(outcome.answer, args64)
             if problem:
-                return f"✗ {ex.name}: {problem}", False
+                return engine_verdict(ex.key, "unreadable", f"✗ {ex.name}: {problem}{note}", printed)
             if (ex.right(value, expected, args64) if ex.right else ex.same(value, expected, args64)):
+                if ex.tensor and _pieces(outcome.answer):
+                    return engine_verdict(ex.key, "not_stacked", (
+                        f"✗ {ex.name}: the numbers are right, but you returned a {type(outcome.answer).__name__} of "
+                        f"{len(outcome.answer)} tensors: torch.stack them into one tensor {list(value.shape)}.{note}"),
+                        printed)
                 values.append(value)
                 seen[n] = ("right", value)
                 continue
         seen[n] = _seen(ex, outcome, n)
-        deadline = time.monotonic() + seconds  # the other inputs share one more time limit, not one each
-        for k in range(n + 1, len(ex.cases)):  # the other inputs tell apart slips that agree on this one
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            other = _seen(ex, _run(ex, fn, k, sandbox.Echo(), left), k)
+        for k in range(n + 1, len(outcomes)):  # the other inputs tell apart slips that agree on this one
+            other = _seen(ex, outcomes[k], k)
             if other is not None:
                 seen[k] = other
         if outcome.error is not None:
-            wrong, named = _error_verdict(ex, n, outcome.error, label, seen)
+            line, code, kind, sure = _error_verdict(ex, n, outcome.error, label, seen)
         else:
-            wrong, named = _wrong_answer(ex, n, outcome.answer, value, expected, args64, seen)
+            line, code, kind, sure = _wrong_answer(ex, n, outcome.answer, value, expected, args64, seen)
             if ex.show_case:
-                wrong = wrong.rstrip(".") + f" ({label}: expected {_show(expected)}, got {_show(value)})."
-        if n > 0 and not named:
-            wrong = wrong.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}: {ex.fixed}"
-        return f"✗ {ex.name}: {wrong}", False
-    if ex.praise:
-        return ex.praise(values), True
-    labels = ", ".join(label for label, _ in ex.cases)
-    return f"✓ {ex.name}: correct on {len(ex.cases)} inputs of different sizes ({labels}).", True
+                line = line.rstrip(".") + f" ({label}: expected {_show(expected)}, got {_show(value)})."
+        if n > 0 and code in _FIXED_HINT:
+            line = line.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}: {ex.fixed}"
+        return Verdict(ex.key, kind, f"{ex.key}.{code}", f"✗ {ex.name}: {line}{note}", printed, sure)
+    line = ex.praise(values) if ex.praise else (
+        f"✓ {ex.name}: correct on {len(ex.cases)} inputs of different sizes "
+        f"({', '.join(label for label, _ in ex.cases)}).")
+    return engine_verdict(ex.key, "right", line + note, printed)
+
+
+def _pieces(answer) -> bool:
+    """A tuple or list of tensors (x.chunk(n) never stacked), where one tensor is asked for."""
+    return isinstance(answer, (tuple, list)) and any(isinstance(a, (torch.Tensor, np.ndarray)) for a in answer)
 
 
 def _show(value) -> str:
     return f"{value:.0%}" if isinstance(value, float) else str(value)
 
 
-def check(ex: Exercise, fn, plain_answer_ok: bool = False) -> bool:
-    """Print what the student's code printed (truncated), then the verdict line; return passed."""
-    echo = sandbox.Echo()
-    verdict, passed = grade(ex, fn, plain_answer_ok, echo)
-    printed = echo.text()
-    if printed:
-        print(printed, end="" if printed.endswith("\n") else "\n")
-    print(verdict)
-    return passed
+def check(ex: Exercise, fn, plain_answer_ok: bool = False) -> Verdict:
+    """Print what the student's code printed (truncated), then the verdict line; return the Verdict."""
+    verdict = grade(ex, fn, plain_answer_ok)
+    if verdict.printed:
+        print(verdict.printed, end="" if verdict.printed.endswith("\n") else "\n")
+    print(verdict.line)
+    return verdict

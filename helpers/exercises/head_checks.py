@@ -13,6 +13,7 @@ from ..core.attention import mask_future
 from ..core.model import LanguageModel
 from ..core.run import Run
 from . import mistakes_05_06 as M
+from .verdict import Verdict
 from .grading import Exercise, as_float64, check
 
 
@@ -30,9 +31,9 @@ DETECTOR = Exercise(
     shape_hint="Average attn[l, h, t, t - 1] over t = 1 .. T-1 for each (layer, head).", sizes="L, H, T, _ = attn.shape")
 
 
-def check_previous_token_detector(student_fn) -> None:
+def check_previous_token_detector(student_fn) -> Verdict:
     """student_fn(attn (L, H, T, T)) -> (L, H): mean attention from each token to the one before it."""
-    check(DETECTOR, student_fn)
+    return check(DETECTOR, student_fn)
 
 
 # --- notebook 05, exercise 1: the previous-word head ---------------------------------------------
@@ -96,7 +97,7 @@ def _head_explain(value, expected, args):
     return f"L{layer} H{head} puts only {prev[layer, head]:.2f} on the previous word; {best}.", False
 
 
-def check_previous_word_head(student_fn, attentions) -> None:
+def check_previous_word_head(student_fn, attentions) -> Verdict:
     """student_fn(attentions (L, H, T, T)) -> (layer, head). Passes when, on planted maps of another
     size and on the model's maps, it names (within 0.02) the head that looks most at the previous word."""
     maps = torch.as_tensor(attentions).float()
@@ -106,7 +107,7 @@ def check_previous_word_head(student_fn, attentions) -> None:
         (l, h), prev = values[1], _prev(maps)
         return (f"✓ previous-word head: L{l} H{h} puts {prev[l, h]:.2f} on the previous word on average (best "
                 f"{prev.max():.2f}); also right on planted maps {list(planted.shape)}.")
-    check(Exercise("previous-word head", [(f"planted maps {list(planted.shape)}", (planted,)),
+    return check(Exercise("previous-word head", [(f"planted maps {list(planted.shape)}", (planted,)),
                                           (f"the model's maps {list(maps.shape)}", (maps,))],
                    lambda a: M.best_head(M.diagonal(a).mean(-1)), M.PREVIOUS_WORD_HEAD, read=read_head,
                    same=lambda a, b, args: a == b, right=_head_is_best, explain=_head_explain, tensor=False,
@@ -184,7 +185,7 @@ def _pattern_explain(value, expected, args):
             f"the word after its earlier copy."), False
 
 
-def check_induction_prediction(student_fn, run: Run) -> None:
+def check_induction_prediction(student_fn, run: Run) -> Verdict:
     """student_fn(tokens) -> (T, T) predicted pattern; judged on the words that repeat an earlier
     word, on `run`'s tokens and on a longer list, then compared with the model's heads on `run`."""
     tokens = list(run.tokens)
@@ -197,7 +198,7 @@ def check_induction_prediction(student_fn, run: Run) -> None:
         return (f"✓ induction pattern: right for all {len(rows)} repeated words (and on a second, longer list). "
                 f"In the model, L{l} H{h} puts {attn[l, h]:.2f} of its attention exactly there.")
     long = _repeat_tokens()
-    check(Exercise("induction pattern", [(f"{len(tokens)} tokens", (tokens,)), (f"a list of {len(long)} tokens", (long,))],
+    return check(Exercise("induction pattern", [(f"{len(tokens)} tokens", (tokens,)), (f"a list of {len(long)} tokens", (long,))],
                    induction_prediction, M.PREDICT_INDUCTION, read=_read_pattern, same=_same_targets, right=_right_targets,
                    explain=_pattern_explain, tensor=False, praise=praise, exact_inputs=True,
                    fixed="your function must read the tokens it is given."), student_fn)
@@ -231,7 +232,7 @@ def check_knockout_prediction(predicted, lm: LanguageModel, relation: str, heads
 
     def explain(value, expected, args):
         return f"{M.knockout_direction(value, base, measured, who)} {means}", True
-    slips = [M.M(f"{m.says} {means}", m.answer) for m in M.knockout_slips(base, measured, who)]
+    slips = [M.M(f"{m.says} {means}", m.answer, code=m.code) for m in M.knockout_slips(base, measured, who)]
     check(Exercise("knock-out prediction", [("the prediction", ())], lambda: measured, slips, read=read_prediction,
                    same=lambda a, b, args: abs(a - b) <= 0.05 + 1e-9, right=lambda a, b, args: abs(a - b) <= tolerance + 1e-9,
                    explain=explain, tensor=False, exact_inputs=True,

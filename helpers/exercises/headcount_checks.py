@@ -11,6 +11,7 @@ import torch
 from ..analysis.headcount import head_shapes
 from ..core.arguments import is_whole_number
 from ..core.attention import attention_param_count
+from .verdict import Verdict
 from .grading import Exercise, Mistake as M, check
 
 
@@ -51,36 +52,41 @@ HEAD_SIZE_AND_PARAMS = Exercise(
     "head_size_and_params", [(f"width {w}, {n} head{'s' * (n > 1)}", (w, n)) for w, n in
                              ((96, 4), (96, 12), (768, 12), (64, 8), (96, 1))],
     lambda w, n: (w // n, _params(w, n)), [
-        M("the two numbers are in the wrong order: return (head size, parameters).", lambda w, n: (_params(w, n), w // n)),
-        M("that is the number of heads; the head size is width // heads.", lambda w, n: (n, _params(w, n))),
-        M("width × heads is not the head size: each head gets width // heads features.", lambda w, n: (w * n, _params(w, n))),
-        M("you left out the output bias: add width (one bias per output feature).", lambda w, n: (w // n, _params(w, n) - w)),
+        M("the two numbers are in the wrong order: return (head size, parameters).", lambda w, n: (_params(w, n), w // n),
+          code="wrong_order"),
+        M("that is the number of heads; the head size is width // heads.", lambda w, n: (n, _params(w, n)),
+          code="head_count_as_size"),
+        M("width × heads is not the head size: each head gets width // heads features.", lambda w, n: (w * n, _params(w, n)),
+          code="width_times_heads"),
+        M("you left out the output bias: add width (one bias per output feature).", lambda w, n: (w // n, _params(w, n) - w),
+          code="no_output_bias"),
         M("that is one head's share: multiply by the number of heads and add the output bias (width).",
-          lambda w, n: (w // n, _one_head(w, n))),
+          lambda w, n: (w // n, _one_head(w, n)), code="one_head_share"),
         M("that is one head's share plus the output bias: multiply the head's share by the number of heads.",
-          lambda w, n: (w // n, _one_head(w, n) + w)),
-        M("you left out the biases: 3·width for Q, K, V together and width for the output.", lambda w, n: (w // n, 4 * w * w)),
+          lambda w, n: (w // n, _one_head(w, n) + w), code="one_head_share_plus_bias"),
+        M("you left out the biases: 3·width for Q, K, V together and width for the output.", lambda w, n: (w // n, 4 * w * w),
+          code="no_biases"),
         M("you counted only the output bias: Q, K and V have biases too (3·width more).",
-          lambda w, n: (w // n, 4 * w * w + w)),
+          lambda w, n: (w // n, 4 * w * w + w), code="only_output_bias"),
         M("you left out the output projection W_O (width·width weights and width biases).",
-          lambda w, n: (w // n, 3 * w * w + 3 * w)),
+          lambda w, n: (w // n, 3 * w * w + 3 * w), code="no_output_projection"),
         M("you multiplied a full-width layer by the heads: heads split the width, they add no parameters.",
-          lambda w, n: (w // n, n * _params(w, n))),
+          lambda w, n: (w // n, n * _params(w, n)), code="heads_times_layer"),
         M("you added the output bias once per head: it is added once, after the recombination.",
-          lambda w, n: (w // n, _params(w, n) + (n - 1) * w)),
+          lambda w, n: (w // n, _params(w, n) + (n - 1) * w), code="output_bias_per_head"),
         M("you counted a head's W_Q, W_K, W_V as [d × d]: each reads all width features, [width × d].",
-          lambda w, n: (w // n, n * (3 * ((w // n) ** 2 + w // n) + (w // n) * w) + w)),
+          lambda w, n: (w // n, n * (3 * ((w // n) ** 2 + w // n) + (w // n) * w) + w), code="qkv_as_d_by_d"),
         M("you counted the Q, K, V biases of one head only (3·d): every head has its own, 3·width in all.",
-          lambda w, n: (w // n, 4 * w * w + 3 * (w // n) + w)),
+          lambda w, n: (w // n, 4 * w * w + 3 * (w // n) + w), code="qkv_bias_one_head"),
         M("you counted every matrix of a head as [d × d]: W_Q, W_K, W_V are [width × d] and its rows of W_O "
-          "[d × width].", lambda w, n: (w // n, n * (4 * (w // n) ** 2 + 3 * (w // n)) + w)),
+          "[d × width].", lambda w, n: (w // n, n * (4 * (w // n) ** 2 + 3 * (w // n)) + w), code="all_as_d_by_d"),
     ], read=whole_numbers("(8, 37248)"), same=_same, explain=_last_resort, tensor=False,
     show_case=True, sizes="d = width // n_heads")
 
 
-def check_head_size_and_params(fn) -> None:
+def check_head_size_and_params(fn) -> Verdict:
     """Exercise: fn(width, n_heads) -> (head size, attention parameters of the layer, biases included)."""
-    check(HEAD_SIZE_AND_PARAMS, fn)
+    return check(HEAD_SIZE_AND_PARAMS, fn)
 
 
 CONCAT_SHAPE = Exercise(
@@ -88,31 +94,34 @@ CONCAT_SHAPE = Exercise(
                      ((5, 96, 12), (9, 96, 1), (4, 768, 12), (7, 96, 3))],
     lambda T, w, n: head_shapes(w, n, T)["concatenation"], [
         M("that is one head's output; concatenation puts all heads side by side (heads × head size columns).",
-          lambda T, w, n: (T, w // n)),
+          lambda T, w, n: (T, w // n), code="one_head"),
         M("that keeps a heads axis (stacking, heads first); concatenating joins the heads' columns: (tokens, width).",
-          lambda T, w, n: (n, T, w // n)),
+          lambda T, w, n: (n, T, w // n), code="stacked_heads_first"),
         M("that keeps a heads axis (stacking); concatenating joins the heads' columns: (tokens, width).",
-          lambda T, w, n: (T, n, w // n)),
-        M("rows and columns swapped: one row per token, (tokens, width).", lambda T, w, n: (w, T)),
+          lambda T, w, n: (T, n, w // n), code="stacked"),
+        M("rows and columns swapped: one row per token, (tokens, width).", lambda T, w, n: (w, T),
+          code="rows_columns_swapped"),
         M("each head's output is width // heads long, so the heads together give width columns, not width × heads.",
-          lambda T, w, n: (T, w * n)),
-        M("one column per head: each head contributes width // heads columns, so width in all.", lambda T, w, n: (T, n)),
+          lambda T, w, n: (T, w * n), code="width_times_heads"),
+        M("one column per head: each head contributes width // heads columns, so width in all.", lambda T, w, n: (T, n),
+          code="column_per_head"),
         M("heads stacked as rows: concatenation puts them side by side, one row per token.",
-          lambda T, w, n: (T * n, w // n)),
+          lambda T, w, n: (T * n, w // n), code="heads_as_rows"),
         M("one row per token and head: the heads sit side by side in the same row, (tokens, width).",
-          lambda T, w, n: (T * n, w)),
+          lambda T, w, n: (T * n, w), code="row_per_token_and_head"),
         M("that is the shape of one head's attention map (tokens × tokens); the concatenation has width columns.",
-          lambda T, w, n: (T, T)),
+          lambda T, w, n: (T, T), code="attention_map"),
         M("(heads, head size) leaves out the tokens: one row per token, the heads side by side, (tokens, width).",
-          lambda T, w, n: (n, w // n)),
+          lambda T, w, n: (n, w // n), code="no_tokens"),
         M("counted one token too many (<bos>?): n_tokens already counts every token, one row each.",
-          lambda T, w, n: (T + 1, w)),
-        M("counted one token too few: one row for each of the n_tokens tokens.", lambda T, w, n: (T - 1, w)),
+          lambda T, w, n: (T + 1, w), code="token_too_many"),
+        M("counted one token too few: one row for each of the n_tokens tokens.", lambda T, w, n: (T - 1, w),
+          code="token_too_few"),
     ], read=whole_numbers("(5, 96)"), same=_same,
     explain=lambda value, expected, args: ("rows are tokens, columns are heads × head size.", False), tensor=False,
     show_case=True, sizes="d = width // n_heads")
 
 
-def check_concat_shape(fn) -> None:
+def check_concat_shape(fn) -> Verdict:
     """Exercise: fn(n_tokens, width, n_heads) -> shape of the concatenated head outputs."""
-    check(CONCAT_SHAPE, fn)
+    return check(CONCAT_SHAPE, fn)

@@ -13,6 +13,7 @@ import numbers
 import torch
 
 from ..analysis.kvcache import kv_cache_bytes_per_token
+from .verdict import Verdict
 from .grading import Exercise, check
 from .grading import Mistake as M
 
@@ -44,7 +45,10 @@ def _read_number(got, args):
         got = got.item()
     if isinstance(got, bool) or not isinstance(got, numbers.Real):
         return None, f"expected one number of bytes, e.g. 1073741824, got {type(got).__name__} {got!r:.40}."
-    return float(got), None
+    try:
+        return float(got), None
+    except OverflowError:  # an int past 1.8e308: no cache is that big
+        return None, "that number is too big to be bytes of any cache (past 10^308); multiply the sizes in config."
 
 
 def _same_number(a, b, args) -> bool:
@@ -56,31 +60,34 @@ def _cache_mistakes():
     return [
         M("that is the cache of full multi-head attention: keys and values are kept per key/value head, so use "
           "num_key_value_heads × head size (head size = hidden_size // num_attention_heads).",
-          lambda c, n: _cache(f(c)[0], f(c)[1], f(c)[3], n)),
+          lambda c, n: _cache(f(c)[0], f(c)[1], f(c)[3], n), code="full_multi_head"),
         M("that is half the answer: the cache keeps a key AND a value per head (× 2), and each 16-bit number "
           "takes 2 bytes (× 2 again); one of the two factors is missing.",
-          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, kv=1)),
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, kv=1), code="missing_factor_2"),
         M("that is one layer's cache: every layer keeps its own keys and values, so multiply by num_hidden_layers.",
-          lambda c, n: _cache(1, f(c)[2], f(c)[3], n)),
+          lambda c, n: _cache(1, f(c)[2], f(c)[3], n), code="one_layer"),
         M("you used hidden_size as the head size: each head holds hidden_size // num_attention_heads numbers.",
-          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[4], n)),
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[4], n), code="width_as_head_size"),
         M("you left out the head size: each key/value head keeps head size numbers per token "
-          "(hidden_size // num_attention_heads).", lambda c, n: _cache(f(c)[0], f(c)[2], 1, n)),
+          "(hidden_size // num_attention_heads).", lambda c, n: _cache(f(c)[0], f(c)[2], 1, n), code="no_head_size"),
         M("that is 32-bit numbers (4 bytes): the exercise asks for 16-bit numbers, 2 bytes each.",
-          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, size=4)),
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, size=4), code="float32"),
         M("that counts bits: a 16-bit number is 2 bytes, so multiply by 2, not 16.",
-          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, size=16)),
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, size=16), code="bits"),
         M("that is the cache of one token: multiply by n_tokens, every earlier token keeps its keys and values.",
-          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], 1)),
-        M("that is in KiB: return bytes (do not divide by 1024).", lambda c, n: kv_cache_reference(c, n) / 1024),
-        M("that is in MiB: return bytes (do not divide by 1024²).", lambda c, n: kv_cache_reference(c, n) / 1024 ** 2),
-        M("that is in GiB: return bytes (do not divide by 1024³).", lambda c, n: kv_cache_reference(c, n) / 1024 ** 3),
-        M("that is in kB (÷ 1000): return bytes.", lambda c, n: kv_cache_reference(c, n) / 1000),
-        M("that is in GB (÷ 1000³): return bytes.", lambda c, n: kv_cache_reference(c, n) / 1000 ** 3),
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], 1), code="one_token"),
+        M("that is in KiB: return bytes (do not divide by 1024).", lambda c, n: kv_cache_reference(c, n) / 1024,
+          code="kib"),
+        M("that is in MiB: return bytes (do not divide by 1024²).", lambda c, n: kv_cache_reference(c, n) / 1024 ** 2,
+          code="mib"),
+        M("that is in GiB: return bytes (do not divide by 1024³).", lambda c, n: kv_cache_reference(c, n) / 1024 ** 3,
+          code="gib"),
+        M("that is in kB (÷ 1000): return bytes.", lambda c, n: kv_cache_reference(c, n) / 1000, code="kb"),
+        M("that is in GB (÷ 1000³): return bytes.", lambda c, n: kv_cache_reference(c, n) / 1000 ** 3, code="gb"),
         M("that also counts queries: only keys and values are kept (a new token's query is used once).",
-          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, kv=3)),
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, kv=3), code="with_queries"),
         M("you used the query heads and the key/value heads together: the cache holds key/value heads only.",
-          lambda c, n: _cache(f(c)[0], f(c)[1] + f(c)[2], f(c)[3], n)),
+          lambda c, n: _cache(f(c)[0], f(c)[1] + f(c)[2], f(c)[3], n), code="query_and_kv_heads"),
     ]
 
 
@@ -93,9 +100,9 @@ KV_CACHE = Exercise(
     fixed="a number is fixed to the first model: read every size from config and multiply by n_tokens.")
 
 
-def check_kv_cache(fn) -> None:
+def check_kv_cache(fn) -> Verdict:
     """Exercise (a): fn(config, n_tokens) -> bytes of keys and values kept, 16-bit numbers."""
-    check(KV_CACHE, fn)
+    return check(KV_CACHE, fn)
 
 
 # --- (b) grouped-query attention ----------------------------------------------------------------------------
@@ -133,43 +140,49 @@ def _grouped_mistakes():
     return [
         M("groups repeated instead of interleaved: with .repeat, query head h reads key/value head h % H_kv; "
           "neighbouring query heads share one, so use K.repeat_interleave(H // H_kv, dim=0) (and the same for V).",
-          lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1))),
+          lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1)), code="repeat_not_interleave"),
         M("query head h read key/value head h // H_kv: the group size is H // H_kv, so head h reads h // (H // H_kv).",
-          lambda Q, K, V: _attend(Q, K[torch.arange(Q.shape[0]) // K.shape[0]], V[torch.arange(Q.shape[0]) // K.shape[0]])),
+          lambda Q, K, V: _attend(Q, K[torch.arange(Q.shape[0]) // K.shape[0]], V[torch.arange(Q.shape[0]) // K.shape[0]]),
+          code="wrong_group_index"),
         M("the queries were shared instead of the keys: every query head keeps its own query; only keys and "
           "values are shared within a group.",
-          lambda Q, K, V: _attend(Q[::_g(Q, K)].repeat_interleave(_g(Q, K), 0), ri(K, Q), ri(V, Q))),
+          lambda Q, K, V: _attend(Q[::_g(Q, K)].repeat_interleave(_g(Q, K), 0), ri(K, Q), ri(V, Q)),
+          code="queries_shared"),
         M("the queries of each group were averaged into one: keep all H query heads (the output has H heads); "
           "only keys and values are shared.",
-          lambda Q, K, V: _attend(Q.reshape(K.shape[0], _g(Q, K), *Q.shape[1:]).mean(1), K, V)),
+          lambda Q, K, V: _attend(Q.reshape(K.shape[0], _g(Q, K), *Q.shape[1:]).mean(1), K, V),
+          code="queries_averaged"),
         M("no causal mask: a word may not look at later words; fill the scores above the diagonal with -inf "
-          "before the softmax.", lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=None)),
+          "before the softmax.", lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=None), code="no_mask"),
         M("the mask also hid the diagonal: use .triu(1), so each word may look at itself and earlier words.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=0)),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=0), code="masked_diagonal"),
         M("forgot the 1/√d scaling: divide the scores by √d (d = Q.shape[-1]) before the softmax.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1.0)),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1.0), code="no_scale"),
         M("mask applied after the softmax: the rows no longer sum to 1; put -inf in the scores, then take the softmax.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), after=True)),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), after=True), code="masked_after_softmax"),
         M("masked the wrong triangle: hide the later words (above the diagonal, .triu(1)), not the earlier ones.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T).T)),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T).T), code="wrong_triangle"),
         M("masked the wrong triangle and the diagonal (.tril()): hide only the later words, .triu(1).",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T, 0).T)),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T, 0).T), code="tril_mask"),
         M("mask filled with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf').",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), fill=0.0)),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), fill=0.0), code="fill_zero"),
         M("divided by d instead of √d: scale the scores by 1/√d.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / Q.shape[-1])),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / Q.shape[-1]), code="divided_by_d"),
         M("scaled by the whole width √(H·d): each head scales by its own size, 1/√d with d = Q.shape[-1].",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / math.sqrt(Q.shape[0] * Q.shape[-1]))),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / math.sqrt(Q.shape[0] * Q.shape[-1])),
+          code="scaled_by_width"),
         M("softmax over the wrong axis: use dim=-1, so each query's row (over the keys) sums to 1.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), dim=-2)),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), dim=-2), code="softmax_axis"),
         M("the weights were applied to the keys: the output is weights @ V.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(K, Q))),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(K, Q)), code="weights_on_keys"),
         M("that is the attention weights (H, T, T): multiply them by the values, weights @ V.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), torch.eye(Q.shape[1], dtype=Q.dtype).expand(Q.shape[0], -1, -1))),
+          lambda Q, K, V: _attend(Q, ri(K, Q), torch.eye(Q.shape[1], dtype=Q.dtype).expand(Q.shape[0], -1, -1)),
+          code="returned_weights"),
         M("keys interleaved but values repeated: give V the same repeat_interleave as K.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), V.repeat(_g(Q, K), 1, 1))),
+          lambda Q, K, V: _attend(Q, ri(K, Q), V.repeat(_g(Q, K), 1, 1)), code="values_repeated"),
         M("keys and values have fewer heads than the queries: give each query head its group's key/value head "
-          "first, K.repeat_interleave(H // H_kv, dim=0) (and V).", lambda Q, K, V: _attend(Q, K, V)),
+          "first, K.repeat_interleave(H // H_kv, dim=0) (and V).", lambda Q, K, V: _attend(Q, K, V),
+          code="not_expanded"),
     ]
 
 
@@ -185,7 +198,7 @@ GROUPED_ATTENTION = Exercise(
     shape_hint="One output per query head: [H × T × d], like Q.", sizes="H, T, d = Q.shape; H_kv = K.shape[0]")
 
 
-def check_grouped_attention(fn) -> None:
+def check_grouped_attention(fn) -> Verdict:
     """Exercise (b): fn(Q (H, T, d), K (H_kv, T, d), V (H_kv, T, d)) -> (H, T, d), causal, scaled by 1/√d."""
-    check(GROUPED_ATTENTION, fn)
+    return check(GROUPED_ATTENTION, fn)
 

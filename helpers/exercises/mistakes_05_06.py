@@ -17,22 +17,25 @@ def diagonal(a, offset=-1):
 
 DETECTOR = [
     M("you looked at the token after (offset=+1); in a causal model that weight is always 0: use offset=-1.",
-      lambda a: diagonal(a, 1).mean(-1)),
+      lambda a: diagonal(a, 1).mean(-1), code="offset_plus_1"),
     M("you scored each token's attention to itself (t, t) instead of to t - 1: use diagonal(offset=-1).",
-      lambda a: diagonal(a, 0).mean(-1)),
-    M("you looked two tokens back (offset=-2): the previous token is offset=-1.", lambda a: diagonal(a, -2).mean(-1)),
+      lambda a: diagonal(a, 0).mean(-1), code="offset_0"),
+    M("you looked two tokens back (offset=-2): the previous token is offset=-1.", lambda a: diagonal(a, -2).mean(-1),
+      code="offset_minus_2"),
     M("you summed over the queries instead of averaging (a score should lie in 0..1): use .mean(-1).",
-      lambda a: diagonal(a).sum(-1)),
+      lambda a: diagonal(a).sum(-1), code="summed"),
     M("you divided by T, counting the first token, which has no previous token: average over the T - 1 others.",
-      lambda a: diagonal(a).sum(-1) / a.shape[-1]),
-    M("you took the largest weight instead of the mean over the queries.", lambda a: diagonal(a).amax(-1)),
+      lambda a: diagonal(a).sum(-1) / a.shape[-1], code="divided_by_T"),
+    M("you took the largest weight instead of the mean over the queries.", lambda a: diagonal(a).amax(-1),
+      code="max_not_mean"),
     M("you averaged all the weight on earlier tokens, not only on the one just before: use diagonal(offset=-1).",
-      lambda a: a.tril(-1).sum((-2, -1)) / (a.shape[-1] - 1)),
-    M("the axes are swapped: return (layer, head), not (head, layer).", lambda a: diagonal(a).mean(-1).T),
+      lambda a: a.tril(-1).sum((-2, -1)) / (a.shape[-1] - 1), code="all_earlier"),
+    M("the axes are swapped: return (layer, head), not (head, layer).", lambda a: diagonal(a).mean(-1).T,
+      code="axes_swapped"),
     M("diagonal() took the layer and head axes: pass dim1=-2, dim2=-1 (queries and keys).",
-      lambda a: a.diagonal(offset=-1).mean(-1)),
+      lambda a: a.diagonal(offset=-1).mean(-1), code="diagonal_wrong_dims"),
     M("you averaged over the keys' column 0 (the first token), not over the previous token.",
-      lambda a: a[..., 1:, 0].mean(-1)),
+      lambda a: a[..., 1:, 0].mean(-1), code="first_column"),
 ]
 
 
@@ -44,26 +47,28 @@ def best_head(table: torch.Tensor) -> tuple[int, int]:
 
 PREVIOUS_WORD_HEAD = [
     M("that head looks at the word itself (the diagonal, offset=0), not one word to the left (offset=-1).",
-      lambda a: best_head(diagonal(a, 0).mean(-1))),
+      lambda a: best_head(diagonal(a, 0).mean(-1)), code="itself"),
     M("you looked at the word after (offset=+1), which is always 0 in a causal model, so argmax gave head 0: "
-      "use offset=-1.", lambda a: best_head(diagonal(a, 1).mean(-1))),
-    M("that head looks two words back (offset=-2): the previous word is offset=-1.", lambda a: best_head(diagonal(a, -2).mean(-1))),
+      "use offset=-1.", lambda a: best_head(diagonal(a, 1).mean(-1)), code="offset_plus_1"),
+    M("that head looks two words back (offset=-2): the previous word is offset=-1.", lambda a: best_head(diagonal(a, -2).mean(-1)),
+      code="two_back"),
     M("you took each head's largest previous-word weight, not its mean: one query is enough for max (the first "
-      "word always looks back at <bos>); average over the queries, .mean(-1).", lambda a: best_head(diagonal(a).amax(-1))),
+      "word always looks back at <bos>); average over the queries, .mean(-1).", lambda a: best_head(diagonal(a).amax(-1)),
+      code="max_not_mean"),
     M("you judged each head by the last word only: average the previous-word weight over every query, "
-      "diagonal(offset=-1).mean(-1).", lambda a: best_head(a[..., -1, -2])),
+      "diagonal(offset=-1).mean(-1).", lambda a: best_head(a[..., -1, -2]), code="last_word_only"),
     M("you added up the weight on every earlier word, not only on the one just before: use diagonal(offset=-1).",
-      lambda a: best_head(a.tril(-1).sum((-2, -1)))),
+      lambda a: best_head(a.tril(-1).sum((-2, -1))), code="all_earlier"),
     M("you searched layer 0 only: rank the heads of every layer, the whole (layers, heads) table.",
-      lambda a: (0, int(diagonal(a[0]).mean(-1).argmax()))),
+      lambda a: (0, int(diagonal(a[0]).mean(-1).argmax())), code="layer_0_only"),
     M("that head rests on the first token (a bright first column), not on the previous word.",
-      lambda a: best_head(a[..., 0].mean(-1))),
+      lambda a: best_head(a[..., 0].mean(-1)), code="first_token"),
     M("you swapped layer and head: rows are layers, columns heads; return (layer, head).",
-      lambda a: best_head(diagonal(a).mean(-1))[::-1]),
+      lambda a: best_head(diagonal(a).mean(-1))[::-1], code="layer_head_swapped"),
     M("you decoded the flat index with the number of layers: use divmod(index, n_heads) (heads per layer).",
-      lambda a: divmod(int(diagonal(a).mean(-1).argmax()), a.shape[0])),
+      lambda a: divmod(int(diagonal(a).mean(-1).argmax()), a.shape[0]), code="divmod_by_layers"),
     M("you took the head that looks *least* at the previous word (argmin): use argmax.",
-      lambda a: best_head(-diagonal(a).mean(-1))),
+      lambda a: best_head(-diagonal(a).mean(-1)), code="argmin"),
 ]
 
 
@@ -81,23 +86,25 @@ def pattern(tokens, key) -> np.ndarray:
 
 PREDICT_INDUCTION = [
     M("you point at the earlier copy itself (a duplicate-token head); an induction head looks one word further, "
-      "at what came next last time.", lambda t: pattern(t, lambda q, c: c[-1])),
+      "at what came next last time.", lambda t: pattern(t, lambda q, c: c[-1]), code="duplicate_token"),
     M("that is the previous word; look for the earlier copy instead, and then one word further.",
-      lambda t: pattern(t, lambda q, c: q - 1)),
-    M("that is the word itself (the diagonal); look after its earlier copy.", lambda t: pattern(t, lambda q, c: q)),
-    M("you used the word after the *first* copy; use the latest earlier copy.", lambda t: pattern(t, lambda q, c: c[0] + 1)),
+      lambda t: pattern(t, lambda q, c: q - 1), code="previous_word"),
+    M("that is the word itself (the diagonal); look after its earlier copy.", lambda t: pattern(t, lambda q, c: q),
+      code="itself"),
+    M("you used the word after the *first* copy; use the latest earlier copy.", lambda t: pattern(t, lambda q, c: c[0] + 1),
+      code="first_copy"),
     M("you point at the word before the earlier copy; an induction head looks at the word just after it (copy + 1).",
-      lambda t: pattern(t, lambda q, c: c[-1] - 1)),
+      lambda t: pattern(t, lambda q, c: c[-1] - 1), code="before_copy"),
     M("you put no 1 in the rows of the repeated words: from each, mark the word after its earlier copy.",
-      lambda t: np.zeros((len(t), len(t)))),
+      lambda t: np.zeros((len(t), len(t))), code="no_marks"),
     M("you went two words past the earlier copy: the induction head looks at the word just after it (copy + 1).",
-      lambda t: pattern(t, lambda q, c: c[-1] + 2)),
+      lambda t: pattern(t, lambda q, c: c[-1] + 2), code="two_past_copy"),
     M("you point at the next word (q + 1): a word cannot look ahead; search its earlier copies (k < q) and take "
-      "the word after the latest.", lambda t: pattern(t, lambda q, c: q + 1)),
+      "the word after the latest.", lambda t: pattern(t, lambda q, c: q + 1), code="next_word"),
     M("rows and columns swapped: row q is the query, so put the 1 at pattern[q][key], not pattern[key][q].",
-      lambda t: induction_pattern(t).T),
+      lambda t: induction_pattern(t).T, code="transposed"),
     M("you dropped <bos>: keep one row and one column for every token, <bos> included.",
-      lambda t: induction_pattern(t[1:])),
+      lambda t: induction_pattern(t[1:]), code="dropped_bos"),
 ]
 
 
@@ -111,11 +118,11 @@ def knockout_slips(base: float, measured: float, who: str) -> list[M]:
     """The misconceptions a prediction may come from, each as the number it leads to."""
     return [
         M(f"you predicted no effect: {who} never looks at the earlier copy, yet the induction heads read what it "
-          f"writes, so removing it costs accuracy.", lambda: base),
+          f"writes, so removing it costs accuracy.", lambda: base, code="no_effect"),
         M(f"that is the drop ({base - measured:.0%} points), not the accuracy that is left: the question asks for the "
-          f"accuracy after the knock-out.", lambda: base - measured),
+          f"accuracy after the knock-out.", lambda: base - measured, code="drop_not_accuracy"),
         M("you predicted that the task breaks completely: that is what removing the induction heads themselves does; "
-          f"{who} is one helper of theirs.", lambda: 0.0),
+          f"{who} is one helper of theirs.", lambda: 0.0, code="breaks_completely"),
     ]
 
 

@@ -13,8 +13,10 @@ runs:
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 import signal
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -30,12 +32,17 @@ class StudentTooSlow(BaseException):
     """Raised by the timer inside the student's code; BaseException so `except Exception` misses it."""
 
 
+STOPPED = "stopped before your function finished (KeyboardInterrupt); run the cell again to check it."
+
+
 @dataclass
 class Outcome:
     answer: object = None
-    error: Exception | None = None  # what the student's code raised (translated by the grader)
+    error: BaseException | None = None  # what the student's code raised (translated by the grader)
     problem: str | None = None  # why there is no answer, in the student's words ("called exit() …")
     attempted: bool = True  # False when the function returned None or `...` (the stub)
+    code: str | None = None  # the problem's engine code: "too_slow", "exited", "stopped"
+    patched: list[str] | None = None  # what the function replaced in math, torch, numpy or helpers
 
 
 class Echo:
@@ -76,11 +83,8 @@ def _refuse_exit(*args, **kwargs):
 def no_exit():
     """While the student's code runs, IPython's exit()/quit() raise SystemExit instead of
     shutting the kernel down (ipykernel stops its loop as soon as ask_exit is called)."""
-    try:
-        from IPython import get_ipython
-        shell = get_ipython()
-    except ImportError:  # plain Python: exit() already raises SystemExit
-        shell = None
+    ipython = sys.modules.get("IPython")  # loaded in a notebook; plain Python: exit() already raises SystemExit
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
     if shell is None:
         yield
         return
@@ -126,63 +130,76 @@ def run_student(fn: Callable, args: tuple, echo: Echo, seconds: float) -> Outcom
         fired.append(True)
         got = None
     except KeyboardInterrupt:
-        return Outcome(problem="stopped before your function finished (KeyboardInterrupt); run the cell again "
-                               "to check it.")
+        return Outcome(problem=STOPPED, code="stopped")
     except SystemExit:
         return Outcome(problem="your function called exit() or sys.exit(), which would stop the notebook; "
-                               "return the answer instead.")
-    except Exception as err:  # the student's bug, reported instead of stopping the notebook
+                               "return the answer instead.", code="exited")
+    except BaseException as err:  # the student's bug (GeneratorExit too), reported instead of stopping the notebook
         return Outcome(error=err)
     if fired:  # also when the student's code caught the alarm and carried on
-        return Outcome(problem=f"your function ran for more than {seconds:g} s (an endless loop?) and was stopped.")
+        return Outcome(problem=too_slow(seconds), code="too_slow")
     if got is None or got is Ellipsis:
         return Outcome(attempted=False)
     return Outcome(answer=got)
 
 
+def too_slow(seconds: float) -> str:
+    return f"your function ran for more than {seconds:g} s (an endless loop?) and was stopped."
+
+
 def clone_args(args: tuple, dtype: torch.dtype | None = None) -> tuple:
-    """Fresh copies of the tensor arguments (optionally in `dtype`), so no call sees another's changes."""
+    """Fresh copies of the arguments (tensors optionally in `dtype`), so no call sees another's changes:
+    a dict or list the student edits in place is its own copy."""
     out = []
     for a in args:
         if isinstance(a, torch.Tensor):
             a = a.detach().clone()
             out.append(a.to(dtype) if dtype is not None and a.is_floating_point() else a)
+        elif isinstance(a, torch.nn.Module):
+            out.append(a)  # a module is the student's own object (the capstone's layer), not an input
         else:
-            out.append(list(a) if isinstance(a, list) else a)
+            out.append(copy.deepcopy(a))
     return tuple(out)
 
 
 # --- errors raised by the student's code ------------------------------------------------------------
-_ERRORS = [
-    (r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)",
+_ERRORS = [  # (pattern, the engine's code, the line)
+    (r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", "matmul_shapes",
      "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "
      "(.T) missing, or one too many?"),
-    (r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)",
+    (r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", "size_mismatch",
      "two tensors of sizes {0} and {1} met: is a size taken from elsewhere (a notebook variable?) instead of this "
      "input's shape ({sizes})?"),
-    (r"view size is not compatible with input tensor's size and stride",
+    (r"view size is not compatible with input tensor's size and stride", "view_after_transpose",
      ".view() after a transpose fails: use .reshape(...) (or .contiguous().view(...))."),
-    (r"shape '\[(.*)\]' is invalid for input of size (\d+)",
+    (r"shape '\[(.*)\]' is invalid for input of size (\d+)", "reshape_size",
      "reshape to [{0}] cannot hold the input's {1} numbers: compute each size from the input's shape."),
     (r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but got (-?\d+)\)",
-     "axis {2} does not exist here (valid: {0} .. {1}): check how many axes this tensor has."),
-    (r"expected (?:m1 and m2 to have the same dtype|scalar type \w+ but found \w+)",
+     "axis_out_of_range", "axis {2} does not exist here (valid: {0} .. {1}): check how many axes this tensor has."),
+    (r"expected (?:m1 and m2 to have the same dtype|scalar type \w+ but found \w+)", "dtype_mixed",
      "float32 and float64 mixed in one product: keep the inputs' dtype (no .double())."),
-    (r"masked_fill_? only supports boolean masks",
+    (r"masked_fill_? only supports boolean masks", "mask_not_bool",
      "the mask must be boolean: e.g. torch.ones(T, T, dtype=torch.bool).triu(1)."),
-    (r"tuple of ints,\s*but got float|must be tuple of ints, but found element of type float",
+    (r"tuple of ints,\s*but got float|must be tuple of ints, but found element of type float", "float_size",
      "a size is a float (D / n_heads gives 4.0): use whole-number division, D // n_heads."),
-    (r"'Tensor' object is not callable", "a tensor was called like a function: use @ or .softmax(dim=-1), not t(...)."),
-    (r"name '(\w+)' is not defined",
+    (r"'Tensor' object is not callable", "tensor_called",
+     "a tensor was called like a function: use @ or .softmax(dim=-1), not t(...)."),
+    (r"unsupported operand type\(s\) for [^:]*: 'module' and|and 'module'", "helpers_module",
+     "H is the helpers module (import helpers as H), not a number of heads: name the head count n_heads "
+     "and read it from the input, e.g. n_heads = Q.shape[0]."),
+    (r"name '(\w+)' is not defined", "name_not_defined",
      "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
 ]
 
 
-def translate_error(err: Exception, label: str, sizes: str = "e.g. T = x.shape[0]") -> str:
-    """One line for an error no catalogued mistake raises: a known message explained, else the raw line."""
+def translate_error(err: BaseException, label: str, sizes: str = "e.g. T = x.shape[0]") -> tuple[str, str]:
+    """(one line, the engine's code) for an error no catalogued mistake raises: a known message
+    explained ("error.<what>"), else the raw line ("raised")."""
     text = str(err).splitlines()[0] if str(err) else ""
-    for pattern, says in _ERRORS:
+    for pattern, code, says in _ERRORS:
         found = re.search(pattern, text)
         if found:
-            return f"{says.format(*found.groups(), sizes=sizes)} (inputs: {label}; raised {type(err).__name__})"
-    return f"your function raised {type(err).__name__}: {text[:200]} (inputs: {label})".replace(":  (", " (")
+            line = f"{says.format(*found.groups(), sizes=sizes)} (inputs: {label}; raised {type(err).__name__})"
+            return line, f"error.{code}"
+    line = f"your function raised {type(err).__name__}: {text[:200]} (inputs: {label})".replace(":  (", " (")
+    return line, "raised"

@@ -64,6 +64,7 @@ def save_set_for_slides(
     file of every figure is renamed into place together, or none is (a widget's "Export for
     slides" never leaves half a set behind when the disk fills)."""
     captions = captions or {}
+    _check_set(figures)
     for name, (fig, _) in figures.items():
         _check_arguments(fig, name, formats, dpi)
     captions = {name: _check_caption(captions.get(name)) for name in figures}
@@ -80,6 +81,18 @@ def save_set_for_slides(
         with slide_sized(fig, sizes[name]):
             check_layout(fig, name)  # a warning that names what a class could not read
     return [path for name in figures for path in targets[name]]
+
+
+def _check_set(figures) -> None:
+    """A set is a dict {name: (figure, size)}: a list or a bare figure is refused in one line."""
+    example = "e.g. {'grid': (fig, '16:9')}"
+    if not isinstance(figures, dict) or not figures:
+        raise ValueError(f"save_set_for_slides needs a non-empty dict {{name: (figure, size)}}, got "
+                         f"{type(figures).__name__}; pass {example}, or call save_for_slides for one figure.")
+    for name, value in figures.items():
+        if not (isinstance(value, tuple) and len(value) == 2):
+            raise ValueError(f"save_set_for_slides: the entry {name!r} is {type(value).__name__}, not a "
+                             f"(figure, size) pair; pass {example}.")
 
 
 def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -> None:
@@ -103,16 +116,29 @@ def check_plain_name(name: str, example: str = "draw_attention") -> str:
 
 
 def check_folder(folder: str | Path) -> Path:
-    """The export folder as a Path, refusing values that would write somewhere unexpected."""
+    """The export folder as a Path, refusing values that would write somewhere unexpected or that
+    no file system can take (a NUL byte, an unknown ~user, a file on the way), each in one line."""
     if not isinstance(folder, (str, os.PathLike)):
         raise ValueError(f"folder={folder!r} is not a folder name; pass a path such as 'figures'.")
     text = os.fspath(folder)
-    if not text.strip():
-        raise ValueError("folder='' names no folder; pass a path such as 'figures' ('.' for the current folder).")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"folder={text!r} names no folder; pass a path such as 'figures' ('.' for the current "
+                         f"folder).")
+    if "\0" in text:
+        raise ValueError(f"folder={text!r} holds a NUL byte, which no file system allows; type the path again.")
     if os.name != "nt" and re.match(r"^[A-Za-z]:[\\/]", text):
         raise ValueError(f"folder={text!r} is a Windows drive path, but this machine is not Windows; "
                          f"pass a path such as 'figures' or '/home/me/slides'.")
-    return Path(text).expanduser()
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # ~nosuchuser, or ~ without a home folder
+        raise ValueError(f"folder={text!r} starts with {Path(text).parts[0]}, which names no home folder on this "
+                         f"machine; write the whole path, e.g. '/home/me/slides', or 'figures'.") from None
+    on_the_way = next((p for p in [path, *path.parents] if os.path.exists(p)), None)  # never raises
+    if on_the_way is not None and not os.path.isdir(on_the_way):
+        where = "" if on_the_way == path else f": {on_the_way}"
+        raise ValueError(f"folder={text!r}{where} is a file, not a folder; pass folder= a directory, e.g. 'figures'.")
+    return path
 
 
 def _writable_folder(folder: Path) -> Path:

@@ -67,6 +67,16 @@ def plot_grouped_heads(n_kv_head: int, sentence: str = SENTENCE, ax=None) -> Fig
 
 
 # --- the KV cache of published models ----------------------------------------------------------------
+def cache_note(row: dict, context: int) -> str:
+    """The cache of a `context`-token text, or, where the model reads fewer tokens (or keeps only a sliding
+    window of them), the most it ever holds."""
+    if context > row["context length"]:
+        return f"reads at most {row['context length']:,} tokens: {row['GiB at most']:.2f} GiB"
+    if context > row["tokens kept at most"]:
+        return f"window of {row['sliding window']:,} tokens: {row['GiB at most']:.2f} GiB, however long the text"
+    return f"{row['GiB per context']:.2f} GiB for {context:,} tokens"
+
+
 def plot_kv_cache(context: int = CONTEXT, ax=None) -> Figure:
     """KiB of keys and values each new token adds, for the published configs (16-bit numbers)."""
     fig, ax = new_axes(ax, (10, 4.6))
@@ -76,9 +86,9 @@ def plot_kv_cache(context: int = CONTEXT, ax=None) -> Figure:
     ax.barh(y, values, color=[SHARED if r["kv heads"] < r["query heads"] else FULL for r in rows])
     ax.set_yticks(y, [f"{r['model']}  ({r['query heads']} q / {r['kv heads']} kv)" for r in rows])
     for i, r in enumerate(rows):
-        ax.annotate(f" {r['KiB per token']:g} KiB · {r['GiB per context']:.2f} GiB for {context:,} tokens",
-                    (values[i], i), va="center", fontsize="small")
-    ax.set_xlim(0, max(values) * 1.75)  # room for the notes
+        ax.annotate(f" {r['KiB per token']:g} KiB · {cache_note(r, context)}", (values[i], i), va="center",
+                    fontsize="small")
+    ax.set_xlim(0, max(values) * 2.1)  # room for the notes
     ax.set_xlabel("KV cache per token (KiB, 16-bit numbers)")
     ax.set_title("Keys and values kept for every earlier token (blue: heads share keys and values)")
     return fig

@@ -11,6 +11,12 @@ the words, and the token links of one chosen query word.
 Maps are stored in 8 bits: each weight w becomes round(255 · w), so the page's numbers are
 within PRECISION (0.5 / 255 ≈ 0.002) of the model's, and it shows them with two decimals.
 `read_page(path)` reads the embedded maps back (the tests compare them with run_sentence).
+
+A page must open in about a second, so longer input is refused in one line before the model runs:
+the token links draw one line per (query, key) pair, so the time grows with the square of a
+sentence's length. In headless Chromium on a busy 2-core machine (bench/bench_page_sizes.py), a
+12 × 12 page of one 128-token sentence drew in ~0.55 s, 160 tokens in ~1.4 s, 192 in ~2.3 s; eight
+128-token sentences (19 MB of maps, a 24 MB page) drew their first picture in ~1 s.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import html
 import json
 import re
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Sequence
 
 import matplotlib as mpl
@@ -30,7 +37,7 @@ from ..core.arguments import whole_number
 from ..core.arrays import to_numpy
 from ..core.files import atomic_write
 from ..core.model import LanguageModel
-from ..core.run import run_sentence
+from ..core.run import read_sentence, run_ids
 from .common import CMAP, HIGHLIGHT
 from .export import check_folder, check_plain_name
 
@@ -38,6 +45,10 @@ TEMPLATE = Path(__file__).with_name("page_template.html")
 LEVELS = 255  # 8 bits: a weight is stored as round(LEVELS · w)
 PRECISION = 0.5 / LEVELS  # the largest difference between a number on the page and the model's
 DATA_TAG = re.compile(r'<script id="page-data" type="application/json">(.*?)</script>', re.S)
+MARKERS = re.compile(r"__TITLE__|__PAGE_DATA__")  # where the template takes the title and the data
+MAX_TOKENS = 128  # per sentence: 160 took ~1.4 s to draw (the module docstring)
+MAX_MAP_BYTES = 16_000_000  # all sentences' maps together (L · H · T² bytes each)
+SPLIT = "shorten or split it, or pass fewer sentences (several pages are fine)"
 
 
 def quantise(maps) -> np.ndarray:
@@ -52,16 +63,31 @@ def _colours() -> list[str]:
 
 
 def _sentences(sentences) -> list[str]:
-    """The sentences as a list of distinct non-blank strings (one string is one sentence)."""
+    """The sentences as a list of distinct non-blank strings (one string is one sentence; a
+    generator is read once). Bytes and sets are refused: text must be decoded, and a set's order
+    changes from run to run."""
+    example = "e.g. ['I like to draw', 'the cat is tired .']"
     if isinstance(sentences, str):
         sentences = [sentences]
-    if not isinstance(sentences, Sequence) or not sentences:
-        raise ValueError(f"sentences={sentences!r} holds no sentence; pass a list of one or more, "
-                         f"e.g. ['I like to draw', 'the cat is tired .'].")
-    bad = [s for s in sentences if not isinstance(s, str) or not s.strip()]
-    if bad:
-        raise ValueError(f"sentences holds {bad[0]!r}, which is not a sentence; pass non-empty strings, "
-                         f"e.g. ['I like to draw'].")
+    elif isinstance(sentences, (bytes, bytearray)):
+        raise ValueError(f"sentences is {type(sentences).__name__}, not text; decode it first, "
+                         f"e.g. sentences.decode('utf-8').")
+    elif isinstance(sentences, (set, frozenset)):
+        raise ValueError(f"sentences is a {type(sentences).__name__}, whose order changes from run to run; "
+                         f"pass a list, e.g. sorted(sentences).")
+    elif isinstance(sentences, Iterator):
+        sentences = list(sentences)
+    if sentences is None or (isinstance(sentences, Sequence) and not sentences):
+        raise ValueError(f"sentences={sentences!r} holds no sentence; pass a list of one or more, {example}.")
+    if not isinstance(sentences, Sequence):
+        raise ValueError(f"sentences={sentences!r:.60} is a {type(sentences).__name__}, not a list of sentences; "
+                         f"pass a list, {example}.")
+    for i, s in enumerate(sentences):
+        if isinstance(s, (bytes, bytearray)):
+            raise ValueError(f"sentence {i + 1} is {type(s).__name__}, not text; decode it first, e.g. s.decode('utf-8').")
+        if not isinstance(s, str) or not s.strip():
+            raise ValueError(f"sentences holds {s!r:.60}, which is not a sentence; pass non-empty strings, "
+                             f"e.g. ['I like to draw'].")
     return list(dict.fromkeys(s.strip() for s in sentences))
 
 
@@ -70,14 +96,38 @@ def _one_line(err: Exception) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def _sentence_data(lm: LanguageModel, text: str, number: int, count: int) -> dict:
-    """Run one sentence and pack what the page shows: tokens, the 8-bit maps, one caption per head."""
+def _read_all(lm: LanguageModel, texts: list[str]) -> list[tuple[list[str], list[int]]]:
+    """Tokenize every sentence, refusing one the model cannot read or the page cannot draw in about
+    a second (MAX_TOKENS each, MAX_MAP_BYTES in all), before any model runs."""
+    reads, count = [], len(texts)
+    for number, text in enumerate(texts, 1):
+        try:
+            tokens, ids = read_sentence(lm, text)
+        except Exception as err:  # noqa: BLE001 - one line naming the sentence, then the model's own fix
+            raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
+                             f"{_one_line(err)}") from None
+        if len(ids) > MAX_TOKENS:
+            raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) is {len(ids)} tokens long; a page draws "
+                             f"at most {MAX_TOKENS} per sentence in about a second: {SPLIT}.")
+        reads.append((tokens, ids))
+    size = sum(lm.config.n_layer * lm.config.n_head * len(ids) ** 2 for _, ids in reads)
+    if size > MAX_MAP_BYTES:
+        raise ValueError(f"These {count} sentences make {size / 1e6:.1f} MB of maps for {lm.name}; a page holds at "
+                         f"most {MAX_MAP_BYTES / 1e6:.0f} MB to open in about a second: {SPLIT}.")
+    return reads
+
+
+def _sentence_data(lm: LanguageModel, text: str, read: tuple[list[str], list[int]], number: int, count: int) -> dict:
+    """Run one tokenized sentence and pack what the page shows: tokens, the 8-bit maps, one caption per head."""
     try:
-        run = run_sentence(lm, text)
+        run = run_ids(lm, *read)
     except Exception as err:  # noqa: BLE001 - one line naming the sentence, then the model's own fix
         raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
                          f"{_one_line(err)}") from None
     maps = to_numpy(run.attentions)  # (L, H, T, T)
+    if not np.isfinite(maps).all():  # 8 bits would quietly turn NaN into 0: a page of made-up maps
+        raise ValueError(f"{lm.name} gives NaN or infinite attention on sentence {number} ({text[:40]!r}), so its "
+                         f"weights are damaged; load the model again (H.load_model) or retrain it.")
     L, H = maps.shape[:2]
     tokens = [str(t) for t in run.tokens]
     return {"text": text, "tokens": tokens,
@@ -95,17 +145,19 @@ def page_data(lm: LanguageModel, sentences: Sequence[str], layer: int = 0, head:
     L, H = lm.config.n_layer, lm.config.n_head
     layer = whole_number(layer, "layer", 0, L - 1, valid=f"{lm.name} has layers 0..{L - 1}")
     head = whole_number(head, "head", 0, H - 1, valid=f"{lm.name} has heads 0..{H - 1}")
-    runs = [_sentence_data(lm, text, i + 1, len(texts)) for i, text in enumerate(texts)]
+    reads = _read_all(lm, texts)
+    runs = [_sentence_data(lm, text, read, i + 1, len(texts)) for i, (text, read) in enumerate(zip(texts, reads))]
     return {"model": lm.name, "layers": L, "heads": H, "levels": LEVELS, "precision": PRECISION,
             "start": [layer, head], "colours": _colours(), "highlight": HIGHLIGHT, "sentences": runs}
 
 
 def page_html(data: dict) -> str:
-    """The page: the template with the data inlined (escaped so no text can close the script)."""
+    """The page: the template with the data inlined (escaped so no text can close the script), both
+    markers filled in one pass, so a model name holding a marker stays text."""
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-    title = html.escape(f"All {data['layers'] * data['heads']} heads of {data['model']}")
-    page = TEMPLATE.read_text(encoding="utf-8")
-    return page.replace("__TITLE__", title).replace("__PAGE_DATA__", payload)
+    fill = {"__TITLE__": html.escape(f"All {data['layers'] * data['heads']} heads of {data['model']}"),
+            "__PAGE_DATA__": payload}
+    return MARKERS.sub(lambda marker: fill[marker.group()], TEMPLATE.read_text(encoding="utf-8"))
 
 
 def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "all_heads",
@@ -118,9 +170,7 @@ def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "
     """
     name = check_plain_name(name[:-5] if isinstance(name, str) and name.endswith(".html") else name,
                             example="all_heads")
-    target = check_folder(folder) / f"{name}.html"
-    if target.parent.exists() and not target.parent.is_dir():
-        raise ValueError(f"folder={str(folder)!r} is a file, not a folder; pass folder= a directory, e.g. 'figures'.")
+    target = check_folder(folder) / f"{name}.html"  # refuses a file on the way, a NUL byte, ~nosuchuser
     text = page_html(page_data(lm, sentences, layer, head))
     atomic_write(target, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
     return target

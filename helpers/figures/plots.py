@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 
+from ..analysis.recombination import head_scaling
 from ..core.arrays import to_numpy
 from .common import new_axes
 from .slide import SLIDE_CMAP
@@ -149,7 +150,8 @@ def plot_matmul(left: tuple[int, int], right: tuple[int, int], names: Sequence[s
 def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax: Axes | None = None,
                        title: str | None = None) -> Figure:
     """Recombination as blocks, on a layer's real numbers for one word (steps: MultiHeadSteps):
-    concat [1 × H·d] · W_O [H·d × D] = Σ_h z_h [1 × d] · W_O[h] [d × D], one row per head."""
+    concat [1 × H·d] · W_O [H·d × D] = Σ_h z_h [1 × d] · W_O[h] [d × D], one row per head, each row's
+    length beside it as the head's own update length times what its block does to it."""
     if not all(hasattr(steps, k) for k in ("z", "per_head", "concat", "recombination")):
         raise ValueError(f"plot_recombination needs a layer's steps (e.g. walk.steps()), got {type(steps).__name__}.")
     T = steps.z.shape[-2]
@@ -163,40 +165,44 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
     own = ax is None
     if own:  # fixed placement: constrained layout would measure ~50 texts on every draw (~0.8 s)
         fig = Figure(figsize=(13.3, 7.5))
-        ax = fig.add_axes((0.155, 0.01, 0.745, 0.9))
+        ax = fig.add_axes((0.155, 0.01, 0.745, 0.88))
     fig = ax.figure
+    scaling = head_scaling(steps, word)  # (H,) each: |z_h|, the block's factor, |z_h · W_O[h]|
     limit = float(np.abs(per_head).max()) or 1.0
     strip = dict(cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
     zlim = float(np.abs(z).max()) or 1.0  # the concatenation has its own scale (±zlim), said under it
     ax.imshow(z.reshape(-1, 1), cmap="coolwarm", vmin=-zlim, vmax=zlim, aspect="auto", interpolation="nearest",
               extent=(0, 0.7, n, 0))  # the concatenation, standing up: head h's 64 numbers beside block h
     for h in range(n):
-        ax.add_patch(Rectangle((1.6, h + 0.04), 8, 0.92, facecolor="#E8E8E8" if h % 2 else "#D0D0D0",
+        ax.add_patch(Rectangle((1.6, h + 0.04), 7, 0.92, facecolor="#E8E8E8" if h % 2 else "#D0D0D0",
                                edgecolor="black", linewidth=0.8))
-        ax.text(5.6, h + 0.5, f"W_O[{h}]  [{d} × {D}]", ha="center", va="center", fontsize=FS)
-        ax.imshow(per_head[h][None, :], extent=(11, 20, h + 0.85, h + 0.15), **strip)
-        ax.text(20.2, h + 0.5, f"{np.linalg.norm(per_head[h]):5.1f}", ha="left", va="center", fontsize=FS)
-    image = ax.imshow(total[None, :], extent=(11, 20, n + 1.9, n + 1.1), **strip)
-    ax.text(20.2, n + 1.5, f"{np.linalg.norm(total):5.1f}", ha="left", va="center", fontsize=FS)
+        ax.text(5.1, h + 0.5, f"W_O[{h}]  [{d} × {D}]", ha="center", va="center", fontsize=FS)
+        ax.imshow(per_head[h][None, :], extent=(10, 17, h + 0.85, h + 0.15), **strip)
+        ax.text(17.2, h + 0.5, f"{np.linalg.norm(per_head[h]):5.1f}", ha="left", va="center", fontsize=FS)
+        ax.text(19.0, h + 0.5, f"= {scaling['update'][h]:4.1f} × {scaling['scale'][h]:.2f}", ha="left",
+                va="center", fontsize=FS)
+    image = ax.imshow(total[None, :], extent=(10, 17, n + 1.9, n + 1.1), **strip)
+    ax.text(17.2, n + 1.5, f"{np.linalg.norm(total):5.1f}", ha="left", va="center", fontsize=FS)
     ax.add_patch(Rectangle((0, 0), 0.7, n, fill=False, edgecolor="black", linewidth=0.8))
     for h in range(1, n):
         ax.plot([0, 0.7], [h, h], color="black", linewidth=0.6)
     ax.text(1.15, n / 2, "·", ha="center", va="center", fontsize=36)
-    ax.text(10.3, n / 2, "=", ha="center", va="center", fontsize=18)
-    ax.plot([11, 20], [n + 0.55, n + 0.55], color="black", linewidth=1)
-    ax.text(10.3, n + 1.5, "Σ", ha="center", va="center", fontsize=16)
+    ax.text(9.3, n / 2, "=", ha="center", va="center", fontsize=18)
+    ax.plot([10, 17], [n + 0.55, n + 0.55], color="black", linewidth=1)
+    ax.text(9.3, n + 1.5, "Σ", ha="center", va="center", fontsize=16)
     gap = float(np.abs(per_head.sum(0) - total).max())
     ax.text(0.35, n + 0.3, f"concat\n[1 × {n * d}]\n(own scale:\n±{zlim:.1f})", ha="center", va="top", fontsize=FS)
-    ax.text(5.6, n + 0.3, f"recombination W_O [{n * d} × {D}]\n= {n} blocks of {d} rows", ha="center", va="top",
+    ax.text(5.1, n + 0.3, f"recombination\nW_O [{n * d} × {D}]\n= {n} blocks of {d} rows", ha="center", va="top",
             fontsize=FS)
-    ax.text(15.5, n + 2.1, f"Σ of the {n} rows = concat · W_O [1 × {D}]\n(differs by {gap:.0e}; the layer then adds b_O)",
+    ax.text(14.5, n + 2.1, f"Σ of the {n} rows = concat · W_O [1 × {D}]\n(differs by {gap:.0e}; the layer then adds b_O)",
             ha="center", va="top", fontsize=FS)
-    ax.text(15.5, -0.15, f"each head: z · W_O[h] = [1 × {D}]", ha="center", va="bottom", fontsize=FS)
-    ax.text(20.2, -0.15, "length", ha="left", va="bottom", fontsize=FS)
+    ax.text(13.5, -0.15, f"z · W_O[h] = [1 × {D}]", ha="center", va="bottom", fontsize=FS)
+    ax.text(17.2, -0.15, "length", ha="left", va="bottom", fontsize=FS)
+    ax.text(19.0, -0.15, "= |z| × block", ha="left", va="bottom", fontsize=FS)
     ax.set_yticks([h + 0.5 for h in range(n)], [f"head {h}: z [1 × {d}]" for h in range(n)], fontsize=FS)
     ax.tick_params(axis="y", length=0)
     ax.set_xticks([])
-    ax.set_xlim(-0.1, 22)
+    ax.set_xlim(-0.1, 23)
     ax.set_ylim(n + 3.4, -0.9)
     for side in ax.spines.values():
         side.set_visible(False)

@@ -45,7 +45,7 @@ class Explorer(SyncedControls):
 
     def __init__(self, lm: LanguageModel, sentence: str = "I like to draw", layer: int = 0, head: int = 0,
                  folder: str | Path = "figures", dpi: int = 72):
-        self.lm, self.folder, self.dpi = lm, Path(folder), dpi
+        self.lm, self.folder, self.dpi = lm, folder, dpi  # as given: folder='' is refused at export, not '.'
         self.run: Run = run_sentence(lm, sentence)  # the first sentence must work: it is the last good view
         self.sentence, self.error, self.exported = sentence, "", []
         self.seen = [sentence]  # the sentences shown, most recent last: the web page holds them
@@ -117,7 +117,7 @@ class Explorer(SyncedControls):
 
     def export(self, folder: str | Path | None = None) -> list[Path]:
         """Write the current grid, zoomed head and token links as PNG, SVG and PDF for slides."""
-        folder = Path(folder or self.folder)
+        folder = self.folder if folder is None else folder  # '' is refused (export.check_folder), never figures/
         try:  # one set: every file of the three figures appears together, or none does
             figures = {name: (fig, "16:9") for name, fig in self.slide_figures().items()}
             paths = save_set_for_slides(figures, folder, self.slide_captions())  # + name.txt
@@ -131,7 +131,7 @@ class Explorer(SyncedControls):
 
     def export_web_page(self, folder: str | Path | None = None) -> Path | None:
         """Write the sentences shown so far (the current one first) as one offline web page."""
-        folder = Path(folder or self.folder)
+        folder = self.folder if folder is None else folder  # '' is refused (export.check_folder), never figures/
         sentences = [self.sentence] + [s for s in reversed(self.seen) if s != self.sentence]
         try:
             path = export_page(self.lm, sentences, f"{_plain(self.lm.name)}_all_heads", folder,

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import html
 
+import ipywidgets as widgets
 from matplotlib.figure import Figure
+from traitlets import TraitError, validate
 
 from ..analysis import captions
 from ..analysis.kvheads import (
@@ -44,6 +46,23 @@ from .controls import SyncedControls
 from .guard import guard_selections
 
 MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of the live grid, as the head-count slider's
+
+
+class CountSlider(widgets.SelectionSlider):
+    """A SelectionSlider that, set in code to a value it does not offer (`slider.value = 5`), stays
+    where it is and hands the value to `refused` (which shows one line) instead of raising a TraitError."""
+
+    refused = None  # callable(value); None: refuse as ipywidgets does
+
+    @validate("value")
+    def _validate_value(self, proposal):
+        try:
+            return super()._validate_value(proposal)
+        except TraitError:
+            if self.refused is None:
+                raise
+            self.refused(proposal.value)
+            return self.value
 
 
 class KVHeadExplorer(SyncedControls):
@@ -81,8 +100,9 @@ class KVHeadExplorer(SyncedControls):
     def _build_widgets(self, W) -> None:
         self.sentence_box = W.Text(value=self.sentence, description="sentence", continuous_update=False,
                                    layout=W.Layout(width="95%"))
-        self.kv_slider = W.SelectionSlider(options=self.counts, value=self.kv_heads, description="key/value heads",
-                                           continuous_update=False, style={"description_width": "initial"})
+        self.kv_slider = CountSlider(options=self.counts, value=self.kv_heads, description="key/value heads",
+                                     continuous_update=False, style={"description_width": "initial"})
+        self.kv_slider.refused = self.set_kv_heads  # `kv_slider.value = 5` in code: its one line, no TraitError
         self.export_button = W.Button(description="Export for slides", icon="download")
         self.status, self.info, self.caption = W.HTML(), W.HTML(), W.HTML()
         self.maps_image, self.plot_image = W.Image(format="png"), W.Image(format="png")

@@ -1,0 +1,119 @@
+"""Trained variants compared across training seeds: a result is a distribution, not one run.
+
+One trained model is one draw. Notebooks 04 and 07 compare variants (head counts, key/value heads),
+so each variant's recipe is trained on SEEDS seeds (`python -m helpers.train kv-3 --seeds 5`); the
+numbers of every seed are recorded under "seeds" in its data/models.json line (the weights of the
+recipe's own seed are the shipped file; the other seeds keep only their numbers, so data/ stays
+small). A comparison is then stated only as far as the seeds agree:
+- `spread(name, key)`: every seed's value, the lowest, the highest and the mean;
+- `compare(a, b, key)`: does a beat b in every pair of runs, on average only, or not at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..core.catalog import MANIFEST, manifest, recorded, write_manifest
+from ..core.model import LanguageModel
+from .listloss import loss_on_list_words
+
+SEEDS = 5  # runs per recipe: the recipe's own seed and the next four
+KEYS = ("held_out_loss", "list_accuracy", "list_loss", "other_loss")
+HIGHER_IS_BETTER = {"held_out_loss": False, "list_accuracy": True, "list_loss": False, "other_loss": False}
+
+
+def seeds_of(first: int, n: int = SEEDS) -> list[int]:
+    """The seeds a recipe is trained on: its own seed and the next n - 1."""
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 50:
+        raise ValueError(f"--seeds {n!r}: give a whole number of runs from 1 to 50, e.g. --seeds 5.")
+    return list(range(first, first + n))
+
+
+def seed_numbers(lm: LanguageModel, info: dict) -> dict:
+    """What a seed's run records: the held-out loss and list accuracy of training's own evaluation, the
+    loss split into list words and the others, and the CPU kernels that computed it (another kind of
+    CPU sums in another order, and ends elsewhere: data/README.md)."""
+    split = loss_on_list_words(lm)
+    return {"held_out_loss": info["held_out_loss"], "list_accuracy": info["accuracy_induction"],
+            "list_loss": round(split["list_loss"], 4), "other_loss": round(split["other_loss"], 4),
+            "cpu": torch.backends.cpu.get_cpu_capability(), "torch": torch.__version__.split("+")[0]}
+
+
+def record_seed_runs(name: str, runs: dict[int, dict], path: Path = MANIFEST) -> None:
+    """Store every seed's numbers under "seeds" in name's manifest line (written in one step)."""
+    entries = manifest(path)
+    if name not in entries:
+        raise ValueError(f"{path} has no line for {name!r}: train it first (python -m helpers.train {name}).")
+    entries[name]["seeds"] = {str(seed): numbers for seed, numbers in sorted(runs.items())}
+    write_manifest(entries, path)
+
+
+def seed_runs(name: str) -> dict[int, dict]:
+    """The recorded seed runs of a shipped variant, by seed ({} when none were recorded)."""
+    return {int(seed): numbers for seed, numbers in recorded(name, "seeds").items()}
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One number of one variant over its seeds."""
+
+    name: str
+    key: str
+    values: dict[int, float]  # seed -> value
+
+    @property
+    def low(self) -> float:
+        return min(self.values.values())
+
+    @property
+    def high(self) -> float:
+        return max(self.values.values())
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values.values()) / len(self.values)
+
+    def text(self, percent: bool = False) -> str:
+        """'58 % (45–70 %, 5 runs)' or '1.619 (1.612–1.629, 5 runs)'."""
+        if percent:
+            return f"{self.mean:.0%} ({self.low:.0%}–{self.high:.0%}, {len(self.values)} runs)".replace("%", " %")
+        return f"{self.mean:.3f} ({self.low:.3f}–{self.high:.3f}, {len(self.values)} runs)"
+
+
+def spread(name: str, key: str) -> Spread:
+    """key (one of KEYS) over every recorded seed of the shipped variant `name`."""
+    if key not in KEYS:
+        raise ValueError(f"Unknown measurement {key!r}; choose one of {', '.join(KEYS)}.")
+    runs = seed_runs(name)
+    if not runs:
+        raise ValueError(f"{name} has no seed runs recorded in data/models.json; record them with "
+                         f"`python -m helpers.train {name} --seeds {SEEDS}`.")
+    return Spread(name, key, {seed: numbers[key] for seed, numbers in runs.items()})
+
+
+def compare(a: Spread, b: Spread) -> dict:
+    """How far "a is better than b" holds: in every pair of runs (each of a's runs beats each of b's),
+    in every shared seed (same stories, same order), or on average only."""
+    sign = 1 if HIGHER_IS_BETTER[a.key] else -1
+    pairs = [(x, y) for x in a.values.values() for y in b.values.values()]
+    shared = sorted(set(a.values) & set(b.values))
+    return {"every_pair": all(sign * (x - y) > 0 for x, y in pairs),
+            "seed_wins": sum(sign * (a.values[s] - b.values[s]) > 0 for s in shared), "shared_seeds": len(shared),
+            "on_average": sign * (a.mean - b.mean) > 0, "difference": a.mean - b.mean}
+
+
+def how_far(a: Spread, b: Spread) -> str:
+    """The words a notebook may use for "a is better than b", from compare()."""
+    result = compare(a, b)
+    if result["every_pair"]:
+        return f"in all {len(a.values)} runs of each"
+    if result["shared_seeds"] and result["seed_wins"] == result["shared_seeds"]:
+        return f"seed by seed in all {result['shared_seeds']} seeds, though the ranges overlap"
+    if result["on_average"]:
+        wins = (f" (better in {result['seed_wins']} of {result['shared_seeds']} seeds)"
+                if result["shared_seeds"] else "")
+        return f"on average, but not in every run{wins}"
+    return "not even on average"

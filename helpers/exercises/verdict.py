@@ -1,0 +1,72 @@
+"""A check's result as data: what the notebook prints, and what a program (a grader) reads.
+
+Every check returns a Verdict: the exercise's key, the outcome, a stable code and the line it printed.
+A catalogued mistake's code is "<exercise>.<mistake code>" (e.g. attention_weights.sqrt_of_T); the
+engine's own diagnoses use the codes below. Codes do not change when the wording does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OUTCOMES = ("right", "mistake", "generic", "not_attempted", "raised", "too_slow", "stopped", "patched")
+
+# The engine's codes, which any exercise can get: code -> (outcome, what it means).
+ENGINE_CODES: dict[str, tuple[str, str]] = {
+    "right": ("right", "right on every input"),
+    "not_attempted": ("not_attempted", "the function still returns None (the stub); the notebook goes on"),
+    "printed_not_returned": ("mistake", "printed the answer but returned None: end with return"),
+    "not_a_function": ("mistake", "passed a value where the check wants the function itself"),
+    "unreadable": ("mistake", "returned something of another kind than the exercise asks for"),
+    "nan_or_inf": ("mistake", "the answer holds NaN or inf"),
+    "nan_everywhere": ("mistake", "every number of the answer is NaN"),
+    "half_precision": ("mistake", "computed in float16/bfloat16: right to about 3 digits only"),
+    "returned_several": ("mistake", "returned a tuple or list holding the result and more"),
+    "not_stacked": ("mistake", "right numbers, but a tuple/list of per-head tensors: torch.stack them"),
+    "explained": ("mistake", "a last-resort diagnosis fitted from the answer"),
+    "fitted_divisor": ("mistake", "the weights are a softmax of the scores divided by another number than √d"),
+    "fitted_factor": ("mistake", "every number is the same multiple of the right one"),
+    "wrong_shape": ("generic", "the shape differs from the expected one"),
+    "numbers_differ": ("generic", "right shape, the numbers differ, no known slip explains them"),
+    "raised": ("raised", "the function raised an error no catalogued slip explains"),
+    "error.matmul_shapes": ("mistake", "a matrix product whose inner sizes differ"),
+    "error.size_mismatch": ("mistake", "two tensors of different sizes met in an element-wise operation"),
+    "error.view_after_transpose": ("mistake", ".view() after a transpose"),
+    "error.reshape_size": ("mistake", "a reshape that cannot hold the input's numbers"),
+    "error.axis_out_of_range": ("mistake", "an axis that this tensor does not have"),
+    "error.dtype_mixed": ("mistake", "float32 and float64 mixed in one product"),
+    "error.mask_not_bool": ("mistake", "masked_fill with a mask that is not boolean"),
+    "error.float_size": ("mistake", "a size computed with / instead of //"),
+    "error.tensor_called": ("mistake", "a tensor called like a function"),
+    "error.name_not_defined": ("mistake", "a name the function does not define"),
+    "error.helpers_module": ("mistake", "the helpers module H used as a number"),
+    "too_slow": ("too_slow", "ran past the time limit and was stopped"),
+    "exited": ("stopped", "called exit() / sys.exit() / os._exit(), or crashed the process running it"),
+    "stopped": ("stopped", "the Stop button (KeyboardInterrupt) stopped the function"),
+    "patched": ("patched", "the function replaced a function of math, torch, numpy or helpers"),
+    "notebook_patched": ("patched", "a notebook cell replaced a function the checks use, and it could not be put back"),
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One check's result. `line` is what the notebook printed; `printed` what the student's code printed."""
+
+    exercise: str  # the exercise's key, e.g. "attention_weights"
+    outcome: str  # one of OUTCOMES
+    code: str  # "attention_weights.sqrt_of_T", "attention_weights.numbers_differ" …
+    line: str
+    printed: str = ""
+    sure: bool = True  # False: the line names a mistake as a possibility (it explains one input, not all)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "right"
+
+    def _ipython_display_(self) -> None:
+        """Shown as the last line of a cell: nothing more, since the check printed its line already."""
+
+
+def engine_verdict(key: str, code: str, line: str, printed: str = "") -> Verdict:
+    """A verdict with one of the engine's codes (its outcome comes from ENGINE_CODES)."""
+    return Verdict(key, ENGINE_CODES[code][0], f"{key}.{code}", line, printed)

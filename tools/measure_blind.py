@@ -1,0 +1,167 @@
+"""Run issue 30's blind set (tests/blind_round4.py) through the real exercise checks.
+
+    python tools/measure_blind.py                 # every entry, then the tables and the totals
+    python tools/measure_blind.py --ex recombine  # one exercise
+    python tools/measure_blind.py --json out.json # also write every verdict as data
+    python tools/measure_blind.py --quiet         # tables, totals and the lists only
+
+Each entry's verdict is the last line the check prints (the first lines echo what the answer
+printed), exactly as tests/test_mistakes_blind.py reads it. The classification column is the
+auditor's judgement stored in the entry (`judged`). It is used only while the verdict line is the one
+that was judged (`seen`, a hash of it); a line that changed since is shown as "re-judge" (a ✓ on a
+wrong answer is a false pass, and on a correct answer ✓/✗ is accepted/refused, whatever was stored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if "--tree" in sys.argv:  # the helpers (the checks) of another copy of the project, e.g. `git archive HEAD`
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()))
+else:
+    sys.path.insert(0, str(ROOT))
+
+WRONG_CLASSES = ("named", "misnamed", "generic", "false pass")
+OK_CLASSES = ("accepted", "refused")
+
+
+def load_set():
+    spec = importlib.util.spec_from_file_location("blind_round4", ROOT / "tests" / "blind_round4.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["blind_round4"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class Runner:
+    """Calls each check the way its notebook does, on the notebook's own objects."""
+
+    def __init__(self, blind):
+        import helpers as H
+
+        self.H, self.blind = H, blind
+        nb05 = blind.NB05
+        self.lm, self.full, self.repeat = nb05["lm"], nb05["full"], nb05["repeat"]
+        # 06's check runs its knock-outs for real (a few seconds each): patching the helpers here would be
+        # noticed by the checks' integrity guard and show up in the next verdict line
+
+    def verdict(self, ex, fn) -> tuple[str, str]:
+        H = self.H
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                if ex == "previous_word_head":
+                    H.check_previous_word_head(fn, self.full.attentions)
+                elif ex == "predict_induction":
+                    H.check_induction_prediction(fn, self.repeat)
+                elif ex == "knockout":
+                    H.check_knockout_prediction(fn, self.lm, "induction", [(0, 9)])
+                elif ex == "multihead":
+                    H.check_multihead(fn)
+                else:
+                    getattr(H, "check_" + ex)(fn)
+            except BaseException as e:  # noqa: BLE001 - a check that raises is a finding too
+                print(f"CHECK RAISED {type(e).__name__}: {e}")
+        lines = out.getvalue().strip().splitlines()
+        return (lines[-1] if lines else "(the check printed nothing)"), out.getvalue()
+
+
+def classify(entry, line, line_hash):
+    passed = line.startswith("✓")
+    if entry["kind"] == "ok":
+        return "accepted" if passed else "refused"
+    if entry["kind"] == "outside":
+        return "passed" if passed else "flagged"
+    if passed:
+        return "false pass"
+    h = line_hash(line)
+    if entry["seen"] and entry["seen"] == h and entry["judged"] in WRONG_CLASSES:
+        return entry["judged"]
+    if entry.get("other", {}).get(h) in WRONG_CLASSES:
+        return entry["other"][h]
+    return "re-judge"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ex", action="append", help="only this exercise (repeatable)")
+    ap.add_argument("--json", help="write every verdict to this file")
+    ap.add_argument("--quiet", action="store_true", help="no per-entry lines")
+    ap.add_argument("--tree", help="import helpers from this copy of the project instead of this one "
+                                   "(the blind set is always this one's tests/blind_round4.py)")
+    args = ap.parse_args(argv)
+
+    blind = load_set()
+    import helpers
+    print(f"checks from {Path(helpers.__file__).resolve().parent}")
+    runner = Runner(blind)
+    rows = []
+    for entry in blind.A:
+        if args.ex and entry["ex"] not in args.ex:
+            continue
+        t = time.time()
+        line, full = runner.verdict(entry["ex"], entry["fn"])
+        row = dict(id=entry["id"], ex=entry["ex"], kind=entry["kind"], desc=entry["desc"], line=line,
+                   hash=blind.line_hash(line), judged=entry["judged"], seen=entry["seen"],
+                   cls=classify(entry, line, blind.line_hash), seconds=round(time.time() - t, 2), output=full)
+        rows.append(row)
+        if not args.quiet:
+            changed = "" if row["cls"] != "re-judge" or not entry["seen"] else "  (verdict changed since judged)"
+            print(f"{row['id']:<8} {row['kind']:<5} [{row['cls']}]{changed}\n    {row['desc']}\n    → {line}")
+
+    exercises = [ex for ex in blind.EXERCISES if any(r["ex"] == ex for r in rows)]
+    print()
+    head = f"{'exercise':<22} {'wrong':>5} " + " ".join(f"{c:>10}" for c in WRONG_CLASSES + ("re-judge",)) \
+        + f" | {'ok':>3} " + " ".join(f"{c:>8}" for c in OK_CLASSES)
+    print(head)
+    print("-" * len(head))
+    total = {c: 0 for c in WRONG_CLASSES + ("re-judge",) + OK_CLASSES + ("passed", "flagged")}
+    for ex in exercises:
+        mine = [r for r in rows if r["ex"] == ex]
+        wrong = [r for r in mine if r["kind"] == "wrong"]  # "outside" entries are counted apart
+        ok = [r for r in mine if r["kind"] == "ok"]
+        counts = {c: sum(r["cls"] == c for r in mine) for c in total}
+        for c in total:
+            total[c] += counts[c]
+        print(f"{ex:<22} {len(wrong):>5} " + " ".join(f"{counts[c]:>10}" for c in WRONG_CLASSES + ("re-judge",))
+              + f" | {len(ok):>3} " + " ".join(f"{counts[c]:>8}" for c in OK_CLASSES))
+    n_wrong = sum(r["kind"] == "wrong" for r in rows)
+    n_ok = sum(r["kind"] == "ok" for r in rows)
+    print("-" * len(head))
+    print(f"{'total':<22} {n_wrong:>5} " + " ".join(f"{total[c]:>10}" for c in WRONG_CLASSES + ("re-judge",))
+          + f" | {n_ok:>3} " + " ".join(f"{total[c]:>8}" for c in OK_CLASSES))
+    if n_wrong:
+        print("\nwrong answers: " + ", ".join(f"{c} {total[c]} ({total[c] / n_wrong:.0%})"
+                                              for c in WRONG_CLASSES + ("re-judge",)) + f" of {n_wrong}")
+    if n_ok:
+        print(f"correct answers: accepted {total['accepted']}, refused {total['refused']} of {n_ok}")
+    outside = [r for r in rows if r["kind"] == "outside"]
+    if outside:
+        print(f"slips outside what the check judges (not counted above): "
+              f"passed {sum(r['cls'] == 'passed' for r in outside)}, flagged {sum(r['cls'] == 'flagged' for r in outside)}"
+              f" of {len(outside)}")
+
+    for c in ("misnamed", "generic", "false pass", "re-judge", "refused", "passed", "flagged"):
+        listed = [r for r in rows if r["cls"] == c]
+        if listed:
+            print(f"\n{c.upper()} ({len(listed)}):")
+            for r in listed:
+                print(f"  {r['id']:<8} {r['ex']}: {r['desc']}\n           → {r['line']}")
+
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
