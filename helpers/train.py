@@ -11,7 +11,7 @@ import argparse
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -19,11 +19,12 @@ from tqdm.auto import tqdm
 
 from .analysis.headcount import record_merged_losses
 from .analysis.kvheads import record_pooled_results
+from .analysis.seeds import SEEDS, record_seed_runs, seed_numbers, seeds_of
 from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
 from .core.files import refuse_read_only
 from .core.evaluation import N_CTX, evaluate, next_token_loss, story_batch
 from .core.language import StoryWriter, vocabulary
-from .core.model import GPT, GPTConfig
+from .core.model import GPT, GPTConfig, LanguageModel
 from .core.tokenizer import WordTokenizer
 
 
@@ -209,13 +210,35 @@ def train_and_record(name: str, path: Path, progress: bool = True) -> dict:
     return info
 
 
+def train_seeds(name: str, count: int, listing: Path, progress: bool = True) -> dict[int, dict]:
+    """Train recipe `name` on `count` seeds (its own and the next ones) and record every seed's numbers in
+    its line of the manifest `listing`. No weights are written: the shipped file stays the one for the maps."""
+    recipe, runs = RECIPES[name], {}
+    if name not in manifest(listing, required=False):  # before the first step, not after an hour of training
+        raise ValueError(f"--seeds: {listing} has no line for {name}; train it first (python -m helpers.train {name}).")
+    for seed in seeds_of(recipe.seed, count):
+        model, info = train(name, progress, recipe=replace(recipe, seed=seed))
+        shipped_precision = model.half().float()  # the split is measured as a shipped (fp16) file would be
+        lm = LanguageModel(name, shipped_precision, WordTokenizer(recipe.words), info, bos=recipe.bos)
+        runs[seed] = seed_numbers(lm, info)
+        print(f"{name} seed {seed}: {runs[seed]}")
+    record_seed_runs(name, runs, listing)
+    return runs
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m helpers.train", description=__doc__)
     parser.add_argument("name", choices=list(RECIPES), help="which model to train")
     parser.add_argument("--out", type=Path, default=None, help="where to write (default data/NAME.safetensors)")
+    parser.add_argument("--seeds", type=int, default=None, metavar="N",
+                        help=f"train N seeds (e.g. {SEEDS}) and record their numbers beside NAME's line; no weights")
     args = parser.parse_args(argv)
     path = args.out or DATA_DIR / f"{args.name}.safetensors"
     try:
+        if args.seeds is not None:
+            seeds_of(0, args.seeds)  # a bad count is refused before anything runs
+            train_seeds(args.name, args.seeds, check_out(path, args.name).parent / MANIFEST.name)
+            return
         info = train_and_record(args.name, check_out(path, args.name))
     except ValueError as err:  # a bad --out, refused before the first step
         parser.exit(2, f"{parser.prog}: error: {err}\n")
