@@ -91,6 +91,8 @@ class Snapshot:
 def _added(snapshot: Snapshot, owner, name: str, value) -> bool:
     """A name that appeared since the snapshot and hides the original: written in the notebook, or
     set on a class over a method it inherits (`torch.Tensor.softmax = …`)."""
+    if id(owner) not in snapshot.names:  # loaded since: only code from the notebook gives itself away
+        return _from_notebook(value)
     if name in snapshot.names.get(id(owner), ()) and (id(owner), name) not in snapshot.originals:
         return _from_notebook(value)  # present when first seen, but never an original
     if name in snapshot.names.get(id(owner), ()):

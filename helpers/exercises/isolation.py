@@ -195,7 +195,7 @@ def _outcome(record: dict) -> sandbox.Outcome:
 
 
 def _ended(status: int) -> str:
-    if os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL:
+    if os.WIFSIGNALED(status):  # called only when the parent did not kill it
         return (f"your function crashed the Python process running it ({signal.Signals(os.WTERMSIG(status)).name}); "
                 f"the notebook is fine: check the function on a small input.")
     return ("your function ended the Python process running it (os._exit, or a crash) before it returned; "
