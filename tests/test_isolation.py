@@ -155,3 +155,11 @@ def test_in_a_real_kernel_os_exit_and_an_unstoppable_loop_leave_the_kernel_alive
     assert "ended the Python process running it" in texts[1], texts
     assert "ran for more than 1 s" in texts[2], texts
     assert "replaced `math.sqrt`" in texts[3] and texts[4] == "2.0\n", texts
+
+
+def test_an_answer_that_is_nan_everywhere_is_told_so_and_a_slip_only_as_a_possibility():
+    verdict = H.check_attention_weights(lambda Q, K: torch.full((Q.shape[0], K.shape[0]), math.nan))
+    assert "every number of your answer is NaN; one slip that gives exactly that" in verdict.line
+    assert not verdict.sure  # said as a possibility, not as the diagnosis
+    verdict = H.check_weighted_sum(lambda w, V: torch.full(V.shape, math.nan))
+    assert verdict.code == "weighted_sum.nan_everywhere" and verdict.line.count("NaN") == 2, verdict.line

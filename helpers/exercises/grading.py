@@ -101,13 +101,16 @@ _FIXED_HINT = {"wrong_shape", "numbers_differ", "raised", "fitted_divisor", "fit
 def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, seen: dict) -> Said:
     """What is wrong with a readable answer that is not right on input n."""
     named = _named(ex, n, seen)
+    if ex.tensor and value.size and _ALL(_ISNAN(value)):  # NaN everywhere fits many slips: name one as a possibility
+        if named:
+            return (f"every number of your answer is NaN; one slip that gives exactly that: {named[0]}"), \
+                named[1], "mistake", False
+        return ("every number of your answer is NaN: follow one step at a time on a small input and print "
+                "where the NaN first appears (a -inf before the softmax, a 0/0, a √ of a negative number?)."), \
+            "nan_everywhere", "mistake", True
     if named:
         return named[0], named[1], "mistake", named[2]
     if ex.tensor:
-        if value.size and _ALL(_ISNAN(value)):
-            return ("every number of your answer is NaN: follow one step at a time on a small input and print "
-                    "where the NaN first appears (a -inf before the softmax, a 0/0, a √ of a negative number?)."), \
-                "nan_everywhere", "mistake", True
         if not _ALL(_ISFINITE(value)):
             return ("your answer contains NaN or inf (e.g. a softmax over a row that is all -inf, -inf written "
                     "after the softmax, or 0 × inf); check each step on a small input."), "nan_or_inf", "mistake", True
