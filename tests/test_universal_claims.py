@@ -51,10 +51,8 @@ CITED = "reports the training notes in helpers/train.py, not a measurement made 
 NO_NETWORK = "enforced for every test by tests/conftest.py (the autouse no_outside_lookup fixture)"
 PENDING = "pending: 04 and 07 are another engineer's; the test comes with their issue-29 work"
 SEEDS = "pending: a comparison of trained variants, stated as far as the seed runs of issue 29 allow"
-FALSE_05 = ("pending, known false: the relay game fixes four words in five, not every word "
-            "(test_core_language.py::test_relay_words_follow_the_table); 05 is not edited here")
 REASONS = (GOAL, INSTRUCTION, DEFINITION, CODE, TITLE, QUOTE, ANALOGY, CITED, NO_NETWORK)
-PENDING_KINDS = (PENDING, SEEDS, FALSE_05)
+PENDING_KINDS = (PENDING, SEEDS)
 
 U = "test_universal_claims.py::"
 P13 = "test_prose_01_03.py::"
@@ -199,7 +197,6 @@ CLAIMS: list[tuple[str, str, str]] = [
     ("05", "has only 0.02 left for the other words", P45 + "test_05_rescaling_draws_a_resting_heads_small_remainder_at_full_brightness"),
     ("05", "Write a function that takes all attention maps", INSTRUCTION),
     ("05", "a determiner's key is always the word just before the query", FIXED),
-    ("05", "in which every word is fixed by the word two places back", FALSE_05),
     ("05", "with relay games only mixed into the stories no previous-word head formed", CITED),
     ("05", "where an induction head should look for every query", INSTRUCTION),
     ("05", "The check judges only the repeated words", CODE),
