@@ -72,6 +72,7 @@ _MODULES: dict[str, list[str]] = {
     ".analysis.kvcache": ["kv_cache_bytes_per_token", "kv_cache_table", "describe_kv_cache_table"],
     ".analysis.configs": ["head_size", "describe_head_sizes"],
     ".analysis.listloss": ["loss_on_list_words", "describe_loss_split"],
+    ".analysis.seeds": ["describe_seed_table", "describe_comparisons"],
     ".analysis.kvheads": ["KV_COUNTS", "kv_attention_params", "variant_name", "load_kv_variant", "kv_results",
                           "describe_kv_results", "similarity_by_kv_heads", "pooled_model", "pooled_results",
                           "pool_source", "pooling_on_text", "describe_pooling_on_text"],

@@ -238,7 +238,7 @@ def test_a_slip_that_agrees_on_one_input_only_gives_way_to_one_that_explains_bot
 
 def test_two_slips_at_once_are_named_with_the_input_they_match_on():
     first_only = ("adds 1", lambda x: x + 1)
-    line = _grade([first_only], lambda x: x + 1 if len(x) == 3 else x - 7)
+    line = _grade([first_only], lambda x: x + 1 if len(x) == 3 else x + 1.2)  # near the slip on x [4] too
     assert "possibly this: adds 1 — that explains your answer on x [3], but not on x [4], where something else " \
            "differs too." in line, line
 

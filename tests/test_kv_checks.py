@@ -153,4 +153,4 @@ def test_grouped_mask_that_hides_the_diagonal_is_named(capsys):
 def test_grouped_catches_a_group_size_fixed_to_the_first_input(capsys):
     line = verdict(H.check_grouped_attention,
                    lambda Q, K, V: _weights(Q, K.repeat_interleave(4, 0)) @ V.repeat_interleave(4, 0), capsys)
-    assert line.startswith("✗") and "is a size taken from elsewhere" in line
+    assert line.startswith("✗") and "take each size from this input's shape" in line

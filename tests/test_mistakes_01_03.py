@@ -93,7 +93,7 @@ WRONG = [
     ("masked_weights", lambda s: s.masked_fill(fut(len(s)), -math.inf).softmax(0), "softmax over the wrong axis", True),
     ("masked_weights", lambda s: s.masked_fill(fut(T), -math.inf).softmax(-1), "the notebook's sentence", True),
     ("masked_weights", lambda s: s.masked_fill(fut(len(s)).float(), -math.inf).softmax(-1), "must be boolean", True),
-    ("masked_weights", lambda s: s.masked_fill(fut(5), -math.inf).softmax(-1), "taken from elsewhere", True),
+    ("masked_weights", lambda s: s.masked_fill(fut(5), -math.inf).softmax(-1), "take each size from this input's shape", True),
     # --- 01, exercise 3: weighted sum
     ("weighted_sum", lambda w, V: w.T @ V, "weights transposed", True),
     ("weighted_sum", lambda w, V: V.sum(0, keepdim=True).expand_as(V), "without weighting", True),

@@ -116,7 +116,7 @@ WRONG = [
     ("predict_induction", lambda t: S.predict_induction(t[1:]), "dropped <bos>", True),
     ("predict_induction", lambda t: torch.full((len(t), len(t)), math.nan), "NaN", True),
     ("predict_induction", lambda t: "pattern", "expected a (T, T) array", True),
-    ("predict_induction", lambda t: S.predict_induction(LIST_TOKENS), "read the tokens it is given", True),
+    ("predict_induction", lambda t: S.predict_induction(LIST_TOKENS), "uses the notebook's `LIST_TOKENS`", True),
     ("predict_induction", lambda t: np.eye(len(t))[::-1].copy(), "wrong for ", False),
 ]
 # --- 06: the knock-out prediction (measured 84 % of 100 %), as plain numbers

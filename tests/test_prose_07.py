@@ -128,14 +128,16 @@ def test_07_2_one_key_value_head_still_gives_twelve_different_maps():
 
 
 def test_07_2_numbers_move_as_the_prose_says():
-    """"the cache shrinks with every step to the left, the loss hardly moves, and the share of lists said again
-    falls most at 1.\""""
+    """"Watch the numbers too (the shipped files', one run each): the cache shrinks with every step to the left,
+    the loss hardly moves, and the share of lists said again is lowest at 1; section 4 shows how far that holds over
+    five runs." (Over the runs: tests/test_prose_seeds.py.)"""
     r = H.kv_results()
     caches = [r[n]["cache_bytes_per_token"] for n in H.KV_COUNTS]
     assert caches == sorted(caches) and len(set(caches)) == 6
     losses = [r[n]["held_out_loss"] for n in H.KV_COUNTS]
     assert max(losses) - min(losses) < 0.045
     assert min(r, key=lambda n: r[n]["list_accuracy"]) == 1
+    assert "said again is lowest at 1; section 4 shows how far that holds over five runs" in prose()
 
 
 # --- §3 within and across groups ----------------------------------------------------------------------------------
@@ -160,25 +162,15 @@ def test_07_3_maps_in_one_group_are_more_alike():
 
 # --- §4 what our six models show --------------------------------------------------------------------------------
 def test_07_4_results():
-    """"from 768 to 64 bytes per token, and the attention parameters per layer from 37,248 to 20,176 … 1.589 with
-    12 key/value heads, 1.597 to 1.606 with 2 to 6, and 1.631 with 1 … only 45 % of the time, half as often as with
-    12 key/value heads (90 %), and 77 % to 84 % with 2 to 6 … (here 3 key/value heads do slightly worse than 2).\""""
+    """"from 768 to 64 bytes per token, and the attention parameters per layer from 37,248 to 20,176"; the shipped
+    files' numbers the prose quotes ("the shipped files put 45 % against 90 %"). The comparisons over the seed runs
+    are asserted in tests/test_prose_seeds.py."""
     r = H.kv_results()
     assert (r[12]["cache_bytes_per_token"], r[1]["cache_bytes_per_token"]) == (768, 64)
     assert (r[12]["params_per_layer"], r[1]["params_per_layer"]) == (37_248, 20_176)
-    middle = [r[n] for n in (2, 3, 4, 6)]
-    assert f"{r[12]['held_out_loss']:.3f}" == "1.589" and f"{r[1]['held_out_loss']:.3f}" == "1.631"
-    assert (f"{min(m['held_out_loss'] for m in middle):.3f}", f"{max(m['held_out_loss'] for m in middle):.3f}") == \
-        ("1.597", "1.606")
     assert f"{r[1]['list_accuracy']:.0%}" == "45%" and f"{r[12]['list_accuracy']:.0%}" == "90%"
-    assert abs(r[1]["list_accuracy"] / r[12]["list_accuracy"] - 0.5) < 0.02  # "half as often"
-    assert (f"{min(m['list_accuracy'] for m in middle):.0%}", f"{max(m['list_accuracy'] for m in middle):.0%}") == \
-        ("77%", "84%")
-    assert r[3]["list_accuracy"] < r[2]["list_accuracy"] and r[3]["held_out_loss"] > r[2]["held_out_loss"]
-    assert f"{r[1]['held_out_loss'] - r[12]['held_out_loss']:.2f}" == "0.04"  # the summary: "about 0.04"
     text = prose()
-    for phrase in ("from 768 to 64 bytes per token", "from 37,248 to 20,176", "1.589", "1.597 to 1.606", "1.631",
-                   "only 45 %", "half as often as with 12 key/value heads (90 %)", "77 % to 84 %"):
+    for phrase in ("from 768 to 64 bytes per token", "from 37,248 to 20,176", "the shipped files put 45 % against 90 %"):
         assert phrase in text
 
 
@@ -195,7 +187,7 @@ def test_07_4_the_list_words_are_a_small_part_of_what_the_loss_measures():
 # --- §5 the pooled thought experiment -----------------------------------------------------------------------------
 def test_07_5_pooling_without_training_is_far_worse():
     """"pooled to 6 key/value heads, kv-12's loss rises to 2.08 (the trained kv-6: 1.605), and pooled to 1 it
-    rises to 3.10 (the trained kv-1: 1.631). The fewer key/value heads, the worse it gets, and no pooled model says
+    rises to 3.10 (the shipped kv-1: 1.631). The fewer key/value heads, the worse it gets, and no pooled model says
     a list again correctly more than 12 % of the time.\""""
     pooled, trained = H.pooled_results(), H.kv_results()
     assert f"{pooled[6]['held_out_loss']:.2f}" == "2.08" and f"{trained[6]['held_out_loss']:.3f}" == "1.605"
@@ -211,9 +203,10 @@ def test_07_5_pooling_without_training_is_far_worse():
 
 
 def test_07_summary_numbers():
-    """Summary: "(0.55–0.64 against 0.41–0.49 here)", "rises by only about 0.04", "90 % to 45 %", "77–84 %"."""
+    """Summary: "(0.55–0.64 against 0.41–0.49 in the shipped files)", "45 % against 90 %" (its seed-run numbers:
+    tests/test_prose_seeds.py)."""
     text = prose()
-    for phrase in ("0.55–0.64 against 0.41–0.49", "about 0.04", "from 90 % to 45 %", "77–84 %",
+    for phrase in ("0.55–0.64 against 0.41–0.49 in the shipped files", "show a larger gap: 45 % against 90 %",
                    "512 KiB for Llama 2 7B, 128 KiB for Llama 3 8B, 36 KiB for GPT-2 small"):
         assert phrase in text
 
@@ -368,7 +361,7 @@ def test_07_4_the_loss_rise_comes_from_the_list_words(splits):
     for phrase in ("The loss and the list are one measurement.", "lie between 1.635 and 1.637",
                    "they differ by about 0.001 there", "between 0.53 (12 key/value heads) and 1.50 (1)",
                    "0.0406 comes from the list words and 0.0008 from all the others",
-                   "The loss is not a second, milder sign", "on the other 96 % the six models differ by about 0.001"):
+                   "The loss is not a second, milder sign", "the six shipped models' losses lie between 1.635 and 1.637"):
         assert phrase in text, phrase
     assert "H.describe_loss_split()" in " ".join(c.source for c in cells() if c.cell_type == "code")
 

@@ -37,9 +37,9 @@ def test_the_guides_answers_are_the_models_numbers():
     assert f"{resting} of the 144 heads put more than half" in GUIDE
     assert f"{H.attention_param_count(768, 12):,} numbers" in GUIDE and H.attention_param_count(768, 1) == 2362368
     assert f"({H.attention_param_count(96, 1):,} per layer)" in GUIDE
-    repeats = {h: H.load_variant(h).info["accuracy_induction"] for h in H.HEAD_COUNTS}
-    others = [round(100 * a) for h, a in repeats.items() if h > 1]
-    assert f"{round(100 * repeats[1])} % of the time, every other count {min(others)}–{max(others)} %" in GUIDE
+    # the head-count answer over the seed runs: tests/test_prose_seeds.py::test_the_guide_states_the_seed_spreads
+    assert f"the shipped file, an older run of that seed, {H.load_variant(1).info['accuracy_induction']:.0%}" \
+        .replace("%", " %") in " ".join(GUIDE.split())
 
 
 def test_the_guides_07_answers_are_the_variants_numbers():
@@ -51,11 +51,9 @@ def test_the_guides_07_answers_are_the_variants_numbers():
     across = sorted(round(s["across"], 2) for s in alike.values())
     assert (f"two heads of one group overlap {within[0]:.2f}–{within[-1]:.2f}, two of different groups "
             f"{across[0]:.2f}–{across[-1]:.2f}") in FLAT
-    rise = trained[1]["held_out_loss"] - trained[12]["held_out_loss"]
-    assert round(rise, 2) == 0.04 and "loss rises by about 0.04" in GUIDE
-    lists = [round(100 * trained[n]["list_accuracy"]) for n in (2, 3, 4, 6)]
-    assert (f"said again {trained[1]['list_accuracy']:.0%} of the time instead of {trained[12]['list_accuracy']:.0%}"
-            .replace("%", " %") in GUIDE and f"keep {min(lists)}–{max(lists)} %" in GUIDE)
+    # the loss rise and the list accuracy over the seed runs: tests/test_prose_seeds.py; here the shipped pair
+    assert (f"show {trained[1]['list_accuracy']:.0%} against {trained[12]['list_accuracy']:.0%}"
+            .replace("%", " %") in " ".join(GUIDE.split()))
     losses = [pooled[n]["held_out_loss"] for n in (1, 2, 3, 4, 6)]
     assert f"(loss\n{min(losses):.2f}–{max(losses):.2f})" in GUIDE
     heads_12 = H.load_variant(12).info

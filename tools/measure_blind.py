@@ -31,6 +31,7 @@ else:
     sys.path.insert(0, str(ROOT))
 
 WRONG_CLASSES = ("named", "misnamed", "generic", "false pass")
+GENERIC_CODES = ("numbers_differ", "wrong_shape", "raised", "explained")  # lines that name no slip
 OK_CLASSES = ("accepted", "refused")
 
 
@@ -54,32 +55,51 @@ class Runner:
         # 06's check runs its knock-outs for real (a few seconds each): patching the helpers here would be
         # noticed by the checks' integrity guard and show up in the next verdict line
 
-    def verdict(self, ex, fn) -> tuple[str, str]:
+    def verdict(self, ex, fn) -> tuple[str, str, str]:
+        """(the last line printed, everything printed, the Verdict's code or "")."""
         H = self.H
         out, err = io.StringIO(), io.StringIO()
+        got = None
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 if ex == "previous_word_head":
-                    H.check_previous_word_head(fn, self.full.attentions)
+                    got = H.check_previous_word_head(fn, self.full.attentions)
                 elif ex == "predict_induction":
-                    H.check_induction_prediction(fn, self.repeat)
+                    got = H.check_induction_prediction(fn, self.repeat)
                 elif ex == "knockout":
-                    H.check_knockout_prediction(fn, self.lm, "induction", [(0, 9)])
+                    try:  # the Verdict itself; an older tree (--tree) only prints it
+                        from helpers.exercises.head_checks import knockout_verdict
+                        got = knockout_verdict(fn, self.lm, "induction", [(0, 9)])[0]
+                    except ImportError:
+                        H.check_knockout_prediction(fn, self.lm, "induction", [(0, 9)])
                 elif ex == "multihead":
-                    H.check_multihead(fn)
+                    got = H.check_multihead(fn)
                 else:
-                    getattr(H, "check_" + ex)(fn)
+                    got = getattr(H, "check_" + ex)(fn)
             except BaseException as e:  # noqa: BLE001 - a check that raises is a finding too
                 print(f"CHECK RAISED {type(e).__name__}: {e}")
         lines = out.getvalue().strip().splitlines()
-        return (lines[-1] if lines else "(the check printed nothing)"), out.getvalue()
+        return (lines[-1] if lines else "(the check printed nothing)"), out.getvalue(), getattr(got, "code", "")
 
 
-def classify(entry, line, line_hash):
+def classify(entry, line, line_hash, code=""):
+    """The class of one verdict. With an expected verdict recorded (`expect`: the code a named wrong
+    answer must get, "generic" for an honest unnamed line, "right" for an answer the audit found correct),
+    a verdict is judged against it; else against the stored judgement of its line (`seen`/`judged`)."""
     passed = line.startswith("✓")
-    if entry["kind"] == "ok":
+    expect = entry.get("expect")
+    if expect == "right":  # the audit found this "wrong" answer right after all (see blind_round4.AUDITED)
         return "accepted" if passed else "refused"
+    if expect and entry["kind"] == "wrong":
+        if passed:
+            return "false pass"
+        if expect == "generic":
+            return "generic" if code.split(".", 1)[-1] in GENERIC_CODES else "re-judge"
+        want, _, line_seen = expect.partition("#")  # "#hash": a code shared by several lines (".explained")
+        return "named" if code == want and (not line_seen or line_hash(line) == line_seen) else "misnamed"
+    if entry["kind"] == "ok":  # a right value of the wrong type counts as right when the line says so
+        return "accepted" if passed or "the numbers are right" in line else "refused"
     if entry["kind"] == "outside":
         return "passed" if passed else "flagged"
     if passed:
@@ -110,10 +130,11 @@ def main(argv=None):
         if args.ex and entry["ex"] not in args.ex:
             continue
         t = time.time()
-        line, full = runner.verdict(entry["ex"], entry["fn"])
-        row = dict(id=entry["id"], ex=entry["ex"], kind=entry["kind"], desc=entry["desc"], line=line,
+        line, full, code = runner.verdict(entry["ex"], entry["fn"])
+        kind = "ok" if entry.get("expect") == "right" else entry["kind"]  # found right by the audit
+        row = dict(id=entry["id"], ex=entry["ex"], kind=kind, desc=entry["desc"], line=line,
                    hash=blind.line_hash(line), judged=entry["judged"], seen=entry["seen"],
-                   cls=classify(entry, line, blind.line_hash), seconds=round(time.time() - t, 2), output=full)
+                   code=code, cls=classify(entry, line, blind.line_hash, code), seconds=round(time.time() - t, 2), output=full)
         rows.append(row)
         if not args.quiet:
             changed = "" if row["cls"] != "re-judge" or not entry["seen"] else "  (verdict changed since judged)"

@@ -117,3 +117,67 @@ def how_far(a: Spread, b: Spread) -> str:
                 if result["shared_seeds"] else "")
         return f"on average, but not in every run{wins}"
     return "not even on average"
+
+
+# --- tables of a whole family (notebooks 04 and 07 print these; the figures draw the same numbers) -------
+SHIPPED_KEYS = {"held_out_loss": "held_out_loss", "list_accuracy": "accuracy_induction"}  # ours: info's
+
+
+def shipped_number(name: str, key: str) -> float:
+    """The shipped file's own number (one older run of the recipe's seed, the one the maps and sliders
+    show): held_out_loss or list_accuracy from its "info"."""
+    if key not in SHIPPED_KEYS:
+        raise ValueError(f"The shipped file records only {', '.join(SHIPPED_KEYS)}, not {key!r}.")
+    return float(recorded(name, "info")[SHIPPED_KEYS[key]])
+
+
+def seed_values(names, key: str) -> dict[str, dict[int, float]]:
+    """key for every recorded seed of each of `names` that has seed runs, {name: {seed: value}}."""
+    return {name: spread(name, key).values for name in names if seed_runs(name)}
+
+
+def failed_runs(name: str, below: float = 0.5) -> list[int]:
+    """The seeds whose run said a list again correctly less than `below` of the time (had not learned the
+    list game)."""
+    return [seed for seed, value in spread(name, "list_accuracy").values.items() if value < below]
+
+
+def family_range(names, key: str) -> tuple[float, float]:
+    """The lowest and highest value of key over every seed of every one of `names`."""
+    values = [v for name in names for v in spread(name, key).values.values()]
+    return min(values), max(values)
+
+
+def percent_range(s: Spread) -> str:
+    """'81 % (22–99 %)': the mean over the seeds and the lowest and highest run."""
+    return f"{100 * s.mean:.0f} % ({100 * s.low:.0f}–{100 * s.high:.0f} %)"
+
+
+def loss_range(s: Spread) -> str:
+    """'1.602 (1.582–1.676)'."""
+    return f"{s.mean:.3f} ({s.low:.3f}–{s.high:.3f})"
+
+
+def describe_seed_table(names) -> str:
+    """Every variant's numbers over its seeds (mean and lowest–highest run), beside the shipped run's."""
+    names = list(names)
+    first = sorted(seed_runs(names[0]))
+    lines = [f"{len(first)} training runs per model (the recipe's own seed and the next {len(first) - 1}, trained "
+             f"by today's code; {names[0]}: seeds {first[0]}–{first[-1]}); mean (lowest–highest run)",
+             f"{'model':<9}{'list said again':>17}{'held-out loss':>22}{'loss, list words':>22}"
+             f"{'other words':>22}   the shipped file: list, loss"]
+    for name in names:
+        acc, loss, lst, other = (spread(name, key) for key in KEYS[1::-1] + KEYS[2:])
+        lines.append(f"{name:<9}{percent_range(acc):>17}{loss_range(loss):>22}{loss_range(lst):>22}"
+                     f"{loss_range(other):>22}   {100 * shipped_number(name, 'list_accuracy'):.0f} %, "
+                     f"{shipped_number(name, 'held_out_loss'):.3f}")
+    return "\n".join(lines)
+
+
+def describe_comparisons(names, key: str, reference: str, reference_better: bool = True) -> str:
+    """One line per variant: how far `reference` beats it on key (how_far's words), over the seeds; with
+    reference_better=False, how far each variant beats `reference`."""
+    ref = spread(reference, key)
+    pairs = [(ref, spread(name, key)) if reference_better else (spread(name, key), ref)
+             for name in names if name != reference]
+    return "\n".join(f"{a.name} better than {b.name} ({key}): {how_far(a, b)}" for a, b in pairs)

@@ -50,8 +50,8 @@ def close(a: np.ndarray, b: np.ndarray, atol: float = ATOL, rtol: float = RTOL) 
     if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or a.shape != b.shape:
         return False
     nan_a, nan_b = _ISNAN(a), _ISNAN(b)
-    with np.errstate(invalid="ignore"):
-        within = _LE(_ABS(_SUB(a, b)), _ADD(atol, _MUL(rtol, _ABS(b))))
+    with np.errstate(invalid="ignore"):  # an infinite b is matched only by the same infinity (below)
+        within = _AND(_LE(_ABS(_SUB(a, b)), _ADD(atol, _MUL(rtol, _ABS(b)))), _ISFINITE(b))
     with np.errstate(invalid="ignore"):  # inf - inf is NaN: equal infinities count through _EQ
         within = _OR(_OR(within, _EQ(a, b)), _AND(nan_a, nan_b))
     return bool(_ALL(within) and not _ANY(_AND(nan_a, ~nan_b)))

@@ -19,6 +19,7 @@ import torch
 from ..core import attention as A
 from . import fitted
 from . import mistakes_01_03 as M
+from . import mistakes_02 as M2
 from . import mistakes_03 as M3
 from .grading import Exercise, Verdict, check
 
@@ -105,7 +106,7 @@ def _split_case(T: int, D: int, n: int, seed: int) -> tuple[str, tuple]:
 
 
 SPLIT_HEADS = Exercise(
-    "split heads", [_split_case(5, 12, 3, 9), _split_case(6, 20, 4, 19)], A.split_heads, M.SPLIT_HEADS,
+    "split heads", [_split_case(5, 12, 3, 9), _split_case(6, 20, 4, 19)], A.split_heads, M2.SPLIT_HEADS,
     shape_hint="Expected (n_heads, T, d_head).", sizes="T, D = x.shape")
 
 

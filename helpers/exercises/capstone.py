@@ -19,13 +19,14 @@ from torch import nn
 
 from ..core.catalog import load_model
 from . import sandbox
-from .verdict import Verdict
+from .verdict import Verdict, engine_verdict
 from .grading import Exercise, Mistake, check
 
 MODEL = "walkthrough-12"
 SENTENCE = "I like to draw"
 BATCH = ("she likes to paint her picture", "tom likes to draw his picture")
 DIM, HEADS = 768, 12
+OTHER_HEADS = 6  # the same weights cut into 6 heads of 128: a head count taken from elsewhere shows
 NAME = "MultiHead capstone"
 
 
@@ -40,9 +41,9 @@ def _layer_and_inputs() -> tuple[nn.Module, list[torch.Tensor]]:
 
 
 def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS, order: str = "qkv",
-            split: str = "transpose", merge: str = "transpose", scale: float | None = None, mask: str = "-inf",
-            axis: int = -1, project: bool = True, qkv_bias: bool = True, mask_size: int | None = None,
-            chunk_dim: int = -1, project_in: bool = True, out_bias: float = 1.0) -> torch.Tensor:
+            split: str = "transpose", merge: str = "transpose", scale: str = "sqrt_size", mask: str = "-inf",
+            axis: int = -1, project: int = 1, qkv_bias: bool = True, mask_size: int | None = None,
+            chunk_dim: int = -1, project_in: bool = True, out_bias: str = "once", residual: bool = False) -> torch.Tensor:
     """The layer with switches, so each usual mistake gives its own wrong answer to recognise."""
     B, T, D = x.shape
     size = D // heads
@@ -54,27 +55,31 @@ def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS,
            "reshape": lambda t: t.reshape(B, heads, T, size),  # the words get mixed
            "interleave": lambda t: t.reshape(B, T, size, heads).permute(0, 3, 1, 2)}[split]
     q, k, v = cut(q), cut(k), cut(v)  # (B, heads, T, size)
-    scores = q @ k.transpose(-2, -1) / (math.sqrt(size) if scale is None else scale)
-    n = T if mask_size is None else mask_size
+    divide = {"sqrt_size": math.sqrt(size), "sqrt_dim": math.sqrt(D), "size": size, "one": 1.0, "sqrt_heads": math.sqrt(heads)}
+    scores = q @ k.transpose(-2, -1) / (divide[scale] if isinstance(scale, str) else scale)
+    n = T if mask_size is None else (B if mask_size == "batch" else mask_size)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
-    if mask in ("-inf", "0", "-1", "below", "diagonal", "tril"):
-        where = {"-inf": future, "0": future, "-1": future, "below": future.T, "diagonal": torch.ones(n, n, dtype=torch.bool).triu(0),
+    if mask in ("-inf", "0", "-1", "-10", "below", "diagonal", "tril"):
+        where = {"below": future.T, "diagonal": torch.ones(n, n, dtype=torch.bool).triu(0),
                  "tril": torch.ones(n, n, dtype=torch.bool).tril(0)}
-        scores = scores.masked_fill(where[mask], {"0": 0.0, "-1": -1.0}.get(mask, -math.inf))
+        scores = scores.masked_fill(where.get(mask, future), {"0": 0.0, "-1": -1.0, "-10": -10.0}.get(mask, -math.inf))
     weights = scores.softmax(dim=axis)
-    if mask == "after":
-        weights = weights.masked_fill(future, 0.0)
+    if mask in ("after", "after_inf"):
+        weights = weights.masked_fill(future, 0.0 if mask == "after" else -math.inf)
     y = weights @ v  # (B, heads, T, size)
     y = {"transpose": lambda: y.transpose(1, 2).reshape(B, T, D), "reshape": lambda: y.reshape(B, T, D),
          "interleave": lambda: y.permute(0, 2, 3, 1).reshape(B, T, D)}[merge]()
-    return F.linear(y, out.weight) + out_bias * out.bias if project else y
+    bias = {"once": 1.0, "none": 0.0, "per_head": heads}.get(out_bias, out_bias)
+    for _ in range(project):
+        y = F.linear(y, out.weight) + bias * out.bias
+    return x + y if residual else y
 
 
-def _chunked_words(x: torch.Tensor, qkv: nn.Linear, sizes_from_x: bool) -> torch.Tensor:
+def _chunked_words(x: torch.Tensor, qkv: nn.Linear, sizes_from_x: bool, heads: int = HEADS) -> torch.Tensor:
     """chunk(3, dim=1) and then the split: raises the reshape error such an answer raises."""
     B, T, D = x.shape
     first = F.linear(x, qkv.weight, qkv.bias).chunk(3, dim=1)[0]
-    return first.reshape(B, T if sizes_from_x else first.shape[1], HEADS, D // HEADS)
+    return first.reshape(B, T if sizes_from_x else first.shape[1], heads, D // heads)
 
 
 SLIPS = [  # (switches, what went wrong and the fix, its stable code)
@@ -86,7 +91,7 @@ SLIPS = [  # (switches, what went wrong and the fix, its stable code)
                             ".reshape(B, T, dim), or the words get mixed.", "merge_without_transpose"),
     (dict(merge="interleave"), "heads interleaved by the merge: transpose(1, 2) then reshape(B, T, dim) keeps each "
                                "head's features together.", "merge_interleaved"),
-    (dict(project=False), "no output projection: pass the merged heads through self.out (the recombination).",
+    (dict(project=0), "no output projection: pass the merged heads through self.out (the recombination).",
      "no_output_projection"),
     (dict(mask="none"), "no mask: fill the scores above the diagonal with -inf before the softmax (the model reads left "
                         "to right).", "no_mask"),
@@ -98,17 +103,27 @@ SLIPS = [  # (switches, what went wrong and the fix, its stable code)
      "masked_diagonal"),
     (dict(mask="after"), "mask applied after the softmax: the rows no longer sum to 1; put -inf in the scores, then "
                          "take the softmax.", "masked_after_softmax"),
-    (dict(scale=math.sqrt(DIM)), "wrong scale: divide by √size (√64 = 8), not by √dim (√768).", "sqrt_of_dim"),
-    (dict(scale=64.0), "wrong scale: divide by √size (= 8), not by size (64) (or by √size twice).", "divided_by_size"),
-    (dict(scale=1.0), "forgot the scale: divide the scores by √size (= 8).", "no_scale"),
+    (dict(scale="sqrt_dim"), "wrong scale: divide by √size (√64 = 8), not by √dim (√768).", "sqrt_of_dim"),
+    (dict(scale="size"), "wrong scale: divide by √size (= 8), not by size (64) (or by √size twice).", "divided_by_size"),
+    (dict(scale="one"), "forgot the scale: divide the scores by √size (= 8).", "no_scale"),
     (dict(axis=-2), "softmax over the wrong axis: use dim=-1 (over the keys).", "softmax_axis"),
     (dict(axis=1), "softmax over the heads (dim=1): use dim=-1, over the keys of each query.", "softmax_over_heads"),
     (dict(mask="-1"), "mask filled with -1, not -inf: e⁻¹ > 0, so later words still get weight; use float('-inf').",
      "fill_minus_one"),
+    (dict(mask="-10"), "mask filled with -10, not -inf: e^-10 is small but not 0, so a masked score still gets some "
+                       "weight; use float('-inf').", "fill_minus_10"),
+    (dict(mask="after_inf"), "wrote -inf after the softmax: put -inf in the scores first, then take the softmax (-inf "
+                             "in the weights gives -inf and NaN in the output).", "minus_inf_after_softmax"),
+    (dict(scale="sqrt_heads"), "wrong scale: divide by √size (√64 = 8), not by √heads.", "sqrt_of_heads"),
+    (dict(project=2), "applied the output projection twice: self.out once, after the merge.", "output_projection_twice"),
+    (dict(residual=True), "added the residual x + …: this layer returns the update only (the block adds x outside).",
+     "residual_added"),
     (dict(qkv_bias=False), "left out the bias of the fused projection: call self.qkv(x), which adds it.",
      "no_qkv_bias"),
     (dict(mask_size=4), "the mask has a fixed size (4, the first sentence): build it from x, B, T, D = x.shape.",
      "fixed_mask_size"),
+    (dict(mask_size="batch"), "the mask was sized from x.shape[0], the batch: it is T × T, T = x.shape[1] (the tokens).",
+     "mask_from_batch"),
     (dict(project_in=False), "q, k and v are x itself: make them with the fused projection, "
                              "q, k, v = self.qkv(x).chunk(3, dim=-1).", "no_qkv_projection"),
     (dict(chunk_dim=1), "chunked along the words: q, k, v = self.qkv(x).chunk(3, dim=-1) (the features).",
@@ -116,8 +131,8 @@ SLIPS = [  # (switches, what went wrong and the fix, its stable code)
     (dict(mask="tril"), "masked the wrong triangle and the diagonal (.tril()): the last word has nothing left to look "
                         "at (NaN); hide only the later words, torch.ones(T, T, dtype=torch.bool).triu(1).",
      "tril_mask"),
-    (dict(out_bias=0.0), "the output projection lost its bias: call self.out(...), which adds b_O.", "no_out_bias"),
-    (dict(out_bias=HEADS), "the output bias was added once per head (12 times): W_O's blocks are summed over the "
+    (dict(out_bias="none"), "the output projection lost its bias: call self.out(...), which adds b_O.", "no_out_bias"),
+    (dict(out_bias="per_head"), "the output bias was added once per head: W_O's blocks are summed over the "
                            "heads, then b_O is added once; self.out(merged) does both.", "out_bias_per_head"),
 ]
 CHUNKED = "chunked along the words: q, k, v = self.qkv(x).chunk(3, dim=-1) splits the features, not the tokens."
@@ -155,42 +170,63 @@ def exercise() -> Exercise:
     qkv, out = layer64.c_attn, layer64.c_proj
     slips = _singles()
     slips += _two_slips(slips)
-    mistakes = [Mistake(says, lambda x, kw=kw: forward(x.double(), qkv, out, **kw), code=code)
+    mistakes = [Mistake(says, lambda x, h, kw=kw: forward(x.double(), qkv, out, heads=h, **kw), code=code)
                 for kw, says, code in slips]
     mistakes[len(ORDERS) + len(SLIPS):len(ORDERS) + len(SLIPS)] = [
-        Mistake(CHUNKED, lambda x, f=f: _chunked_words(x.double(), qkv, f), code=code) for f, code in CHUNKED_CODES]
-    labels = (f"'{SENTENCE}' [1 × 4 × 768]", "two sentences [2 × 6 × 768]")
-    return Exercise(NAME, list(zip(labels, [(x,) for x in inputs])), lambda x: layer64(x.double())[0], mistakes,
+        Mistake(CHUNKED, lambda x, h, f=f: _chunked_words(x.double(), qkv, f, h), code=code) for f, code in CHUNKED_CODES]
+    labels = (f"'{SENTENCE}' [1 × 4 × 768]", "two sentences [2 × 6 × 768]",
+              f"'{SENTENCE}' with MyMultiHead(768, {OTHER_HEADS})")
+    cases = [(x, HEADS) for x in inputs] + [(inputs[0], OTHER_HEADS)]
+
+    def reference(x, h):
+        return layer64(x.double())[0] if h == HEADS else forward(x.double(), qkv, out, heads=h)
+    return Exercise(NAME, list(zip(labels, cases)), reference, mistakes,
                     shape_hint="Same shape in, same shape out: [batch, tokens, 768].", sizes="B, T, D = x.shape")
 
 
-def _load(student_cls, attn: nn.Module) -> tuple[nn.Module | None, str | None]:
-    """Build the student's module and load the trained weights; (module, None) or (None, verdict line)."""
+def _load(student_cls, attn: nn.Module, heads: int = HEADS) -> tuple[nn.Module | None, tuple | None]:
+    """Build the student's module and load the trained weights; (module, None) or (None, (code, line))."""
     if isinstance(student_cls, nn.Module):
-        return None, f"✗ {NAME}: pass the class itself (e.g. MyMultiHead), not a module built from it."
+        return None, ("module_not_class", f"✗ {NAME}: pass the class itself (e.g. MyMultiHead), not a module built from it.")
     if not callable(student_cls):
-        return None, f"✗ {NAME}: expected the class MyMultiHead, got {type(student_cls).__name__}."
-    made = sandbox.run_student(student_cls, (DIM, HEADS), sandbox.Echo(), float(sandbox.TIME_LIMIT_S))
+        return None, ("not_a_class", f"✗ {NAME}: expected the class MyMultiHead, got {type(student_cls).__name__}.")
+    made = sandbox.run_student(student_cls, (DIM, heads), sandbox.Echo(), float(sandbox.TIME_LIMIT_S))
     if made.problem or made.error is not None:
-        why = made.problem or f"building MyMultiHead(768, 12) raised {type(made.error).__name__}: {made.error}"
-        return None, f"✗ {NAME}: {why}"
+        why = made.problem or f"building MyMultiHead(768, {heads}) raised {type(made.error).__name__}: {made.error}"
+        return None, ("build_failed", f"✗ {NAME}: {why}")
     layer = made.answer
     for part, source in (("qkv", attn.c_attn), ("out", attn.c_proj)):
         mine = getattr(layer, part, None)
         if not isinstance(mine, nn.Linear) or mine.weight.shape != source.weight.shape or mine.bias is None:
             want = "nn.Linear(dim, 3 * dim)" if part == "qkv" else "nn.Linear(dim, dim)"
-            return None, (f"✗ {NAME}: the model's weights need self.{part} = {want} with a bias; "
-                          f"got {type(mine).__name__ if mine is not None else 'nothing'}.")
+            return None, ("missing_linear", f"✗ {NAME}: the model's weights need self.{part} = {want} with a bias; "
+                                            f"got {type(mine).__name__ if mine is not None else 'nothing'}.")
         with torch.no_grad():
             mine.load_state_dict(source.state_dict())
     return (layer.eval() if isinstance(layer, nn.Module) else layer), None
 
 
+class _Both(nn.Module):
+    """The student's layer built twice, with 12 heads and with 6 (same weights): forward(x, heads)."""
+
+    def __init__(self, layers: dict):
+        super().__init__()
+        self.layers = layers
+
+    def forward(self, x, heads):
+        return self.layers[int(heads)](x)
+
+
 def check_multihead(student_cls) -> Verdict:
-    """Load walkthrough-12's weights into student_cls(768, 12) and compare with the model's layer."""
+    """Load walkthrough-12's weights into student_cls(768, 12) and student_cls(768, 6), and compare with
+    the model's layer (and the same weights cut into 6 heads of 128)."""
     attn, _ = _layer_and_inputs()
-    layer, problem = _load(student_cls, attn)
-    if problem:
-        print(problem)
-        return
-    return check(exercise(), layer)
+    layers = {}
+    for heads in (HEADS, OTHER_HEADS):
+        layer, problem = _load(student_cls, attn, heads)
+        if problem:
+            verdict = engine_verdict(exercise().key, problem[0], problem[1])
+            print(verdict.line)
+            return verdict
+        layers[heads] = layer
+    return check(exercise(), _Both(layers), source=student_cls)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import integrity, isolation, sandbox
+from . import globals_used, integrity, isolation, sandbox
 from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
 from .exercise import Exercise, Mistake  # noqa: F401 (the checks import them from here)
 from .verdict import ENGINE_CODES, Verdict, engine_verdict  # noqa: F401
@@ -79,13 +79,29 @@ def _named(ex: Exercise, n: int, seen: dict) -> tuple[str, str, bool] | None:
             return ex.mistakes[m].says, ex.mistakes[m].code, True
     for m in fits:
         if all(seen[k][0] != "right" or _fits(ex, m, k, seen[k], _args64(ex, k)) for k in others):
-            wrong_on = [ex.cases[k][0] for k in others if seen[k][0] != "right"]
+            wrong_on = [k for k in others if seen[k][0] != "right"]
             if not wrong_on:
                 return ex.mistakes[m].says, ex.mistakes[m].code, True
-            return (f"possibly this: {ex.mistakes[m].says.rstrip('.')} — that explains your answer on "
-                    f"{ex.cases[n][0]}, but not on {wrong_on[0]}, where something else differs too."), \
-                ex.mistakes[m].code, False
+            if ex.tensor and all(_near(ex, m, k, seen[k]) for k in wrong_on):
+                return (f"possibly this: {ex.mistakes[m].says.rstrip('.')} — that explains your answer on "
+                        f"{ex.cases[n][0]}, but not on {ex.cases[wrong_on[0]][0]}, where something else differs too."), \
+                    ex.mistakes[m].code, False
     return None
+
+
+def _near(ex: Exercise, m: int, k: int, seen: tuple) -> bool:
+    """Is the student's answer on input k at least as near the m-th mistake's answer as the right one,
+    with its shape? (Else a slip that explains one input only is no diagnosis to offer.)"""
+    if seen[0] != "answer":
+        return False
+    wrong, expected = _mistake_answer(ex, k, m, _args64(ex, k)), _reference(ex, k)
+    got = seen[1]
+    if not all(isinstance(a, np.ndarray) for a in (wrong, got)) or got.shape != wrong.shape or not got.size:
+        return False
+    if not isinstance(expected, np.ndarray) or expected.shape != got.shape:
+        return True  # the slip's shape, which the right answer does not have
+    with np.errstate(invalid="ignore"):
+        return bool(np.nanmax(np.abs(got - wrong)) < 0.5 * np.nanmax(np.abs(got - expected)))
 
 
 def _args64(ex: Exercise, k: int) -> tuple:
@@ -203,8 +219,9 @@ def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str) -> Verdic
     return None
 
 
-def grade(ex: Exercise, fn, plain_answer_ok: bool = False) -> Verdict:
-    """The Verdict on the student's `fn` (or plain answer) on every input of `ex`."""
+def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdict:
+    """The Verdict on the student's `fn` (or plain answer) on every input of `ex`; `source` is what the
+    student wrote when `fn` wraps it (the capstone's class), read for the notebook variables it uses."""
     seconds = float(sandbox.TIME_LIMIT_S)  # read before any student code runs
     stop, note = _put_back(ex)
     if stop:
@@ -244,6 +261,11 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False) -> Verdict:
             line, code, kind, sure = _wrong_answer(ex, n, outcome.answer, value, expected, args64, seen)
             if ex.show_case:
                 line = line.rstrip(".") + f" ({label}: expected {_show(expected)}, got {_show(value)})."
+        if not sure or code not in _KEEP and code not in {m.code for m in ex.mistakes}:
+            told = globals_used.told(fn if source is None else source, ex.cases[n][1], outcome.error,
+                                     None if outcome.error is not None else value, expected, code, ex.sizes)
+            if told:
+                line, code, kind, sure = told, "notebook_global", "mistake", True
         if n > 0 and code in _FIXED_HINT:
             line = line.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}: {ex.fixed}"
         return Verdict(ex.key, kind, f"{ex.key}.{code}", f"✗ {ex.name}: {line}{note}", printed, sure)
@@ -251,6 +273,9 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False) -> Verdict:
         f"✓ {ex.name}: correct on {len(ex.cases)} inputs of different sizes "
         f"({', '.join(label for label, _ in ex.cases)}).")
     return engine_verdict(ex.key, "right", line + note, printed)
+
+
+_KEEP = {"fitted_divisor", "fitted_factor", "half_precision", "returned_several"}  # exact; a global does not beat them
 
 
 def _pieces(answer) -> bool:
@@ -262,9 +287,9 @@ def _show(value) -> str:
     return f"{value:.0%}" if isinstance(value, float) else str(value)
 
 
-def check(ex: Exercise, fn, plain_answer_ok: bool = False) -> Verdict:
+def check(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdict:
     """Print what the student's code printed (truncated), then the verdict line; return the Verdict."""
-    verdict = grade(ex, fn, plain_answer_ok)
+    verdict = grade(ex, fn, plain_answer_ok, source)
     if verdict.printed:
         print(verdict.printed, end="" if verdict.printed.endswith("\n") else "\n")
     print(verdict.line)

@@ -37,12 +37,13 @@ def check_previous_token_detector(student_fn) -> Verdict:
 
 
 # --- notebook 05, exercise 1: the previous-word head ---------------------------------------------
-def planted_maps(L: int = 3, H: int = 5, T: int = 8) -> torch.Tensor:
+def planted_maps(L: int = 3, H: int = 6, T: int = 8) -> torch.Tensor:
     """Random causal maps (L, H, T, T) with one head of each kind planted where every usual slip
     points somewhere else: previous word (2, 1), itself (0, 3), two back (1, 4), first token (0, 1),
-    a head that looks least at the previous word (2, 3), one whose largest previous-word weight is 1
-    (0, 2), one whose last word looks back fully (1, 0), one spread over all earlier words (1, 1),
-    and the best of layer 0 (0, 4)."""
+    heads that look least at the previous word (2, 0) …, one whose largest previous-word weight is 1
+    (0, 2), one whose last word looks back fully (1, 0), one spread over all earlier words (2, 2), and
+    the best of layer 0 (0, 4). The best cell's row and column are not the best on average (layer 1,
+    whose best head is (1, 5), and column 3 are), so choosing the layer apart from the head misses it."""
     g = torch.Generator().manual_seed(5)
     a = (torch.randn(L, H, T, T, generator=g) * 2).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1),
                                                                 float("-inf")).softmax(-1)
@@ -58,9 +59,15 @@ def planted_maps(L: int = 3, H: int = 5, T: int = 8) -> torch.Tensor:
     a[1, 4, 1] = 0.6 * prev[1] + 0.4 * eye[1]
     a[2, 3] = 0.5 * eye + 0.5 * first
     a[0, 2, 4], a[1, 0, T - 1] = prev[4], prev[T - 1]  # one query looks back fully: max, the last query only
-    a[1, 1] = torch.tril(torch.ones(T, T), -1) / torch.arange(T).clamp(min=1)[:, None] + top  # all earlier words
     a[0, 4] = 0.6 * prev + 0.2 * first + 0.2 * eye  # the best of layer 0
     a[0, 4, 0] = top[0]
+    # the best cell's row and column are not the best on average: layer 1 is (its best head is (1, 5)) and
+    # column 3 is, so choosing the layer apart from the head gives (1, 5) or (1, 3), not (2, 1)
+    a[1, 5], a[1, 3] = 0.8 * prev + 0.2 * eye + 0.2 * top, 0.6 * prev + 0.4 * eye + 0.4 * top
+    a[2, 3] = 0.9 * prev + 0.1 * eye + 0.1 * top
+    for layer, h in ((2, 0), (2, 4), (0, 5), (2, 5), (1, 1)):  # (1, 1): a fixed 12 decodes the best head there
+        a[layer, h] = 0.5 * eye + 0.5 * first
+    a[2, 2] = torch.tril(torch.ones(T, T), -1) / torch.arange(T).clamp(min=1)[:, None] + top  # all earlier words
     return a
 
 
@@ -92,8 +99,12 @@ def _head_explain(value, expected, args):
     best = f"the best is L{expected[0]} H{expected[1]} ({prev.max():.2f})"
     layer, head = value
     if not (0 <= layer < L and 0 <= head < H):
+        if (layer - 1, head - 1) == tuple(expected):
+            return (f"there is no head ({layer}, {head}) in maps of {L} layers × {H} heads: layers and heads count from "
+                    f"0 (L0 H0 is the first), so drop the + 1; {best}."), True
         return (f"there is no head ({layer}, {head}) in maps of {L} layers × {H} heads: search the maps your function "
-                f"is given, not a fixed head; {best}."), True
+                f"is given, not a fixed head, and take every size from them (a flat index: divmod(index, "
+                f"attentions.shape[1]), not a fixed 12); {best}."), True
     return f"L{layer} H{head} puts only {prev[layer, head]:.2f} on the previous word; {best}.", False
 
 
@@ -171,10 +182,16 @@ def _right_targets(a, b, args) -> bool:
 
 
 def _pattern_explain(value, expected, args):
+    if value.ndim == 1 and value.shape[0] == expected.shape[0]:
+        return (f"you returned one key position per query ({value.shape[0]} numbers): return the (T, T) array itself, "
+                f"with a 1 at [q, key] in each row."), True
     if value.shape != expected.shape:
         return f"shape {value.shape}, expected {expected.shape} (queries × keys, one row per token).", False
     tokens = args[0]
     rows = [q for q in range(len(tokens)) if tokens[q] in tokens[:q]]
+    if rows and all(value[q, 0] > 0 and value[q, int(expected[q].argmax())] >= value[q].max() for q in rows):
+        return ("you gave the first token (<bos>) a 1 in the rows of repeated words too: there the 1 goes only after "
+                "the earlier copy; <bos> gets it only in the rows of words seen for the first time."), True
     wrong = [q for q in rows if _targets(value[q:q + 1])[0] != expected[q].argmax()]
     ahead = [q for q in wrong if _targets(value[q:q + 1])[0] > q]
     if len(ahead) * 2 > len(wrong):
@@ -225,6 +242,12 @@ def check_knockout_prediction(predicted, lm: LanguageModel, relation: str, heads
                               tolerance: float = 0.07) -> float:
     """Measure the accuracy after the knock-out and compare it with the student's prediction (right
     within ±tolerance). Prints one line; returns the measured accuracy (assign it: `measured = ...`)."""
+    return knockout_verdict(predicted, lm, relation, heads, mode, tolerance)[1]
+
+
+def knockout_verdict(predicted, lm: LanguageModel, relation: str, heads, mode: str = "zero",
+                     tolerance: float = 0.07) -> tuple[Verdict, float]:
+    """check_knockout_prediction's work: prints the line; returns (the Verdict, the measured accuracy)."""
     measured, base = forced_accuracy(lm, relation, heads, mode), forced_accuracy(lm, relation)
     who = " and ".join(f"L{layer} H{head}" for layer, head in heads) or "no head"
     means = (f"Measured: {relation} accuracy {base:.0%} with all heads, {measured:.0%} without {who}: the model still "
@@ -233,8 +256,8 @@ def check_knockout_prediction(predicted, lm: LanguageModel, relation: str, heads
     def explain(value, expected, args):
         return f"{M.knockout_direction(value, base, measured, who)} {means}", True
     slips = [M.M(f"{m.says} {means}", m.answer, code=m.code) for m in M.knockout_slips(base, measured, who)]
-    check(Exercise("knock-out prediction", [("the prediction", ())], lambda: measured, slips, read=read_prediction,
+    verdict = check(Exercise("knock-out prediction", [("the prediction", ())], lambda: measured, slips, read=read_prediction,
                    same=lambda a, b, args: abs(a - b) <= 0.05 + 1e-9, right=lambda a, b, args: abs(a - b) <= tolerance + 1e-9,
                    explain=explain, tensor=False, exact_inputs=True,
                    praise=lambda values: f"✓ good prediction ({values[0]:.0%}). {means}"), predicted, plain_answer_ok=True)
-    return measured
+    return verdict, measured

@@ -15,14 +15,19 @@ from .verdict import Verdict
 from .grading import Exercise, Mistake as M, check
 
 
-def whole_numbers(example: str):
-    """A reader: the answer as a tuple of plain ints, or one line saying what to return instead."""
+def whole_numbers(example: str, reference=None):
+    """A reader: the answer as a tuple of plain ints, or one line saying what to return instead (for a float
+    of the right value, that the numbers are right and only their type is not)."""
     def read(got, args):
         if is_whole_number(got):
             return None, f"expected a tuple of whole numbers such as {example}, got the single number {int(got)}."
         if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list, torch.Size)):
             return None, f"expected a tuple of whole numbers such as {example}, got {type(got).__name__} {got!r:.40}."
         if any(isinstance(x, float) and x.is_integer() for x in got):
+            if reference is not None and all(isinstance(x, (int, float)) for x in got) and \
+                    tuple(int(x) for x in got) == tuple(reference(*args)):
+                return None, (f"the numbers are right, only their type is not: {tuple(got)} holds a float (width / "
+                              f"n_heads gives 8.0, not 8); use whole-number division, width // n_heads.")
             return None, (f"{tuple(got)} holds a float: width / n_heads gives a float (e.g. 8.0); use whole-number "
                           f"division, width // n_heads.")
         if not all(is_whole_number(x) for x in got):
@@ -42,6 +47,12 @@ def _params(w: int, n: int) -> int:
 def _one_head(w: int, n: int) -> int:
     d = w // n
     return 3 * (w * d + d) + d * w
+
+
+def _per_head(w: int, n: int, qkv: int = 3, out=None, bias: int | None = None) -> int:
+    """A per-head count with one part changed: qkv matrices, W_O's share (out) or the per-head bias."""
+    d = w // n
+    return n * (qkv * (w * d + (d if bias is None else bias)) + (d * w if out is None else out))
 
 
 def _last_resort(value, expected, args):
@@ -80,7 +91,28 @@ HEAD_SIZE_AND_PARAMS = Exercise(
           lambda w, n: (w // n, 4 * w * w + 3 * (w // n) + w), code="qkv_bias_one_head"),
         M("you counted every matrix of a head as [d × d]: W_Q, W_K, W_V are [width × d] and its rows of W_O "
           "[d × width].", lambda w, n: (w // n, n * (4 * (w // n) ** 2 + 3 * (w // n)) + w), code="all_as_d_by_d"),
-    ], read=whole_numbers("(8, 37248)"), same=_same, explain=_last_resort, tensor=False,
+        M("you counted W_O as [width × width] for every head: each head has only its d rows of W_O, [d × width] "
+          "(width × width for all heads together).", lambda w, n: (w // n, _per_head(w, n, out=w * w) + w),
+          code="w_o_full_per_head"),
+        M("two slips at once: W_O counted as [width × width] per head (each head has d rows, [d × width]), and no "
+          "output bias (add width).", lambda w, n: (w // n, _per_head(w, n, out=w * w)),
+          code="two_slips.w_o_full_per_head+no_output_bias"),
+        M("you left out W_O's weights: each head has d rows of W_O, [d × width], besides the output bias.",
+          lambda w, n: (w // n, _per_head(w, n, out=0) + w), code="no_w_o_weights"),
+        M("you gave each head a bias of width numbers for each of Q, K, V: a head's biases are d long (3·d per head).",
+          lambda w, n: (w // n, _per_head(w, n, bias=w) + w), code="qkv_bias_width_per_head"),
+        M("you counted every head's W_Q, W_K, W_V as [width × width]: a head's are [width × d] (all heads together "
+          "make one width × width each).", lambda w, n: (w // n, n * 3 * (w * w + w // n) + w * w + w),
+          code="qkv_full_per_head"),
+        M("you left out the 3: each head has three matrices and biases, for Q, K and V.",
+          lambda w, n: (w // n, _per_head(w, n, qkv=1) + w), code="forgot_three"),
+        M("you counted W_O as [d × d] per head: a head's rows of W_O are [d × width].",
+          lambda w, n: (w // n, _per_head(w, n, out=(w // n) ** 2) + w), code="w_o_as_d_by_d"),
+        M("two slips at once: W_O as [d × d] per head (its rows are [d × width]), and no output bias (add width).",
+          lambda w, n: (w // n, _per_head(w, n, out=(w // n) ** 2)), code="two_slips.w_o_as_d_by_d+no_output_bias"),
+        M("the biases are 3·width + width numbers, not 4: 4·width² weights and 4·width biases.",
+          lambda w, n: (w // n, 4 * w * w + 4), code="four_biases"),
+    ], read=whole_numbers("(8, 37248)", lambda w, n: (w // n, _params(w, n))), same=_same, explain=_last_resort, tensor=False,
     show_case=True, sizes="d = width // n_heads")
 
 
@@ -117,7 +149,11 @@ CONCAT_SHAPE = Exercise(
           lambda T, w, n: (T + 1, w), code="token_too_many"),
         M("counted one token too few: one row for each of the n_tokens tokens.", lambda T, w, n: (T - 1, w),
           code="token_too_few"),
-    ], read=whole_numbers("(5, 96)"), same=_same,
+        M("two slips at once: one token too many (<bos>? n_tokens counts every token), and one head's width: the heads "
+          "side by side give width columns.", lambda T, w, n: (T + 1, w // n), code="two_slips.token_too_many+one_head"),
+        M("two slips at once: rows and columns swapped (one row per token), and one head's width (the heads side by "
+          "side give width columns).", lambda T, w, n: (w // n, T), code="two_slips.rows_columns_swapped+one_head"),
+    ], read=whole_numbers("(5, 96)", lambda T, w, n: head_shapes(w, n, T)["concatenation"]), same=_same,
     explain=lambda value, expected, args: ("rows are tokens, columns are heads × head size.", False), tensor=False,
     show_case=True, sizes="d = width // n_heads")
 

@@ -88,6 +88,16 @@ def _cache_mistakes():
           lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n, kv=3), code="with_queries"),
         M("you used the query heads and the key/value heads together: the cache holds key/value heads only.",
           lambda c, n: _cache(f(c)[0], f(c)[1] + f(c)[2], f(c)[3], n), code="query_and_kv_heads"),
+        M("that is n_tokens − 1 tokens: every token, the newest too, keeps its key and value in the cache.",
+          lambda c, n: _cache(f(c)[0], f(c)[2], f(c)[3], n - 1), code="one_token_short"),
+        M("two slips at once: no layers (every layer keeps its own cache: × num_hidden_layers) and no bytes per "
+          "number (each 16-bit number takes 2 bytes).", lambda c, n: _cache(1, f(c)[2], f(c)[3], n, size=1),
+          code="two_slips.one_layer+no_bytes"),
+        M("those are GPT-2 small's numbers (12 layers, 12 heads of 64): read every size from config.",
+          lambda c, n: _cache(12, 12, 64, n), code="gpt2_numbers"),
+        M("two slips at once: the attention heads instead of the key/value heads (use num_key_value_heads), and "
+          "one of the two factors 2 missing (a key AND a value, 2 bytes each).",
+          lambda c, n: _cache(f(c)[0], f(c)[1], f(c)[3], n, kv=1), code="two_slips.full_multi_head+missing_factor_2"),
     ]
 
 
@@ -183,6 +193,29 @@ def _grouped_mistakes():
         M("keys and values have fewer heads than the queries: give each query head its group's key/value head "
           "first, K.repeat_interleave(H // H_kv, dim=0) (and V).", lambda Q, K, V: _attend(Q, K, V),
           code="not_expanded"),
+        M("repeat_interleave by the number of key/value heads (K.shape[0]): repeat each by the group size, "
+          "H // H_kv = Q.shape[0] // K.shape[0].",
+          lambda Q, K, V: _attend(Q, K.repeat_interleave(K.shape[0], 0), V.repeat_interleave(K.shape[0], 0)),
+          code="repeat_by_kv_heads"),
+        M("every query head read key/value head 0: query head h reads head h // (H // H_kv), its group's.",
+          lambda Q, K, V: _attend(Q, K[:1].expand_as(Q), V[:1].expand_as(Q)), code="all_read_head_0"),
+        M("the key/value heads were averaged into one: each group keeps its own key/value head; give query head h "
+          "head h // (H // H_kv) with repeat_interleave.",
+          lambda Q, K, V: _attend(Q, K.mean(0, keepdim=True).expand_as(Q), V.mean(0, keepdim=True).expand_as(Q)),
+          code="kv_heads_averaged"),
+        M("divided by √T (the number of words): the scale is 1/√d, d = Q.shape[-1].",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / math.sqrt(Q.shape[1])), code="sqrt_of_T"),
+        M("averaged the outputs of each group: every query head keeps its own output, [H × T × d].",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q)).reshape(K.shape[0], _g(Q, K), *Q.shape[1:]).mean(1),
+          code="group_outputs_averaged"),
+        M("two slips at once: no 1/√d scaling (divide the scores by √d), and .repeat instead of repeat_interleave "
+          "(neighbouring query heads share a key/value head).",
+          lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1), scale=1.0),
+          code="two_slips.no_scale+repeat_not_interleave"),
+        M("two slips at once: every query head read key/value head 0 (head h reads h // (H // H_kv)), and no causal "
+          "mask (fill the scores above the diagonal with -inf).",
+          lambda Q, K, V: _attend(Q, K[:1].expand_as(Q), V[:1].expand_as(Q), mask=None),
+          code="two_slips.all_read_head_0+no_mask"),
     ]
 
 

@@ -77,6 +77,11 @@ ATTENTION_WEIGHTS = [
     M("d ** 1/2 is (d ** 1) / 2 = d/2, not √d: write d ** 0.5 or math.sqrt(d).",
       lambda Q, K: (Q @ K.T / (Q.shape[-1] / 2)).softmax(-1), code="d_over_2"),
     *_copied(lambda Q, K, v: (Q @ K.T / v).softmax(-1)),
+    M("(Q * K).sum(-1) gives one score per word (each query with its own key only): every query meets every key "
+      "in Q @ K.T, a [T × T] table.", lambda Q, K: ((Q * K).sum(-1) / math.sqrt(Q.shape[-1])).softmax(-1),
+      code="one_score_per_word"),
+    M("two slips at once: queries and keys swapped (compute Q @ K.T, rows are queries), and divided by d instead of "
+      "√d.", lambda Q, K: (K @ Q.T / Q.shape[-1]).softmax(-1), code="two_slips.queries_keys_swapped+divided_by_d"),
     M("took the square root of the scores (NaN wherever a score is negative): the √ belongs to d; divide the "
       "scores by math.sqrt(d), d = Q.shape[-1].", lambda Q, K: torch.sqrt(Q @ K.T).softmax(-1), code="sqrt_of_scores"),
     M("took the square root of the scaled scores (NaN wherever a score is negative): divide the scores by "
@@ -104,6 +109,22 @@ MASKED_WEIGHTS = [
       lambda s: _fill(s, _future(s.shape[-1]), 0.0).softmax(-1), code="fill_zero"),
     M("filled the future with -1, not -inf: e⁻¹ > 0, so later words still get weight; use float('-inf').",
       lambda s: _fill(s, _future(s.shape[-1]), -1.0).softmax(-1), code="fill_minus_one"),
+    *[M(f"filled the future with {v:g}, not -inf: e^{v:g} is small but not 0, so a masked score still gets some "
+        f"weight (the later words are not hidden); use float('-inf').",
+        lambda s, v=v: _fill(s, _future(s.shape[-1]), v).softmax(-1), code=f"fill_minus_{-v:g}") for v in (-10.0,)],
+    M("wrote -inf after the softmax: the weights then hold -inf (and each row still sums over the later words); put "
+      "-inf in the scores first, then take the softmax.",
+      lambda s: _fill(s.softmax(-1), _future(s.shape[-1])), code="minus_inf_after_softmax"),
+    M("filled the future with +inf (float('inf') without the minus): e^inf gives NaN; use float('-inf').",
+      lambda s: _fill(s, _future(s.shape[-1]), math.inf).softmax(-1), code="plus_inf"),
+    M("divided the scores by √T: they are scaled already; mask them and take the softmax as they are.",
+      lambda s: _fill(s / math.sqrt(s.shape[-1]), _future(s.shape[-1])).softmax(-1), code="scaled_again"),
+    M("two slips at once: filled the future with 0 instead of -inf (e⁰ = 1, use float('-inf')), and the softmax is "
+      "over the wrong axis (use dim=-1).", lambda s: _fill(s, _future(s.shape[-1]), 0.0).softmax(0),
+      code="two_slips.fill_zero+softmax_axis"),
+    M("two slips at once: masked the wrong triangle (hide the later words, .triu(1)), and filled with 0 instead of "
+      "-inf (e⁰ = 1, use float('-inf')).", lambda s: _fill(s, _future(s.shape[-1]).T, 0.0).softmax(-1),
+      code="two_slips.wrong_triangle+fill_zero"),
     M("added a 0/1 mask to the scores: +1 barely changes a score; put -inf at the later words (masked_fill).",
       lambda s: (s + _future(s.shape[-1]).to(s.dtype)).softmax(-1), code="added_mask"),
     M("masked after the softmax: the rows no longer sum to 1; put -inf in the scores, then take the softmax.",
@@ -159,6 +180,14 @@ WEIGHTED_SUM = [
       code="softmax_again"),
     M("summed over the queries (axis 0) instead of the keys: row i is Σ_j weights[i, j] · V[j], i.e. weights @ V.",
       lambda w, V: (w[:, :, None] * V[None]).sum(0), code="summed_over_queries"),
+    M("V.T @ weights gives [d × T]: the weights come first, weights @ V ([T × T] @ [T × d]).", lambda w, V: V.T @ w,
+      code="values_transposed_first"),
+    M("that is one word's update (one row of weights @ V, like the draw example): return every word's, weights @ V "
+      "[T × d].", lambda w, V: w[-1] @ V, code="one_word_only"),
+    M("the loop runs from 1 to T: row T does not exist (rows count from 0); use range(T).",
+      lambda w, V: torch.stack([w[i] @ V for i in range(1, w.shape[0] + 1)]), code="loop_1_to_T"),
+    M("two slips at once: the weights transposed (a query's weights are its row, use weights @ V), and divided by "
+      "T (the weights already sum to 1).", lambda w, V: w.T @ V / w.shape[0], code="two_slips.weights_transposed+divided_by_T"),
     M("a loop that overwrites instead of adds: only the last value vector is left; use out = out + w[:, j:j+1] * V[j].",
       lambda w, V: w[:, -1:] * V[-1], code="loop_overwrites"),
 ]
@@ -181,6 +210,15 @@ ONE_HEAD = [
     M("made the keys with W_Q: keys come from X @ W_K.", lambda X, a, b, c: _head(X, a, a, c), code="keys_from_wq"),
     M("made the values with W_K: values come from X @ W_V.", lambda X, a, b, c: _head(X, a, b, b),
       code="values_from_wk"),
+    M("W_K and W_V swapped: keys come from X @ W_K and values from X @ W_V.", lambda X, a, b, c: _head(X, a, c, b),
+      code="keys_values_swapped"),
+    M("used W_Q for the queries, the keys and the values: keys come from X @ W_K, values from X @ W_V.",
+      lambda X, a, b, c: _head(X, a, a, a), code="all_from_wq"),
+    M("two slips at once: no 1/√d scaling (divide Q @ K.T by √d_head), and W_K and W_V swapped (keys from X @ W_K, "
+      "values from X @ W_V).", lambda X, a, b, c: _head(X, a, c, b, divide=1.0), code="two_slips.no_scale+keys_values_swapped"),
+    M("two slips at once: divided by √D (the width) instead of √d_head (W_Q.shape[1]), and the softmax is over the "
+      "wrong axis (use dim=-1).", lambda X, a, b, c: _head(X, a, b, c, divide=math.sqrt(X.shape[1]), axis=0),
+      code="two_slips.sqrt_of_width+softmax_axis"),
     M("returned the attention weights; the head's update is weights @ V.",
       lambda X, a, b, c: ((X @ a) @ (X @ b).T / math.sqrt(a.shape[1])).softmax(-1), code="returned_weights"),
     M("made the values with W_Q: values come from X @ W_V.", lambda X, a, b, c: _head(X, a, b, a),
@@ -224,33 +262,4 @@ ONE_HEAD = [
         f"d_head = W_Q.shape[1].", lambda X, a, b, c, v=value: _head(X, a, b, c, divide=v),
         code=f"fixed_divisor_{tag}")
       for value, name, tag in ((8.0, "8 (√64)", "8"), (math.sqrt(768), "√768", "sqrt768"), (64.0, "64", "64"))],
-]
-
-
-# --- 02, exercise 2: split_heads(x, n_heads) ---------------------------------------------------------
-def _blocks(x, n):
-    return x.shape[0], x.shape[1] // n
-
-
-SPLIT_HEADS = [
-    M("heads split in the wrong order: x.reshape(n_heads, T, d) mixes words; reshape to (T, n_heads, d) and then "
-      "swap the first two axes (.transpose(0, 1)).", lambda x, n: x.reshape(n, *_blocks(x, n)),
-      code="reshape_without_transpose"),
-    M("heads interleaved: each head must take a *contiguous* block of d features, not every n_heads-th feature; "
-      "reshape to (T, n_heads, d).", lambda x, n: x.reshape(x.shape[0], -1, n).permute(2, 0, 1), code="interleaved"),
-    M("swapped the head count and the head size: reshape to (T, n_heads, d_head), then .transpose(0, 1).",
-      lambda x, n: x.reshape(x.shape[0], -1, n).transpose(0, 1), code="count_and_size_swapped"),
-    M("forgot to move the head axis first: the result should be (n_heads, T, d), not (T, n_heads, d).",
-      lambda x, n: x.reshape(x.shape[0], n, -1), code="head_axis_not_first"),
-    M("each head's block came out transposed (d, T): use .transpose(0, 1) on (T, n_heads, d), not a full "
-      "reversal of the axes.", lambda x, n: x.reshape(x.shape[0], n, -1).permute(1, 2, 0), code="blocks_transposed"),
-    M("gave every head all D features: a head reads a block of d = D / n_heads features.",
-      lambda x, n: x.expand(n, *x.shape), code="all_features_per_head"),
-    M("split the words (dim 0) instead of the features: chunk along the last axis, x.chunk(n_heads, dim=-1).",
-      lambda x, n: torch.stack(x.chunk(n, dim=0)), code="split_words"),
-    M("the heads came out in reverse order: head 0 takes the first d features, head 1 the next …",
-      lambda x, n: x.reshape(x.shape[0], n, -1).flip(1).transpose(0, 1), code="reverse_order"),
-    M("swapped axes 0 and 2, giving (d, n_heads, T): swap the first two, .transpose(0, 1).",
-      lambda x, n: x.reshape(x.shape[0], n, -1).transpose(0, 2), code="axes_0_2_swapped"),
-    M("returned x unchanged: cut its features into n_heads blocks, (n_heads, T, d).", lambda x, n: x, code="unchanged"),
 ]

@@ -5,6 +5,8 @@ Notebooks 01-02 are in mistakes_01_03.py; the capstone's slips are switches in c
 
 from __future__ import annotations
 
+import torch
+
 from .grading import Mistake as M
 
 # --- 03, exercise 1: merge_heads(z) ------------------------------------------------------------------
@@ -34,6 +36,10 @@ MERGE_HEADS = [
       "z.transpose(0, 1), then reshape(T, H·d).", lambda z: z.reshape(-1, z.shape[1]).T, code="columns_per_word"),
     M("the heads came out in reverse order: head 0 first, then head 1 …", lambda z: z.flip(0).transpose(0, 1).reshape(z.shape[1], -1),
       code="reverse_order"),
+    M("the loop starts at 1: range(1, n) leaves out head 0; use range(n) (heads count from 0).",
+      lambda z: torch.cat(list(z[1:]), dim=-1), code="head_0_left_out"),
+    M("two slips at once: head 0 left out (range(1, n): heads count from 0), and the heads joined along dim 0 (put "
+      "them side by side, dim=-1).", lambda z: torch.cat(list(z[1:]), dim=0), code="two_slips.head_0_left_out+stacked_as_rows"),
 ]
 
 
@@ -70,4 +76,10 @@ RECOMBINE = [
     M("W_O @ z: words are rows, so z[h] @ W_O[h] ([T × d] @ [d × D]).", lambda z, W: (W @ z).sum(0), code="w_o_first"),
     M("multiplied element-wise (*): use the matrix product z[h] @ W_O[h].", lambda z, W: (z * W).sum(0),
       code="elementwise"),
+    M("concatenated the heads along dim 0 (the words): put them side by side, z.transpose(0, 1).reshape(T, H·d), "
+      "before the stacked W_O.", lambda z, W: torch.cat(list(z), dim=0) @ W.reshape(-1, W.shape[-1]),
+      code="cat_along_words"),
+    M("two slips at once: the loop starts at 1 (range(1, n) leaves out head 0), and divided by n at the end (the "
+      "recombination is a plain sum).", lambda z, W: (z[1:] @ W[1:]).sum(0) / z.shape[0],
+      code="two_slips.loop_from_1+averaged"),
 ]

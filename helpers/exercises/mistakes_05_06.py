@@ -45,11 +45,18 @@ def best_head(table: torch.Tensor) -> tuple[int, int]:
     return flat // table.shape[1], flat % table.shape[1]
 
 
+def _layer_apart(a, head_by_mean: bool):
+    """The layer chosen by its heads' mean score, and then the head by the layers' mean (or within that layer)."""
+    table = diagonal(a).mean(-1)
+    layer = int(table.mean(1).argmax())
+    return layer, int(table.mean(0).argmax() if head_by_mean else table[layer].argmax())
+
+
 PREVIOUS_WORD_HEAD = [
     M("that head looks at the word itself (the diagonal, offset=0), not one word to the left (offset=-1).",
       lambda a: best_head(diagonal(a, 0).mean(-1)), code="itself"),
-    M("you looked at the word after (offset=+1), which is always 0 in a causal model, so argmax gave head 0: "
-      "use offset=-1.", lambda a: best_head(diagonal(a, 1).mean(-1)), code="offset_plus_1"),
+    M("you got L0 H0, the first head: either you looked at the word after (offset=+1), always 0 in a causal model, "
+      "or diagonal() took the layers × heads axes (no dim1/dim2); use diagonal(offset=-1, dim1=-2, dim2=-1).", lambda a: best_head(diagonal(a, 1).mean(-1)), code="offset_plus_1"),
     M("that head looks two words back (offset=-2): the previous word is offset=-1.", lambda a: best_head(diagonal(a, -2).mean(-1)),
       code="two_back"),
     M("you took each head's largest previous-word weight, not its mean: one query is enough for max (the first "
@@ -67,8 +74,17 @@ PREVIOUS_WORD_HEAD = [
       lambda a: best_head(diagonal(a).mean(-1))[::-1], code="layer_head_swapped"),
     M("you decoded the flat index with the number of layers: use divmod(index, n_heads) (heads per layer).",
       lambda a: divmod(int(diagonal(a).mean(-1).argmax()), a.shape[0]), code="divmod_by_layers"),
+    M("you decoded the flat index with a fixed 12 heads per layer (the model's): these maps have attentions.shape[1] "
+      "heads, so use divmod(index, attentions.shape[1]).", lambda a: divmod(int(diagonal(a).mean(-1).argmax()), 12),
+      code="divmod_by_fixed_12"),
     M("you took the head that looks *least* at the previous word (argmin): use argmax.",
       lambda a: best_head(-diagonal(a).mean(-1)), code="argmin"),
+    M("you chose the best layer and the best head separately (a layer's mean over its heads, a head's mean over the "
+      "layers): the best head is the best cell of the (layers, heads) table, best = score.argmax(), then "
+      "divmod(int(best), n_heads).", lambda a: _layer_apart(a, True), code="layer_and_head_apart"),
+    M("you chose the layer first by its mean over the heads: the best head may sit in a layer whose other heads are "
+      "poor; take the best cell of the whole (layers, heads) table.", lambda a: _layer_apart(a, False),
+      code="layer_by_mean_first"),
 ]
 
 

@@ -168,8 +168,9 @@ _ERRORS = [  # (pattern, the engine's code, the line)
      "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "
      "(.T) missing, or one too many?"),
     (r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", "size_mismatch",
-     "two tensors of sizes {0} and {1} met: is a size taken from elsewhere (a notebook variable?) instead of this "
-     "input's shape ({sizes})?"),
+     "two tensors of sizes {0} and {1} met on one axis: check which axes you transposed, split or repeated (.T "
+     "reverses every axis of a 3-D or 4-D tensor: use .transpose(-2, -1)), and take each size from this input's "
+     "shape ({sizes})."),
     (r"view size is not compatible with input tensor's size and stride", "view_after_transpose",
      ".view() after a transpose fails: use .reshape(...) (or .contiguous().view(...))."),
     (r"shape '\[(.*)\]' is invalid for input of size (\d+)", "reshape_size",
@@ -187,6 +188,14 @@ _ERRORS = [  # (pattern, the engine's code, the line)
     (r"unsupported operand type\(s\) for [^:]*: 'module' and|and 'module'", "helpers_module",
      "H is the helpers module (import helpers as H), not a number of heads: name the head count n_heads "
      "and read it from the input, e.g. n_heads = Q.shape[0]."),
+    (r"unsupported operand type\(s\) for divmod\(\): 'Tensor'", "divmod_tensor",
+     "divmod() does not take a tensor: turn the index into a number first, divmod(int(index), n_heads)."),
+    (r"(\w+)\(\): argument '\w+' \(position 1\) must be Tensor, not (int|float)", "torch_fn_on_number",
+     "torch.{0}() takes a tensor, not a plain {1}: use math.{0}(d) or d ** 0.5 for a number."),
+    (r"'dict' object has no attribute '(\w+)'", "dict_attribute",
+     "config is a dict: read config['{0}'], not config.{0}."),
+    (r"missing (\d+) required positional argument", "extra_parameter",
+     "your function asks for {0} argument(s) the check does not pass: keep the parameters the exercise's cell gives it."),
     (r"name '(\w+)' is not defined", "name_not_defined",
      "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
 ]

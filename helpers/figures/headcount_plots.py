@@ -8,65 +8,108 @@ from ..analysis.headcount import (
     MERGE_SOURCE,
     SENTENCE,
     WIDTH,
+    available_head_counts,
     load_variant,
-    loss_by_heads,
     merged_maps,
-    repeat_accuracy_by_heads,
 )
+from ..analysis.seeds import failed_runs, seed_values, shipped_number
 from ..core.arguments import whole_number
 from ..core.run import run_sentence
 from .views import HeadView
 
 
+SEED_DOT = dict(marker="o", ms=4.5, ls="none", color="black", alpha=0.75, zorder=3)  # one training run
+SHIPPED_MARK = dict(marker="D", ms=9, ls="none", mfc="none", mec="#D55E00", mew=2.2, zorder=4)  # the shipped file
+
+
+def draw_seeds(ax, positions, runs: list[dict[int, float]], shipped: list[float] | None = None,
+               scale: float = 1.0, legend: bool = False) -> None:
+    """Every seed's value as a small dot beside its position (spread a little sideways, so equal values
+    stay visible), and the shipped file's value as an open diamond; a legend names both."""
+    for i, (x, values) in enumerate(zip(positions, runs)):
+        n = len(values)
+        ax.plot([x + 0.09 * (k - (n - 1) / 2) for k in range(n)], [scale * v for v in values.values()],
+                label="one training run (seed)" if i == 0 else None, **SEED_DOT)
+    if shipped is not None:
+        ax.plot(positions, [scale * v for v in shipped], label="the shipped file (maps, slider)", **SHIPPED_MARK)
+    if legend:
+        ax.legend(loc="lower right", fontsize="small", framealpha=0.9)
+
+
 def plot_head_count_results(current: int | None = None) -> Figure:
-    """The six models side by side: held-out loss (axis from 0, so a small gap looks small) and
-    the share of a repeated list said right. The slide for "what more heads buy"."""
-    losses, repeats = loss_by_heads(), repeat_accuracy_by_heads()
+    """The six models side by side over their training runs: bars at the mean of the seeds, a dot per
+    seed, an open diamond for the shipped file; held-out loss (axis from 0, so a small gap looks small)
+    and the share of a repeated list said right. The slide for "what more heads buy"."""
+    hs = available_head_counts()
+    names = [f"heads-{h}" for h in hs]
+    losses, repeats = seed_values(names, "held_out_loss"), seed_values(names, "list_accuracy")
     if not losses:
-        raise ValueError("No heads-N models shipped; train them first (python -m helpers.train heads-12).")
-    fig = Figure(figsize=(10, 4.2), layout="constrained")
+        raise ValueError("No heads-N seed runs recorded; train them first (python -m helpers.train heads-12 --seeds 5).")
+    hs = [h for h, name in zip(hs, names) if name in losses]
+    names = [f"heads-{h}" for h in hs]
+    fig = Figure(figsize=(10, 4.6), layout="constrained")
     left, right = fig.subplots(1, 2)
-    hs = list(losses)
-    labels = [str(h) for h in hs]
-    left.bar(labels, [losses[h] for h in hs], color="#0072B2")
-    left.set_ylim(0, max(losses.values()) * 1.15)
+    xs = list(range(len(hs)))
+    for ax, runs, key, colour, scale, fmt in (
+            (left, losses, "held_out_loss", "#0072B2", 1, "{:.2f}"),
+            (right, repeats, "list_accuracy", "#009E73", 100, "{:.0f}%")):
+        means = [scale * sum(runs[n].values()) / len(runs[n]) for n in names]
+        ax.bar(xs, means, color=colour, alpha=0.45, label="mean of the runs")
+        draw_seeds(ax, xs, [runs[n] for n in names], [shipped_number(n, key) for n in names], scale)
+        ax.set_xticks(xs, [str(h) for h in hs])
+        ax.set_xlabel("heads (width 96 for all)")
+        for i, h in enumerate(hs):  # the mean, low inside its bar, clear of the dots
+            ax.annotate(fmt.format(means[i]), (i, 0), xytext=(0, 6), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=10, fontweight="bold" if h == current else "normal")
+    left.set_ylim(0, max(max(v.values()) for v in losses.values()) * 1.15)
     left.set_ylabel("held-out loss (lower is better)")
-    right.bar(labels, [100 * repeats[h] for h in hs], color="#009E73")
     right.set_ylim(0, 105)
     right.set_ylabel("list said again correctly (%)")
-    for ax, values, fmt in ((left, losses, "{:.2f}"), (right, {h: 100 * a for h, a in repeats.items()}, "{:.0f}%")):
-        ax.set_xlabel("heads (width 96 for all)")
-        for i, h in enumerate(hs):
-            ax.annotate(fmt.format(values[h]), (i, values[h]), ha="center", va="bottom", fontsize=10,
-                        fontweight="bold" if h == current else "normal")
-    left.set_title("Held-out loss: within 0.1 for every head count")
-    right.set_title("Repeating a list: one head is not enough")
-    fig.suptitle("Six 2-layer models that differ only in their number of heads", fontsize=13)
+    fig.legend(*right.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=10)
+    n_runs = len(next(iter(repeats.values())))
+    failed = {h: len(failed_runs(f"heads-{h}")) for h in hs}
+    left.set_title(f"Held-out loss, {n_runs} runs each")
+    right.set_title("Lists: " + (", ".join(f"{h} head{'s' * (h > 1)} failed {k} of {n_runs} runs"
+                                           for h, k in failed.items() if k) or "no run failed"))
+    fig.suptitle("Six 2-layer models that differ only in their number of heads, each trained "
+                 f"{n_runs} times", fontsize=13)
     return fig
 
 
-def plot_loss_vs_heads(losses: dict[int, float], current: int | None = None, ax=None) -> Figure:
-    """Held-out loss against head count; a ring marks the `current` head count."""
-    return LossPlot(losses, current, ax).fig
+def plot_loss_vs_heads(losses: dict[int, float], current: int | None = None, ax=None,
+                       seeds: dict[int, dict[int, float]] | None = None) -> Figure:
+    """Held-out loss of the shipped files against head count, a dot for every recorded training run
+    (seeds: {heads: {seed: loss}}, by default the runs recorded for heads-N); a ring marks `current`."""
+    return LossPlot(losses, current, ax, seeds).fig
 
 
 class LossPlot:
     """The small loss-versus-heads plot; `.update(current)` moves the marker only."""
 
-    def __init__(self, losses: dict[int, float], current: int | None = None, ax=None):
+    def __init__(self, losses: dict[int, float], current: int | None = None, ax=None,
+                 seeds: dict[int, dict[int, float]] | None = None):
         if not losses:
             raise ValueError("No losses to plot; train the heads-N models first (python -m helpers.train heads-12).")
         if ax is None:
             ax = Figure(figsize=(3.6, 2.6), layout="constrained").add_subplot()
         self.ax, self.fig, self.losses = ax, ax.figure, dict(sorted(losses.items()))
         hs = list(self.losses)
-        ax.plot(hs, list(self.losses.values()), "o-", color="#0072B2", lw=2)
+        if seeds is None:  # the runs recorded for the heads-N models plotted here
+            runs = seed_values([f"heads-{h}" for h in hs], "held_out_loss")
+            seeds = {h: runs[f"heads-{h}"] for h in hs if f"heads-{h}" in runs}
+        ax.plot(hs, list(self.losses.values()), "o-", color="#0072B2", lw=2, label="the shipped file")
+        for i, h in enumerate(h for h in hs if h in seeds):
+            ax.plot([h] * len(seeds[h]), list(seeds[h].values()), label="one training run" if i == 0 else None,
+                    **{**SEED_DOT, "ms": 3})
+        if seeds:
+            ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
         (self.marker,) = ax.plot([], [], "o", ms=14, mfc="none", mec="#D55E00", mew=3)
         ax.set_xscale("log", base=2)
         ax.set_xticks(hs, [str(h) for h in hs])
         ax.minorticks_off()
         ax.set_xlabel("heads (width 96 for all)")
-        ax.set_ylim(0, max(self.losses.values()) * 1.15)  # from 0: a gap of 0.1 in 1.6 looks like one
+        top = max([*self.losses.values(), *(v for runs in seeds.values() for v in runs.values())])
+        ax.set_ylim(0, top * 1.15)  # from 0: a gap of 0.1 in 1.6 looks like one
         ax.set_ylabel("held-out loss")
         ax.set_title("held-out loss (lower is better)", fontsize=10)
         self.update(current)

@@ -12,6 +12,7 @@ from ..analysis.kvcache import CONTEXT, kv_cache_table
 from ..analysis.kvheads import (
     N_QUERY_HEADS,
     SENTENCE,
+    variant_name,
     check_kv_count,
     group_of,
     kv_results,
@@ -19,8 +20,10 @@ from ..analysis.kvheads import (
     pooled_results,
     similarity_by_kv_heads,
 )
+from ..analysis.seeds import seed_values
 from ..core.run import run_sentence
 from .common import new_axes
+from .headcount_plots import SEED_DOT, SHIPPED_MARK, draw_seeds
 from .mosaic import AllHeadsView
 from .slide import SLIDE_INCHES
 
@@ -96,26 +99,45 @@ def plot_kv_cache(context: int = CONTEXT, ax=None) -> Figure:
 
 # --- the six variants -----------------------------------------------------------------------------------
 def plot_kv_results(current: int | None = None) -> Figure:
-    """Held-out loss, list repeated correctly, and KV cache per token of the six variants."""
+    """Held-out loss, list repeated correctly (bars at the mean of the training runs, a dot per seed, an
+    open diamond for the shipped file) and KV cache per token (one number per layout) of the six variants."""
     results = kv_results()
     if not results:
         raise ValueError("No kv-N models shipped; train them first (python -m helpers.train kv-1 …).")
-    fig = Figure(figsize=(12, 4.2), layout="constrained")
+    fig = Figure(figsize=(12, 4.6), layout="constrained")
     axes = fig.subplots(1, 3)
     ns = list(results)
-    labels = [str(n) for n in ns]
+    xs = list(range(len(ns)))
+    names = [variant_name(n) for n in ns]
     panels = [("held_out_loss", "held-out loss (lower is better)", "{:.2f}", 1, "#0072B2"),
               ("list_accuracy", "list said again correctly (%)", "{:.0f}%", 100, "#009E73"),
               ("cache_bytes_per_token", "KV cache per token (bytes)", "{:.0f}", 1, "#E69F00")]
     for ax, (key, label, fmt, scale, colour) in zip(axes, panels):
-        values = [scale * results[n][key] for n in ns]
-        ax.bar(labels, values, color=colour)
-        ax.set_ylim(0, max(values) * 1.18)  # from 0: a small gap looks small
+        shipped = [scale * results[n][key] for n in ns]
+        runs = seed_values(names, key) if key != "cache_bytes_per_token" else {}
+        if all(name in runs for name in names):  # a trained number: its spread over the seeds
+            values = [scale * sum(runs[name].values()) / len(runs[name]) for name in names]
+            ax.bar(xs, values, color=colour, alpha=0.45, label="mean of the runs")
+            draw_seeds(ax, xs, [runs[name] for name in names], [results[n][key] for n in ns], scale)
+            top = max(max(shipped), scale * max(v for r in runs.values() for v in r.values()))
+            at, offset, where = [0] * len(ns), 6, "bottom"  # the mean, low inside its bar, clear of the dots
+        else:  # the cache follows from the layout: one number, no training run
+            values, top, at, offset, where = shipped, max(shipped), shipped, 2, "bottom"
+            ax.bar(xs, values, color=colour)
+        ax.set_xticks(xs, [str(n) for n in ns])
+        ax.set_ylim(0, top * 1.18)  # from 0: a small gap looks small
         ax.set_ylabel(label)
         ax.set_xlabel("key/value heads")
         for i, n in enumerate(ns):
-            ax.annotate(fmt.format(values[i]), (i, values[i]), ha="center", va="bottom", fontsize="small",
-                        fontweight="bold" if n == current else "normal")
+            ax.annotate(fmt.format(values[i]), (i, at[i]), xytext=(0, offset), textcoords="offset points",
+                        ha="center", va=where, fontsize="small", fontweight="bold" if n == current else "normal")
+    handles = axes[1].get_legend_handles_labels()
+    if handles[0]:
+        fig.legend(*handles, loc="outside lower center", ncols=3, fontsize="small")
+        n_runs = len(next(iter(seed_values(names[:1], "list_accuracy").values())))
+        axes[0].set_title(f"{n_runs} runs per layout", fontsize="medium")
+        axes[1].set_title(f"{n_runs} runs per layout", fontsize="medium")
+        axes[2].set_title("from the layout alone", fontsize="medium")
     fig.suptitle("Six 2-layer models, 12 query heads each, that differ only in their key/value heads")
     return fig
 
@@ -135,7 +157,15 @@ class KVPlot:
         for ax, key, label, colour in ((left, "held_out_loss", "held-out loss", "#0072B2"),
                                        (right, "cache_bytes_per_token", "cache bytes / token", "#E69F00")):
             values = [self.results[n][key] for n in self.ns]
-            ax.plot(self.ns, values, "o-", color=colour, lw=2)
+            ax.plot(self.ns, values, "o-", color=colour, lw=2, label="the shipped file")
+            runs = seed_values([variant_name(n) for n in self.ns], key) if key == "held_out_loss" else {}
+            for i, n in enumerate(n for n in self.ns if variant_name(n) in runs):
+                seeds = runs[variant_name(n)]
+                ax.plot([n] * len(seeds), list(seeds.values()), label="one training run" if i == 0 else None,
+                        **{**SEED_DOT, "ms": 3})
+                values = [*values, *seeds.values()]
+            if runs:
+                ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
             (marker,) = ax.plot([], [], "o", ms=14, mfc="none", mec="#D55E00", mew=3)
             self.markers.append((marker, key))
             ax.set_xscale("log", base=2)
