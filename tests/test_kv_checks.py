@@ -135,7 +135,7 @@ def test_grouped_accepts_unusual_right_answers(fn, capsys):
     (lambda Q, K, V: _weights(Q, _ri(K, Q)) @ V.repeat(Q.shape[0] // K.shape[0], 1, 1), "values repeated"),
     (lambda Q, K, V: _weights(Q, K) @ V, "fewer heads than the queries"),  # raises: named by the same error
     (lambda Q, K, V: _weights(Q, K[torch.arange(Q.shape[0]) // K.shape[0]]) @ V[torch.arange(Q.shape[0]) // K.shape[0]],
-     "h // H_kv"),  # raises IndexError on 12 / 3
+     "h // n_kv_heads"),  # raises IndexError on 12 / 3
 ])
 def test_grouped_names_each_likely_mistake(fn, words, capsys):
     line = verdict(H.check_grouped_attention, fn, capsys)

@@ -132,7 +132,7 @@ def _attend(Q, K, V, scale=None, mask=1, dim=-1, after=False, where=None, fill=f
 
 
 def grouped_reference(Q, K, V):
-    """Q (H, T, d), K and V (H_kv, T, d) -> (H, T, d): query head h reads key/value head h // (H / H_kv)."""
+    """Q (n_heads, T, d), K and V (n_kv_heads, T, d) -> (n_heads, T, d): query head h reads key/value head h // (n_heads // n_kv_heads)."""
     g = Q.shape[0] // K.shape[0]
     return _attend(Q, K.repeat_interleave(g, 0), V.repeat_interleave(g, 0))
 
@@ -148,17 +148,17 @@ def _interleaved(t, Q):
 def _grouped_mistakes():
     ri = _interleaved
     return [
-        M("groups repeated instead of interleaved: with .repeat, query head h reads key/value head h % H_kv; "
-          "neighbouring query heads share one, so use K.repeat_interleave(H // H_kv, dim=0) (and the same for V).",
+        M("groups repeated instead of interleaved: with .repeat, query head h reads key/value head h % n_kv_heads; "
+          "neighbouring query heads share one, so use K.repeat_interleave(n_heads // n_kv_heads, dim=0) (and the same for V).",
           lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1)), code="repeat_not_interleave"),
-        M("query head h read key/value head h // H_kv: the group size is H // H_kv, so head h reads h // (H // H_kv).",
+        M("query head h read key/value head h // n_kv_heads: the group size is n_heads // n_kv_heads, so head h reads h // (n_heads // n_kv_heads).",
           lambda Q, K, V: _attend(Q, K[torch.arange(Q.shape[0]) // K.shape[0]], V[torch.arange(Q.shape[0]) // K.shape[0]]),
           code="wrong_group_index"),
         M("the queries were shared instead of the keys: every query head keeps its own query; only keys and "
           "values are shared within a group.",
           lambda Q, K, V: _attend(Q[::_g(Q, K)].repeat_interleave(_g(Q, K), 0), ri(K, Q), ri(V, Q)),
           code="queries_shared"),
-        M("the queries of each group were averaged into one: keep all H query heads (the output has H heads); "
+        M("the queries of each group were averaged into one: keep all n_heads query heads (the output has n_heads heads); "
           "only keys and values are shared.",
           lambda Q, K, V: _attend(Q.reshape(K.shape[0], _g(Q, K), *Q.shape[1:]).mean(1), K, V),
           code="queries_averaged"),
@@ -178,41 +178,41 @@ def _grouped_mistakes():
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), fill=0.0), code="fill_zero"),
         M("divided by d instead of √d: scale the scores by 1/√d.",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / Q.shape[-1]), code="divided_by_d"),
-        M("scaled by the whole width √(H·d): each head scales by its own size, 1/√d with d = Q.shape[-1].",
+        M("scaled by the whole width √(n_heads·d): each head scales by its own size, 1/√d with d = Q.shape[-1].",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / math.sqrt(Q.shape[0] * Q.shape[-1])),
           code="scaled_by_width"),
         M("softmax over the wrong axis: use dim=-1, so each query's row (over the keys) sums to 1.",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), dim=-2), code="softmax_axis"),
         M("the weights were applied to the keys: the output is weights @ V.",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(K, Q)), code="weights_on_keys"),
-        M("that is the attention weights (H, T, T): multiply them by the values, weights @ V.",
+        M("that is the attention weights (n_heads, T, T): multiply them by the values, weights @ V.",
           lambda Q, K, V: _attend(Q, ri(K, Q), torch.eye(Q.shape[1], dtype=Q.dtype).expand(Q.shape[0], -1, -1)),
           code="returned_weights"),
         M("keys interleaved but values repeated: give V the same repeat_interleave as K.",
           lambda Q, K, V: _attend(Q, ri(K, Q), V.repeat(_g(Q, K), 1, 1)), code="values_repeated"),
         M("keys and values have fewer heads than the queries: give each query head its group's key/value head "
-          "first, K.repeat_interleave(H // H_kv, dim=0) (and V).", lambda Q, K, V: _attend(Q, K, V),
+          "first, K.repeat_interleave(n_heads // n_kv_heads, dim=0) (and V).", lambda Q, K, V: _attend(Q, K, V),
           code="not_expanded"),
         M("repeat_interleave by the number of key/value heads (K.shape[0]): repeat each by the group size, "
-          "H // H_kv = Q.shape[0] // K.shape[0].",
+          "n_heads // n_kv_heads = Q.shape[0] // K.shape[0].",
           lambda Q, K, V: _attend(Q, K.repeat_interleave(K.shape[0], 0), V.repeat_interleave(K.shape[0], 0)),
           code="repeat_by_kv_heads"),
-        M("every query head read key/value head 0: query head h reads head h // (H // H_kv), its group's.",
+        M("every query head read key/value head 0: query head h reads head h // (n_heads // n_kv_heads), its group's.",
           lambda Q, K, V: _attend(Q, K[:1].expand_as(Q), V[:1].expand_as(Q)), code="all_read_head_0"),
         M("the key/value heads were averaged into one: each group keeps its own key/value head; give query head h "
-          "head h // (H // H_kv) with repeat_interleave.",
+          "head h // (n_heads // n_kv_heads) with repeat_interleave.",
           lambda Q, K, V: _attend(Q, K.mean(0, keepdim=True).expand_as(Q), V.mean(0, keepdim=True).expand_as(Q)),
           code="kv_heads_averaged"),
         M("divided by √T (the number of words): the scale is 1/√d, d = Q.shape[-1].",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / math.sqrt(Q.shape[1])), code="sqrt_of_T"),
-        M("averaged the outputs of each group: every query head keeps its own output, [H × T × d].",
+        M("averaged the outputs of each group: every query head keeps its own output, [n_heads × T × d].",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q)).reshape(K.shape[0], _g(Q, K), *Q.shape[1:]).mean(1),
           code="group_outputs_averaged"),
         M("two slips at once: no 1/√d scaling (divide the scores by √d), and .repeat instead of repeat_interleave "
           "(neighbouring query heads share a key/value head).",
           lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1), scale=1.0),
           code="two_slips.no_scale+repeat_not_interleave"),
-        M("two slips at once: every query head read key/value head 0 (head h reads h // (H // H_kv)), and no causal "
+        M("two slips at once: every query head read key/value head 0 (head h reads h // (n_heads // n_kv_heads)), and no causal "
           "mask (fill the scores above the diagonal with -inf).",
           lambda Q, K, V: _attend(Q, K[:1].expand_as(Q), V[:1].expand_as(Q), mask=None),
           code="two_slips.all_read_head_0+no_mask"),
@@ -228,7 +228,7 @@ def _grouped_case(H: int, Hkv: int, T: int, d: int, seed: int) -> tuple[str, tup
 GROUPED_ATTENTION = Exercise(
     "grouped_attention", [_grouped_case(12, 3, 5, 4, 71), _grouped_case(8, 4, 7, 6, 72)],
     grouped_reference, _grouped_mistakes(),
-    shape_hint="One output per query head: [H × T × d], like Q.", sizes="H, T, d = Q.shape; H_kv = K.shape[0]")
+    shape_hint="One output per query head: [n_heads × T × d], like Q.", sizes="n_heads, T, d = Q.shape; n_kv_heads = K.shape[0]")
 
 
 def check_grouped_attention(fn) -> Verdict:
