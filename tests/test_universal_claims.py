@@ -304,6 +304,10 @@ CLAIMS: list[tuple[str, str, str]] = [
     ("07", "- In our six layouts, trained five times each, the cache shrinks", PS + "test_07_4_on_the_other_words_every_run_agrees"),
     ("07", "The loss and the list are one measurement: the loss rise comes from", PS + "test_07_4_on_the_other_words_every_run_agrees"),
     # --- the teacher's guide -----------------------------------------------------------------------------
+    ("guide", "Every exercise check names the slips it recognises with a stable code",
+     "test_mistake_codes.py::test_every_mistake_has_a_unique_snake_case_code"),
+    ("guide", "lists, per exercise, every code with what the check says and the fix",
+     "test_mistake_codes.py::test_every_code_is_in_the_doc"),
     ("guide", "Every notebook runs top to bottom in seconds", "test_notebooks.py::test_same_text_output_twice"),
     ("guide", "On every classroom machine (or ask students to do it at home)", INSTRUCTION),
     ("guide", 'and ends with "All good … ready for class" when there is none', "test_doctor.py::test_the_command_runs_in_seconds"),
