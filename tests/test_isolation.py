@@ -163,3 +163,12 @@ def test_an_answer_that_is_nan_everywhere_is_told_so_and_a_slip_only_as_a_possib
     assert not verdict.sure  # said as a possibility, not as the diagnosis
     verdict = H.check_weighted_sum(lambda w, V: torch.full(V.shape, math.nan))
     assert verdict.code == "weighted_sum.nan_everywhere" and verdict.line.count("NaN") == 2, verdict.line
+
+
+def test_a_library_rewrapping_its_own_function_is_not_called_a_patch():
+    """torch._dynamo (imported by an optimizer's first step, among others) wraps torch.manual_seed: that is
+    torch's doing, and no verdict may say a cell replaced it."""
+    before = integrity.Snapshot()
+    import torch._dynamo  # noqa: F401
+    assert integrity.changes(before) == []
+    assert "put the original back" not in H.check_attention_weights(S.attention_weights).line

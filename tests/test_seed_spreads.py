@@ -79,7 +79,7 @@ def test_spread_and_comparison_words():
     assert seeds.how_far(a, b) == "in all 3 runs of each"
     assert seeds.how_far(a, c).startswith("on average, but not in every run (better in 2 of 3 seeds)")
     assert seeds.how_far(b, a) == "not even on average"
-    assert a.text(percent=True) == "85 % (80 %–90 %, 3 runs)"
+    assert seeds.percent_range(a) == "85 % (80–90 %)" and seeds.loss_range(a) == "0.850 (0.800–0.900)"
     with pytest.raises(ValueError, match="has no seed runs recorded"):
         seeds.spread("classroom", "list_accuracy")
     assert "classroom" in manifest()

@@ -76,12 +76,6 @@ class Spread:
     def mean(self) -> float:
         return sum(self.values.values()) / len(self.values)
 
-    def text(self, percent: bool = False) -> str:
-        """'58 % (45–70 %, 5 runs)' or '1.619 (1.612–1.629, 5 runs)'."""
-        if percent:
-            return f"{self.mean:.0%} ({self.low:.0%}–{self.high:.0%}, {len(self.values)} runs)".replace("%", " %")
-        return f"{self.mean:.3f} ({self.low:.3f}–{self.high:.3f}, {len(self.values)} runs)"
-
 
 def spread(name: str, key: str) -> Spread:
     """key (one of KEYS) over every recorded seed of the shipped variant `name`."""

@@ -22,12 +22,11 @@ import torch
 
 from . import globals_used, integrity, isolation, sandbox
 from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
+from .answers import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
 from .exercise import Exercise, Mistake  # noqa: F401 (the checks import them from here)
 from .verdict import ENGINE_CODES, Verdict, engine_verdict  # noqa: F401
 
 NOT_ATTEMPTED = "not attempted yet"
-_ALL, _ISFINITE, _ISNAN = np.ndarray.all, np.isfinite, np.isnan
-_HALF = (torch.float16, torch.bfloat16)
 
 
 def _same_error(a: BaseException, b: BaseException) -> bool:

@@ -106,11 +106,22 @@ def _ours(owner) -> bool:
     return str(name).split(".")[0] == PACKAGE
 
 
+def _rewrapped(owner, name: str, value) -> bool:
+    """A library's own new version of one of its functions: same name, defined in the same library,
+    not in the notebook (`math.sqrt = torch.sqrt` or a lambda still count as patches)."""
+    home = str(getattr(owner, "__module__", None) if isinstance(owner, type) else owner.__name__).split(".")[0]
+    return (getattr(value, "__name__", None) == name and not _from_notebook(value)
+            and str(getattr(value, "__module__", "")).split(".")[0] == home)
+
+
 def _found(snapshot: Snapshot, cells_only: bool) -> tuple[list, list]:
     """(originals replaced or deleted, names added over them) as (owner, name) pairs. cells_only: in the
     package, count only values written in the notebook (a test's monkeypatch of a helper is its own)."""
     def counts(owner, name) -> bool:
-        return not (cells_only and _ours(owner)) or _from_notebook(vars(owner).get(name))
+        value = vars(owner).get(name)
+        if not _ours(owner) and _rewrapped(owner, name, value):
+            return False  # the library rebinding its own function (torch._dynamo wraps torch.manual_seed)
+        return not (cells_only and _ours(owner)) or _from_notebook(value)
     replaced = [(owner, name) for owner, name, value in list(snapshot.originals.values())
                 if vars(owner).get(name, _MISSING) is not value and counts(owner, name)]
     added = [(owner, name) for owner in _owners() for name, value in _entries(owner).items()
