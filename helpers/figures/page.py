@@ -22,9 +22,6 @@ sentence's length. In headless Chromium on a busy 2-core machine (bench/bench_pa
 from __future__ import annotations
 
 import base64
-import html
-import json
-import re
 from pathlib import Path
 from collections.abc import Iterator
 from typing import Sequence
@@ -35,17 +32,14 @@ import numpy as np
 from ..analysis import captions
 from ..core.arguments import whole_number
 from ..core.arrays import to_numpy
-from ..core.files import atomic_write
 from ..core.model import LanguageModel
 from ..core.run import read_sentence, run_ids
 from .common import CMAP, HIGHLIGHT
-from .export import check_folder, check_plain_name
+from . import webpage
 
 TEMPLATE = Path(__file__).with_name("page_template.html")
 LEVELS = 255  # 8 bits: a weight is stored as round(LEVELS · w)
 PRECISION = 0.5 / LEVELS  # the largest difference between a number on the page and the model's
-DATA_TAG = re.compile(r'<script id="page-data" type="application/json">(.*?)</script>', re.S)
-MARKERS = re.compile(r"__TITLE__|__PAGE_DATA__")  # where the template takes the title and the data
 MAX_TOKENS = 128  # per sentence: 160 took ~1.4 s to draw (the module docstring)
 MAX_MAP_BYTES = 16_000_000  # all sentences' maps together (L · H · T² bytes each)
 SPLIT = "shorten or split it, or pass fewer sentences (several pages are fine)"
@@ -152,12 +146,11 @@ def page_data(lm: LanguageModel, sentences: Sequence[str], layer: int = 0, head:
 
 
 def page_html(data: dict) -> str:
-    """The page: the template with the data inlined (escaped so no text can close the script), both
-    markers filled in one pass, so a model name holding a marker stays text."""
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-    fill = {"__TITLE__": html.escape(f"All {data['layers'] * data['heads']} heads of {data['model']}"),
-            "__PAGE_DATA__": payload}
-    return MARKERS.sub(lambda marker: fill[marker.group()], TEMPLATE.read_text(encoding="utf-8"))
+    """The page: the template with the data inlined, through the one page writer (figures/webpage.py:
+    escaped so no text can close the script, a Content-Security-Policy that allows only its own script)."""
+    title = webpage.text(f"All {data['layers'] * data['heads']} heads of {data['model']}")
+    return webpage.fill(TEMPLATE.read_text(encoding="utf-8"),
+                        {"__TITLE__": title, "__PAGE_DATA__": webpage.script_json(data)})
 
 
 def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "all_heads",
@@ -168,21 +161,17 @@ def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "
     appears whole or not at all (helpers.core.files.atomic_write); every argument is checked
     before the model runs, and bad input is refused with one line that names the fix.
     """
-    name = check_plain_name(name[:-5] if isinstance(name, str) and name.endswith(".html") else name,
-                            example="all_heads")
-    target = check_folder(folder) / f"{name}.html"  # refuses a file on the way, a NUL byte, ~nosuchuser
-    text = page_html(page_data(lm, sentences, layer, head))
-    atomic_write(target, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-    return target
+    target = webpage.page_path(name, folder, example="all_heads")  # before the model runs
+    return webpage.write_page(page_html(page_data(lm, sentences, layer, head)), target)
 
 
 def read_page(path: str | Path) -> dict:
     """The data embedded in a page export_page wrote, with each sentence's maps decoded to
     floats in [0, 1] of shape (layers, heads, T, T) under "weights"."""
-    found = DATA_TAG.search(Path(path).read_text(encoding="utf-8"))
-    if not found:
-        raise ValueError(f"{path} holds no page data; pass a file written by export_page.")
-    data = json.loads(found.group(1))
+    try:
+        data = webpage.read_script_json(Path(path).read_text(encoding="utf-8"), "page-data")
+    except ValueError:
+        raise ValueError(f"{path} holds no page data; pass a file written by export_page.") from None
     for sentence in data["sentences"]:
         T = len(sentence["tokens"])
         raw = np.frombuffer(base64.b64decode(sentence["maps"]), dtype=np.uint8)
