@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import globals_used, integrity, isolation, sandbox
+from . import globals_used, integrity, isolation, sandbox, slips
 from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
 from .answers import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
 from .exercise import Exercise, Mistake  # noqa: F401 (the checks import them from here)
@@ -34,15 +34,7 @@ def _same_error(a: BaseException, b: BaseException) -> bool:
 
 
 # --- the verdict --------------------------------------------------------------------------------------
-def _mistake_answer(ex: Exercise, n: int, m: int, args64: tuple):
-    """The m-th mistake's answer on input n, read like the student's (None where it raises); kept."""
-    if (n, m) not in ex.answers:
-        try:
-            wrong, problem = ex.read(ex.mistakes[m].answer(*sandbox.clone_args(args64)), args64)
-        except Exception:  # a variant that raises on these inputs cannot match an answer
-            wrong, problem = None, "raised"
-        ex.answers[n, m] = None if problem else wrong
-    return ex.answers[n, m]
+_mistake_answer, _reference, _args64 = slips.mistake_answer, slips.reference, slips.args64  # kept answers
 
 
 def _fits(ex: Exercise, m: int, k: int, seen: tuple, args64: tuple) -> bool:
@@ -51,11 +43,8 @@ def _fits(ex: Exercise, m: int, k: int, seen: tuple, args64: tuple) -> bool:
     a right answer, and one that raises the same error fits an error."""
     kind, got = seen
     if kind == "error":
-        try:
-            ex.mistakes[m].answer(*sandbox.clone_args(ex.cases[k][1]))
-        except Exception as theirs:
-            return _same_error(got, theirs)
-        return False
+        theirs = slips.mistake_error(ex, k, m)
+        return theirs is not None and _same_error(got, theirs)
     wrong = _mistake_answer(ex, k, m, args64)
     if wrong is None:
         return False
@@ -101,11 +90,6 @@ def _near(ex: Exercise, m: int, k: int, seen: tuple) -> bool:
         return True  # the slip's shape, which the right answer does not have
     with np.errstate(invalid="ignore"):
         return bool(np.nanmax(np.abs(got - wrong)) < 0.5 * np.nanmax(np.abs(got - expected)))
-
-
-def _args64(ex: Exercise, k: int) -> tuple:
-    args = ex.cases[k][1]
-    return sandbox.clone_args(args) if ex.exact_inputs else sandbox.clone_args(args, torch.float64)
 
 
 Said = tuple  # (line, code, outcome, sure): what a verdict says about a wrong answer
@@ -178,13 +162,6 @@ def _seen(ex: Exercise, outcome: sandbox.Outcome, n: int) -> tuple | None:
     return ("right" if right else "answer"), value
 
 
-def _reference(ex: Exercise, n: int):
-    if (n, "reference") not in ex.answers:
-        args64 = _args64(ex, n)
-        ex.answers[n, "reference"] = ex.read(ex.reference(*sandbox.clone_args(args64)), args64)[0]
-    return ex.answers[n, "reference"]
-
-
 def _put_back(ex: Exercise) -> tuple[Verdict | None, str]:
     """Undo what a notebook cell replaced in math, torch, numpy or helpers before anything is computed:
     (a verdict when something could not be put back, else None; a note naming what was put back)."""
@@ -215,6 +192,10 @@ def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str) -> Verdic
                                                        f"The notebook goes on with the reference.", printed)
     if outcome.problem:
         return engine_verdict(ex.key, outcome.code or "exited", f"✗ {ex.name}: {outcome.problem}", printed)
+    if type(outcome.error) is NotImplementedError:  # the stub nbgrader writes: `raise NotImplementedError()`
+        return engine_verdict(ex.key, "not_attempted", f"… {ex.name}: {NOT_ATTEMPTED} (the function raises "
+                                                       f"NotImplementedError, the stub). The notebook goes on with "
+                                                       f"the reference.", printed)
     return None
 
 
