@@ -3,7 +3,7 @@
 For each animation: building every frame (the figure is drawn once per frame) and saving
 the GIF plus the folder of frames. Target: build + save <= 3 s each on 2 cores.
 
-Run:  .venv/bin/python bench/bench_animations.py [repeats]
+Run:  .venv/bin/python bench/bench_animations.py [--repeats 3] [--quick]   (--quick: one run each)
 Wall time suffers when other processes share the CPU, so this process's CPU time and the
 load average are printed too: on an idle 2-core machine wall time is about the CPU time.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import tempfile
 import time
 
 import torch
 
+from benchlib import parser, record
 from helpers.core.walkthrough import walkthrough_layer
 from helpers.figures import animations
 
@@ -43,7 +43,11 @@ def main(repeats: int = 3) -> None:
             print(f"{anim.name:26s} {len(anim.frames):2d} frames  build {statistics.median(builds):.2f}  "
                   f"save {statistics.median(saves):.2f}  total {total:.2f}  (cpu {cpu:.2f})  target <= 3 s: "
                   f"wall {'met' if total <= 3 else 'NOT met'}, cpu {'met' if cpu <= 3 else 'NOT met'}")
+            record(f"{anim.name}: build + save (CPU)", cpu, "s", 3.0)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
+    options = parser(__doc__)
+    options.add_argument("--repeats", type=int, default=3)
+    args = options.parse_args()
+    main(1 if args.quick else args.repeats)

@@ -8,7 +8,10 @@ with glibc told to hand freed blocks back at once (MALLOC_MMAP_THRESHOLD_), so r
 live memory: the rise of the peak resident memory (Linux VmHWM, reset through /proc/self/clear_refs)
 over the resident memory just before the (warmed-up) forward.
 
-    nice -n 19 env OMP_NUM_THREADS=1 .venv/bin/python bench/bench_gpt2.py [--repeats 9]
+    nice -n 19 env OMP_NUM_THREADS=1 .venv/bin/python bench/bench_gpt2.py [--repeats 9] [--quick]
+
+--quick: a tiny random GPT-2 (2 layers, 4 heads, width 32), one repeat, one memory case: proves the route runs.
+Without transformers installed it says so (pip install -e ".[test]") instead of measuring.
 """
 
 from __future__ import annotations
@@ -24,16 +27,23 @@ from pathlib import Path
 
 import torch
 
+from benchlib import parser, record, unavailable
 from helpers.core.gpt2 import GPT2_SMALL
+from helpers.core.model import GPTConfig
 from helpers.core.weights import model_from_checkpoint
 
+TINY = GPTConfig(vocab_size=100, n_ctx=64, n_layer=2, n_head=4, n_embd=32)  # --quick
 
-def build_models():
+
+def build_models(config: GPTConfig = GPT2_SMALL):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    theirs = GPT2LMHeadModel(GPT2Config(attn_implementation="eager")).eval()  # GPT-2 small's sizes
-    ours = model_from_checkpoint(theirs.state_dict(), GPT2_SMALL, source="transformers GPT-2")
+    sizes = dict(vocab_size=config.vocab_size, n_positions=config.n_ctx, n_layer=config.n_layer,
+                 n_head=config.n_head, n_embd=config.n_embd, bos_token_id=config.vocab_size - 1,
+                 eos_token_id=config.vocab_size - 1)  # GPT-2 small's by default (50256 = <|endoftext|>)
+    theirs = GPT2LMHeadModel(GPT2Config(attn_implementation="eager", **sizes)).eval()
+    ours = model_from_checkpoint(theirs.state_dict(), config, source="transformers GPT-2")
     return ours, theirs
 
 
@@ -80,45 +90,58 @@ def peak_mb(fn, model, ids) -> float | None:
     return None if before is None or peak is None else (peak - before) / 1024
 
 
-def memory_case(which: str, T: int) -> None:
+def memory_case(which: str, T: int, config: GPTConfig) -> None:
     """Child process: print the extra peak memory (MB) of one forward of one model."""
-    ours, theirs = build_models()
+    ours, theirs = build_models(config)
     model, fn = (ours, forward_ours) if which == "ours" else (theirs, forward_theirs)
     del ours, theirs
-    ids = torch.randint(0, GPT2_SMALL.vocab_size, (1, T), generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(0, config.vocab_size, (1, T), generator=torch.Generator().manual_seed(0))
     fn(model, ids)  # warm-up: one-time allocations are not the forward's
     print(peak_mb(fn, model, ids))
 
 
-def measure_memory(which: str, T: int) -> str:
+def measure_memory(which: str, T: int, quick: bool) -> str:
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "16384", "MALLOC_TRIM_THRESHOLD_": "0"}
-    out = subprocess.run([sys.executable, __file__, "--memory", which, str(T)], env=env,
+    env.pop("BENCH_FIGURES", None)  # the child's numbers come back on its stdout
+    out = subprocess.run([sys.executable, __file__, "--memory", which, str(T)] + ["--quick"] * quick, env=env,
                          capture_output=True, text=True, check=True).stdout.split()
     return "n/a" if not out or out[-1] == "None" else f"{float(out[-1]):.1f} MB"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--memory", nargs=2, metavar=("ours|theirs", "T"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--repeats", type=int, default=9)
+    options.add_argument("--memory", nargs=2, metavar=("ours|theirs", "T"), help=argparse.SUPPRESS)
+    args = options.parse_args()
+    config = TINY if args.quick else GPT2_SMALL
     torch.set_grad_enabled(False)
     if args.memory:
-        return memory_case(args.memory[0], int(args.memory[1]))
-    ours, theirs = build_models()
-    print(f"GPT-2 small, random weights: {ours.num_params():,} parameters; torch {torch.__version__}, "
+        return memory_case(args.memory[0], int(args.memory[1]), config)
+    try:
+        ours, theirs = build_models(config)
+    except ImportError as err:  # transformers is a test extra, not a dependency
+        for T in (5, 64):
+            unavailable(f"GPT-2 small forward ÷ transformers eager, T={T}", f"{err.name or 'transformers'} is not "
+                        "installed: pip install -e \".[test]\"")
+        return
+    name = "a tiny GPT-2 (--quick)" if args.quick else "GPT-2 small"
+    print(f"{name}, random weights: {ours.num_params():,} parameters; torch {torch.__version__}, "
           f"{torch.get_num_threads()} thread(s)")
     gen = torch.Generator().manual_seed(0)
-    for T in (5, 64):
-        ids = torch.randint(0, GPT2_SMALL.vocab_size, (1, T), generator=gen)
+    for T in (5,) if args.quick else (5, 64):
+        ids = torch.randint(0, config.vocab_size, (1, T), generator=gen)
         (lo, ao), (lt, at) = forward_ours(ours, ids), forward_theirs(theirs, ids)
         diff = max((lo - lt).abs().max().item(), (ao - at).abs().max().item())
-        t_ours = median_ms(forward_ours, ours, ids, args.repeats)
-        t_theirs = median_ms(forward_theirs, theirs, ids, args.repeats)
-        mem = f"{measure_memory('ours', T)} vs {measure_memory('theirs', T)}"
+        repeats = 1 if args.quick else args.repeats
+        t_ours = median_ms(forward_ours, ours, ids, repeats)
+        t_theirs = median_ms(forward_theirs, theirs, ids, repeats)
+        theirs_mem = "not measured (--quick)" if args.quick else measure_memory("theirs", T, args.quick)
+        mem = f"{measure_memory('ours', T, args.quick)} vs {theirs_mem}"  # --quick: one child, not two
         print(f"T={T:3d}: ours {t_ours:7.1f} ms | transformers eager {t_theirs:7.1f} ms | "
               f"ratio ours/theirs {t_ours / t_theirs:.2f} | peak extra memory {mem} | "
               f"max |difference| {diff:.1e} | maps {tuple(ao.shape)}")
+        record(f"{name} forward ÷ transformers eager, T={T}", t_ours / t_theirs, "×", 1.0,
+               note=f"{t_ours:.1f} vs {t_theirs:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What importing the package costs, measured with `python -X importtime` in fresh interpreters.
 
-    python bench/bench_imports.py [--repeat 5]
+    python bench/bench_imports.py [--repeat 5] [--quick]   (--quick: three of the lines, once each)
 
 Prints the median wall time of each import line, and what each one costs on top of `import torch`.
 It also prints whether matplotlib and ipywidgets were loaded. Targets (the package-in-layers issue):
@@ -10,12 +10,13 @@ neither matplotlib nor ipywidgets.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchlib import parser, record
 
 ROOT = Path(__file__).resolve().parent.parent
 LINES = {
@@ -26,6 +27,7 @@ LINES = {
     "a notebook's first figure": "import torch, helpers as H; H.plot_attention",
     "a notebook's first widget": "import torch, helpers as H; H.Explorer",
 }
+QUICK = ("torch", "helpers", "a notebook's first widget")
 PROBE = "; import sys; print(int('matplotlib' in sys.modules), int('ipywidgets' in sys.modules))"
 
 
@@ -47,17 +49,22 @@ def self_time_top(code: str, n: int = 5) -> list[tuple[int, str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--repeat", type=int, default=5)
+    args = options.parse_args()
     medians = {}
     for name, code in LINES.items():
-        runs = [timed(code) for _ in range(args.repeat)]
+        if args.quick and name not in QUICK:
+            continue
+        runs = [timed(code) for _ in range(1 if args.quick else args.repeat)]
         medians[name] = statistics.median(t for t, _ in runs)
         mpl, widgets = runs[-1][1]
         extra = medians[name] - medians["torch"]
         print(f"{name:28s} {medians[name]:6.2f} s   (+{extra:5.2f} s on top of torch)   "
               f"matplotlib {'yes' if mpl == '1' else 'no '}   ipywidgets {'yes' if widgets == '1' else 'no'}")
+    record("import helpers, on top of import torch", medians["helpers"] - medians["torch"], "s", 0.5)
+    if args.quick:
+        return
     print("\nlargest imports in `import torch, helpers as H; H.Explorer` (cumulative, -X importtime):")
     for us, module in self_time_top(LINES["a notebook's first widget"]):
         print(f"  {us / 1e6:6.2f} s  {module}")

@@ -1,6 +1,7 @@
 """How long headless Chromium takes to draw the offline page (H.export_page), by model shape and length.
 
     python bench/bench_page_sizes.py 12x12x128 12x12x160 1x1x256 12x12x128x8   # layers x heads x tokens [x sentences]
+    python bench/bench_page_sizes.py --quick                                    # one small case: 2x2x16
 
 Each case is a random model of that shape (no training: the drawing does not depend on the values)
 reading sentences of that many tokens; prints the page's size, the Python time to build it, and the
@@ -22,9 +23,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 import torch  # noqa: E402
 
 import helpers as H  # noqa: E402
+from benchlib import no_browser, parser, unavailable  # noqa: E402
 from helpers.figures.page import page_html  # noqa: E402
 from helpers.figures import page as page_module  # noqa: E402
-from test_browser import SCREEN, chromium  # noqa: E402
+from test_browser import CHROMIUM, SCREEN, chromium  # noqa: E402
 
 WORDS = "the cat near these big dogs is tired .".split()
 PAINTED = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now()))))"
@@ -42,6 +44,8 @@ def sentence(tokens: int) -> str:
 
 
 def main(cases: list[str]) -> None:
+    if no_browser(CHROMIUM):
+        return unavailable("offline page drawing time by size", no_browser(CHROMIUM))
     page_module.MAX_TOKENS, page_module.MAX_MAP_BYTES = 10 ** 6, 10 ** 12  # measure past today's limits
     folder = Path(tempfile.mkdtemp())
     with chromium() as browser:
@@ -64,4 +68,7 @@ def main(cases: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["12x12x64", "12x12x128", "12x12x160", "1x1x256", "12x12x128x8"])
+    options = parser(__doc__)
+    options.add_argument("cases", nargs="*", default=["12x12x64", "12x12x128", "12x12x160", "1x1x256", "12x12x128x8"])
+    args = options.parse_args()
+    main(["2x2x16"] if args.quick else args.cases)

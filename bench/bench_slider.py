@@ -1,6 +1,6 @@
 """How long the head-count slider takes to answer, in the kernel (target: median <= 50 ms).
 
-    python bench/bench_slider.py [--rounds 5]
+    python bench/bench_slider.py [--rounds 5] [--quick]   (--quick: one pass, one sentence pair)
 
 Times HeadCountExplorer.set_heads and .set_merge, which are what the sliders call: run the
 model (or merge the heads), put the new maps into the existing image, write one PNG. The
@@ -12,7 +12,6 @@ on a shared machine wall time includes waiting for a core.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -21,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import helpers as H  # noqa: E402
+from benchlib import parser, record  # noqa: E402
 
 TARGET_MS = 50.0
 
@@ -38,15 +38,19 @@ def timed(fn, values) -> tuple[list[float], list[float]]:
 
 
 def report(name: str, wall: list[float], cpu: list[float]) -> None:
+    record(f"04 head-count explorer: {name}, kernel CPU", statistics.median(cpu), "ms", TARGET_MS,
+           note=f"wall {statistics.median(wall):.1f} ms")
     verdict = "ok" if statistics.median(wall) <= TARGET_MS else f"over the {TARGET_MS:.0f} ms target"
     print(f"{name:<34} median {statistics.median(wall):6.1f} ms wall ({statistics.median(cpu):6.1f} ms CPU)  "
           f"max {max(wall):6.1f} ms  n={len(wall)}  {verdict}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="passes over every slider position")
-    args = parser.parse_args()
+    options = parser(__doc__)
+    options.add_argument("--rounds", type=int, default=5, help="passes over every slider position")
+    args = options.parse_args()
+    if args.quick:
+        args.rounds = 1
 
     t0 = time.perf_counter()
     explorer = H.HeadCountExplorer()

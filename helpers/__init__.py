@@ -41,6 +41,7 @@ _MODULES: dict[str, list[str]] = {
                                     "check_one_head", "check_split_heads", "check_merge_heads", "check_recombine"],
     ".exercises.capstone": ["check_multihead"],
     ".exercises.solutions": ["solution"],
+    ".exercises.autograde": ["assert_passed"],  # the nbgrader / otter-grader test cells (python -m helpers.grade)
     # --- 04: how many heads? -------------------------------------------------------------------------
     ".analysis.headcount": ["HEAD_COUNTS", "SENTENCE", "WIDTH", "head_shapes", "describe_shapes", "load_variant",
                             "available_head_counts", "loss_by_heads", "merge_head_groups", "merged_maps",
@@ -51,12 +52,13 @@ _MODULES: dict[str, list[str]] = {
     # --- 05: all 144 heads ---------------------------------------------------------------------------
     ".figures.mosaic": ["head_mosaic", "mosaic_cell", "plot_all_heads"],
     ".figures.views": ["plot_head", "plot_token_links"],
+    ".figures.map_table": ["map_table"],
     ".widgets.explorer": ["Explorer"],
-    ".figures.page": ["export_page"],
+    ".figures.page": ["export_page", "export_slider_page"],
     ".analysis.detectors": ["previous_token_scores", "first_token_scores", "word_scores", "generic_scores",
                             "published_head_ranks", "induction_match"],
     ".exercises.head_checks": ["check_previous_word_head", "induction_prediction", "check_induction_prediction",
-                               "check_knockout_prediction"],
+                               "check_knockout_prediction", "knockout_verdict"],
     # --- 06: what each head learns (position first, then grammar), then knock-outs --------------------
     ".analysis.relations": ["SCORED_RELATIONS", "relation_pairs", "describe_links", "scored_stories",
                             "relation_scores", "ranked_heads", "relation_report",
@@ -80,9 +82,20 @@ _MODULES: dict[str, list[str]] = {
                           "plot_pooled", "plot_pooling_on_text", "kv_slide"],
     ".widgets.kv_slider": ["KVHeadExplorer"],
     ".exercises.kv_checks": ["check_kv_cache", "check_grouped_attention"],
+    # --- 08: watch the heads learn (snapshots along training, the formation step, train it yourself) ---
+    ".core.snapshots": ["load_snapshots"],
+    ".analysis.formation": ["shipped_record", "formation", "describe_formation"],
+    ".analysis.formation_seeds": ["describe_formation_seeds"],
+    ".figures.formation_plots": ["plot_formation_curves", "plot_knockout_along", "formation_animation"],
+    ".widgets.training_slider": ["TrainingStepExplorer"],
+    ".widgets.live_training": ["LiveTraining"],
+    ".train": ["train_live"],
+    ".exercises.formation_checks": ["check_formation_step", "check_knockout_along"],
     # --- slides: one-call export, the layout check, the lecture deck ---------------------------------
     ".figures.slide": ["slide_style"],
     ".figures.export": ["save_for_slides"],
+    # --- every notebook: a figure shown with its words as alt text (a screen reader reads them) ---------
+    ".figures.describe": ["show_figure"],
     ".figures.slidecheck": ["check_slide"],
     ".figures.deck": ["export_deck"],
 }

@@ -3,7 +3,9 @@
 It checks the Python and package versions, the widget front end JupyterLab needs to show sliders,
 the shipped files in data/ against the checksums in data/models.json and data/README.md, and draws
 one 144-head map. Each problem is one line that names the fix; the exit status is the number of
-problems (0: ready for class).
+problems (0: ready for class). `--grading` checks what grading a class needs instead: a process that
+can fork (python -m helpers.grade), the lessons exported for nbgrader and otter-grader, and those two
+graders when they are installed (the optional extra `.[grading]`).
 
 Only the standard library and the lazy facade are imported at the top, so a missing package is
 reported as a line, not as a traceback.
@@ -11,12 +13,17 @@ reported as a line, not as a traceback.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib.metadata as metadata
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -180,6 +187,58 @@ def check_map(model: str = "classroom", sentence: str = "I like to draw") -> tup
 
 
 CHECKS = (check_versions, check_widget_front_end, check_data, check_map)
+GRADERS = {"nbgrader": "0.9", "otter-grader": "7"}  # pyproject.toml's extra `grading`
+GRADING_EXTRA = 'pip install -e ".[grading]"'
+
+
+def check_fork() -> tuple[list[str], str]:
+    """(problems, summary): `python -m helpers.grade` grades each submission in a forked worker."""
+    if not hasattr(os, "fork"):
+        return [f"✗ This Python cannot fork ({sys.platform}): grade the class in WSL, on Linux or macOS, or in the "
+                f"container of docs/teaching.md."], ""
+    return [], f"this system can fork a worker per submission ({sys.platform})"
+
+
+EXPORT = ("import sys; from helpers.grade import nbgrader, otter; "
+          "print(len(nbgrader.write_source(sys.argv[1])), len(otter.write_source(sys.argv[2])))")
+
+
+def check_export(timeout: float = 120) -> tuple[list[str], str]:
+    """(problems, summary): lessons 01-07 export for nbgrader and otter-grader (what `python -m helpers.grade
+    --nbgrader` and `--otter` write), into a temporary folder, in a process of their own."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            done = subprocess.run([sys.executable, "-c", EXPORT, str(Path(tmp) / "nbgrader"), str(Path(tmp) / "otter")],
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return [f"✗ Exporting the lessons took over {timeout:g} s: run `python -m helpers.grade --nbgrader "
+                    f"FOLDER` to see why."], ""
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return [f"✗ Exporting the lessons for nbgrader and otter-grader failed ({last}): {INSTALL}."], ""
+    return [], f"lessons exported for nbgrader and otter-grader ({done.stdout.split()[0]} notebooks each)"
+
+
+def check_graders(required: dict[str, str] = GRADERS) -> tuple[list[str], str]:
+    """(problems, summary): nbgrader and otter-grader, when installed, are new enough and can start."""
+    problems, found = [], []
+    for name, oldest in required.items():
+        try:
+            have = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        if _version_tuple(have) < _version_tuple(oldest):
+            problems.append(f"✗ {name} {have} is older than {oldest}: run `{GRADING_EXTRA}`.")
+        found.append(f"{name} {have}")
+    if "nbgrader" in " ".join(found) and shutil.which("alembic") is None:  # nbgrader runs it to open its database
+        problems.append("✗ nbgrader runs `alembic`, which is not on PATH: activate the virtual environment "
+                        "(`source .venv/bin/activate`) before running nbgrader.")
+    if not found:
+        return problems, f"nbgrader and otter-grader are not installed (optional, to grade with them: {GRADING_EXTRA})"
+    return problems, ", ".join(found)
+
+
+GRADING_CHECKS = (check_fork, check_export, check_graders)
 
 
 def diagnose(checks=CHECKS) -> list[str]:
@@ -192,13 +251,16 @@ def diagnose(checks=CHECKS) -> list[str]:
 
 
 def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.doctor", description="Check this machine before class.")
+    parser.add_argument("--grading", action="store_true", help="check what grading a class needs instead")
+    grading = parser.parse_args(argv).grading
     start = time.perf_counter()
-    lines = diagnose()
+    lines = diagnose(GRADING_CHECKS if grading else CHECKS)
     problems = [line for line in lines if line.startswith("✗")]
     print("\n".join(lines))
     seconds = time.perf_counter() - start
     print(f"{len(problems)} problem{'' if len(problems) == 1 else 's'} found in {seconds:.1f} s" if problems
-          else f"All good in {seconds:.1f} s: this machine is ready for class.")
+          else f"All good in {seconds:.1f} s: this machine is ready {'to grade a class' if grading else 'for class'}.")
     return len(problems)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
+from .analysis.formation import formation_record
 from .analysis.headcount import record_merged_losses
 from .analysis.kvheads import record_pooled_results
 from .analysis.seeds import SEEDS, record_seed_runs, seed_numbers, seeds_of
@@ -25,6 +26,7 @@ from .core.files import refuse_read_only
 from .core.evaluation import N_CTX, evaluate, next_token_loss, story_batch
 from .core.language import StoryWriter, vocabulary
 from .core.model import GPT, GPTConfig, LanguageModel
+from .core.snapshots import SnapshotRun, record_snapshots, snapshot_state, snapshot_steps
 from .core.tokenizer import WordTokenizer
 
 
@@ -90,8 +92,12 @@ def learning_rate(step: int, steps: int, recipe: Recipe) -> float:
     return recipe.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))  # cosine down to 10%
 
 
-def train(name: str, progress: bool = True, recipe: Recipe | None = None, device: str = "cpu") -> tuple[GPT, dict]:
+def train(name: str, progress: bool = True, recipe: Recipe | None = None, device: str = "cpu",
+          snapshots: dict | None = None, on_step=None) -> tuple[GPT, dict]:
     """Train one recipe from scratch; return the model (on the CPU) and its measurements.
+
+    snapshots: a dict to fill with {step: fp16 weights} at snapshot_steps (step 0 = before training).
+    on_step(step, steps, loss, model) is called after every step (the notebook's live plot).
 
     recipe replaces RECIPES[name] (tools/sweep.py tries other seeds that way). The shipped files
     come from the CPU: a GPU starts from the same weights but sums in another order, so it ends
@@ -102,7 +108,8 @@ def train(name: str, progress: bool = True, recipe: Recipe | None = None, device
     threads = torch.get_num_threads()
     torch.set_num_threads(recipe.threads)
     try:
-        return _train(name, recipe, progress, torch.device(device))
+        hooks = {k: v for k, v in (("snapshots", snapshots), ("on_step", on_step)) if v is not None}
+        return _train(name, recipe, progress, torch.device(device), **hooks)
     finally:
         torch.set_num_threads(threads)
 
@@ -111,7 +118,8 @@ class Stopped(KeyboardInterrupt):
     """Ctrl-C during a run, saying where it stopped (still a KeyboardInterrupt for callers that catch one)."""
 
 
-def _train(name: str, recipe: Recipe, progress: bool, device: torch.device) -> tuple[GPT, dict]:
+def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snapshots: dict | None = None,
+           on_step=None) -> tuple[GPT, dict]:
     torch.manual_seed(recipe.seed)
     tokenizer = WordTokenizer(recipe.words)
     config = GPTConfig(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)
@@ -119,10 +127,13 @@ def _train(name: str, recipe: Recipe, progress: bool, device: torch.device) -> t
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.95), weight_decay=recipe.weight_decay)
     writer = StoryWriter(recipe.seed)
     step, steps = 0, recipe.tokens // (recipe.batch * N_CTX)
+    keep = set(snapshot_steps(steps)) if snapshots is not None else set()
     start = time.perf_counter()
     bar = tqdm(range(steps), desc=name, disable=not progress)
     try:
         for step in bar:
+            if step in keep:  # the weights before this step: step 0 is the untrained model
+                snapshots[step] = snapshot_state(model)
             for group in opt.param_groups:
                 group["lr"] = learning_rate(step, steps, recipe)
             ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos, recipe.relay_chance,
@@ -135,8 +146,12 @@ def _train(name: str, recipe: Recipe, progress: bool, device: torch.device) -> t
             if step % 10 == 0:
                 rate = (step + 1) * recipe.batch * N_CTX / (time.perf_counter() - start)
                 bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}")
+            if on_step is not None:
+                on_step(step, steps, loss.item(), model)
         seconds = time.perf_counter() - start
         model.cpu().eval()
+        if snapshots is not None:
+            snapshots[steps] = snapshot_state(model)
         info = {"recipe": name, "note": recipe.note, "seed": recipe.seed, "train_tokens": steps * recipe.batch * N_CTX,
                 "train_seconds": round(seconds, 1), "tokens_per_second": round(steps * recipe.batch * N_CTX / seconds),
                 "params": model.num_params(), "bos": recipe.bos, "threads": recipe.threads,
@@ -226,15 +241,41 @@ def train_seeds(name: str, count: int, listing: Path, progress: bool = True) -> 
     return runs
 
 
+def train_snapshots(name: str, path: Path, progress: bool = True, recipe: Recipe | None = None) -> dict:
+    """Train recipe `name` keeping ~30 snapshots (core/snapshots.py), measure them (analysis/formation.py),
+    write both at `path` with their place in the manifest beside it (not the model file); return that entry."""
+    recipe = RECIPES[name] if recipe is None else recipe
+    states: dict = {}
+    model, info = train(name, progress, recipe=recipe, snapshots=states)
+    info["tokens_per_step"] = recipe.batch * N_CTX
+    run = SnapshotRun(name, sorted(states), model.config, recipe.words, info, states)
+    run.measured = formation_record(run)  # measured on the fp16 weights the file keeps, before writing it
+    try:
+        return record_snapshots(name, run, path)
+    except KeyboardInterrupt:
+        raise Stopped(f"stopped while writing {path}; nothing written") from None
+
+
+def train_live(name: str, seed: int, on_step) -> tuple[GPT, dict]:
+    """Train recipe `name` on `seed`, calling on_step(step, steps, loss, model) after every step (notebook 08)."""
+    return train(name, progress=False, recipe=replace(RECIPES[name], seed=seed), on_step=on_step)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m helpers.train", description=__doc__)
     parser.add_argument("name", choices=list(RECIPES), help="which model to train")
     parser.add_argument("--out", type=Path, default=None, help="where to write (default data/NAME.safetensors)")
     parser.add_argument("--seeds", type=int, default=None, metavar="N",
                         help=f"train N seeds (e.g. {SEEDS}) and record their numbers beside NAME's line; no weights")
+    parser.add_argument("--snapshots", action="store_true",
+                        help="keep ~30 snapshots along the run in data/NAME-snapshots.safetensors (notebook 08)")
     args = parser.parse_args(argv)
-    path = args.out or DATA_DIR / f"{args.name}.safetensors"
+    path = args.out or DATA_DIR / f"{args.name}{'-snapshots' if args.snapshots else ''}.safetensors"
     try:
+        if args.snapshots:
+            info = train_snapshots(args.name, check_out(path, args.name))
+            print({k: v for k, v in info.items() if k != "info"})
+            return
         if args.seeds is not None:
             seeds_of(0, args.seeds)  # a bad count is refused before anything runs
             train_seeds(args.name, args.seeds, check_out(path, args.name).parent / MANIFEST.name)

@@ -103,7 +103,8 @@ def test_saved_as_a_looping_gif_and_a_folder_of_frames(tmp_path, built):
 
 
 def test_shown_in_a_notebook_as_the_gif_itself(built):
-    bundle = built[1]._repr_mimebundle_()
+    bundle, metadata = built[1]._repr_mimebundle_()  # (data, metadata): the caption is the GIF's alt text
+    assert built[1].caption in metadata["image/gif"]["alt"]
     import base64
     with Image.open(io.BytesIO(base64.b64decode(bundle["image/gif"]))) as image:
         assert image.format == "GIF" and image.n_frames == 13

@@ -32,7 +32,8 @@ def test_the_layer_contracts_hold():
 
 def test_the_tree_has_the_five_layers_and_the_training_command():
     layers = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
-    assert layers == {"core", "analysis", "figures", "widgets", "exercises"}
+    commands = {"grade"}  # a command on top of the layers, like train.py and doctor.py (python -m helpers.grade)
+    assert layers - commands == {"core", "analysis", "figures", "widgets", "exercises"}
     assert (PACKAGE / "train.py").is_file() and (PACKAGE / "README.md").is_file()
 
 
@@ -86,15 +87,26 @@ def test_every_name_a_lesson_uses_is_in_the_facade():
         assert getattr(H, name) is not None
 
 
+def _names_used_in_scripts() -> set[str]:
+    """`H.name` in bench/ and tools/: a facade name they use counts as used, and must stay in the facade."""
+    texts = [p.read_text() for folder in ("bench", "tools") for p in sorted((ROOT / folder).glob("*.py"))]
+    return {name for text in texts for name in re.findall(r"\bH\.([A-Za-z_]\w*)(?![\w…])", text)}  # not `H.plot_…`
+
+
+def test_every_name_a_bench_or_tool_uses_is_in_the_facade():
+    """Else the script breaks only when someone runs it (bench_model.py once stopped at H.shipped_models)."""
+    assert sorted(_names_used_in_scripts() - set(H.__all__)) == []
+
+
 def _names_used_in_tests() -> set[str]:
     texts = [p.read_text() for p in sorted((ROOT / "tests").glob("test_*.py"))]
     return {name for text in texts for name in re.findall(r"\b(?:H|helpers)\.([A-Za-z_]\w*)", text)}
 
 
 def test_the_facade_holds_only_names_something_uses():
-    """A public name is kept because a lesson or a test reaches it through `H.`; the rest are dropped."""
+    """A public name is kept because a lesson, a test, a bench or a tool reaches it through `H.`; the rest go."""
     assert len(H.__all__) == len(set(H.__all__))
-    unused = sorted(set(H.__all__) - _names_used_in_lessons() - _names_used_in_tests())
+    unused = sorted(set(H.__all__) - _names_used_in_lessons() - _names_used_in_tests() - _names_used_in_scripts())
     assert unused == []
     assert set(dir(H)) >= set(H.__all__)
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):

@@ -87,3 +87,38 @@ def test_the_command_runs_in_seconds():
     assert result.returncode == sum(line.startswith("✗") for line in lines), result.stdout + result.stderr
     assert all(line[:1] in "✓✗" for line in lines[:-1]) and "Traceback" not in result.stderr
     assert seconds < 30, seconds  # ~5 s on a quiet laptop; 10 s is the promise, 30 leaves room for a busy CI
+
+
+# --- `python -m helpers.doctor --grading`: what grading a class needs ----------------------------------------
+def test_grading_passes_here_and_its_exit_status_counts_the_problems():
+    bin_dir = str(Path(sys.executable).parent)  # an activated venv: nbgrader finds its alembic
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(Path.home())}
+    result = subprocess.run([sys.executable, "-m", "helpers.doctor", "--grading"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=180, env=env)
+    lines = result.stdout.splitlines()
+    assert result.returncode == sum(line.startswith("✗") for line in lines) == 0, result.stdout + result.stderr
+    assert "lessons exported for nbgrader and otter-grader (7 notebooks each)" in result.stdout
+    assert lines[-1].endswith("this machine is ready to grade a class.")
+
+
+def test_grading_problems_are_one_line_each(monkeypatch):
+    monkeypatch.delattr(doctor.os, "fork")  # as on Windows
+    problems, _ = doctor.check_fork()
+    assert len(problems) == 1 and problems[0].startswith("✗ This Python cannot fork") and "WSL" in problems[0]
+    monkeypatch.setattr(doctor, "EXPORT", "import sys; sys.exit('no lesson 01_*.ipynb')")
+    problems, _ = doctor.check_export()
+    assert problems == ["✗ Exporting the lessons for nbgrader and otter-grader failed (no lesson 01_*.ipynb): "
+                        "run `pip install -e .` in the project folder."]
+    problems, summary = doctor.check_graders({"no-such-grader": "1"})
+    assert problems == [] and "not installed (optional, to grade with them: pip install -e \".[grading]\")" in summary
+
+
+@pytest.mark.skipif(shutil.which("nbgrader", path=str(Path(sys.executable).parent)) is None,
+                    reason='nbgrader is not installed: pip install -e ".[grading]"')
+def test_an_old_nbgrader_or_one_without_alembic_on_path_is_named(monkeypatch):
+    problems, _ = doctor.check_graders({"nbgrader": "999"})
+    assert problems[0].startswith("✗ nbgrader ") and problems[0].endswith("is older than 999: run `pip install -e \".[grading]\"`.")
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    problems, _ = doctor.check_graders()
+    assert problems == ["✗ nbgrader runs `alembic`, which is not on PATH: activate the virtual environment "
+                        "(`source .venv/bin/activate`) before running nbgrader."]

@@ -22,7 +22,8 @@ DOC = ROOT / "docs" / "mistakes.md"
 # A key is the first half of every code of its exercise: renaming an exercise must not change it (set key=).
 KEYS = ["attention_weights", "masked_weights", "weighted_sum", "one_head", "split_heads", "merge_heads", "recombine",
         "multihead_capstone", "head_size_and_params", "concat_shape", "previous_word_head", "induction_pattern",
-        "previous_token_detector", "knock_out_prediction", "kv_cache_bytes", "grouped_attention"]
+        "previous_token_detector", "knock_out_prediction", "kv_cache_bytes", "grouped_attention", "formation_step",
+        "knock_out_along_training"]
 NOT_EXERCISES = {"check_slide"}  # H.check_* names that judge no exercise
 
 

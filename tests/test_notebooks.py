@@ -1,13 +1,17 @@
 """Every notebook: committed clean, navigation fresh, runs top to bottom headless, same text twice.
 
-Each notebook is executed exactly twice per test run: once for the error check and once more
-for the determinism check (the first run's outputs are cached).
+Each notebook is executed three times per test run: once for the error check (that run's outputs are
+shared by every test that reads them), once more for the determinism check, once with the solutions
+pasted in. The runs the selected tests need start together when this module starts, two at a time
+(each kernel is its own process: a 2-core machine runs two at once); each test waits only for its own.
 """
 
 import ast
 import re
 import subprocess
 import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -22,6 +26,9 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT = 600  # seconds; generous for a busy 2-core machine
 _runs: dict[Path, list[list[str]]] = {}
 _executed: dict[Path, nbformat.NotebookNode] = {}  # the first run's notebook, outputs included
+_POOL = ThreadPoolExecutor(2)  # notebook runs at once
+_started: dict[tuple[str, Path], Future] = {}  # (kind of run, notebook) -> its one run
+_LOCKS: dict[Path, threading.Lock] = {}  # one per notebook
 
 
 def test_there_are_notebooks():
@@ -61,7 +68,6 @@ def _execute(path: Path, nb=None) -> list[list[str]]:
         client.execute()
     except CellExecutionError as err:
         pytest.fail(f"{path.name} failed:\n{str(err)[-3000:]}", pytrace=False)
-    _executed.setdefault(path, nb)
     outputs = _text_outputs(nb)
     for texts in outputs:
         for text in texts:
@@ -69,9 +75,62 @@ def _execute(path: Path, nb=None) -> list[list[str]]:
     return outputs
 
 
+def _first(path: Path) -> list[list[str]]:
+    nb = nbformat.read(path, as_version=4)
+    outputs = _execute(path, nb)
+    _executed[path] = nb  # the first run's notebook, read by every test of its outputs (not the second run's)
+    return outputs
+
+
+def _solved(path: Path) -> nbformat.NotebookNode:
+    """The notebook run with every exercise's solution pasted over its stub (the rest of each cell kept)."""
+    nb = nbformat.read(path, as_version=4)
+    for cell, node in list(_exercise_cells(nb)):
+        lines = cell.source.splitlines()
+        cell.source = "\n".join(lines[:node.lineno - 1] + solutions.source(node.name).splitlines()
+                                 + lines[node.end_lineno:])
+    _execute(path.with_name("solved_" + path.name), nb)
+    return nb
+
+
+RUNS = {"first": _first, "second": _execute, "solved": _solved}
+NEEDS = {"test_runs_top_to_bottom": ("first",), "test_same_text_output_twice": ("first", "second"),
+         "test_figures_render_as_images": ("first",), "test_every_check_says_not_attempted_with_the_stubs": ("first",),
+         "test_every_check_says_pass_with_the_solutions": ("solved",)}
+
+
+def _alone(kind: str, path: Path):
+    """One run of `path`, never beside another run of the same notebook: they would write the same figure files."""
+    with _LOCKS.setdefault(path, threading.Lock()):
+        return RUNS[kind](path)
+
+
+def _run(kind: str, path: Path) -> Future:
+    """The one run of this kind of this notebook: started now unless it already was."""
+    if (kind, path) not in _started:
+        _LOCKS.setdefault(path, threading.Lock())  # made here, in the main thread, before any worker asks
+        _started[kind, path] = _POOL.submit(_alone, kind, path)
+    return _started[kind, path]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _start_the_runs(request):
+    """Start the runs the selected tests of this module need, first runs first; cancel unstarted ones at the end."""
+    wanted = [(kind, item.callspec.params["path"]) for item in request.session.items
+              if item.module is request.module and hasattr(item, "callspec")
+              for kind in NEEDS.get(item.originalname, ())]
+    for order in RUNS:
+        for kind, path in dict.fromkeys(wanted):
+            if kind == order:
+                _run(kind, path)
+    yield
+    for future in _started.values():
+        future.cancel()  # a stopped session (-x) does not wait for runs nobody will read
+
+
 def _first_run(path: Path) -> list[list[str]]:
     if path not in _runs:
-        _runs[path] = _execute(path)
+        _runs[path] = _run("first", path).result()
     return _runs[path]
 
 
@@ -102,7 +161,7 @@ def test_runs_top_to_bottom(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_same_text_output_twice(path):
     first = _first_run(path)
-    second = _execute(path)
+    second = _run("second", path).result()
     for i, (a, b) in enumerate(zip(first, second)):
         assert a == b, f"{path.name}: code cell {i} printed different text on the second run:\n{a}\n---\n{b}"
 
@@ -118,7 +177,8 @@ def executed():
 
 
 def _shows_a_figure(source: str) -> bool:
-    """A cell whose last line returns a figure (H.plot_…(…), H.prediction_bars(…), fig) or that calls plt.show()."""
+    """A cell whose last line returns a figure (H.plot_…(…), H.prediction_bars(…), fig, H.show_figure(…)) or that
+    calls plt.show()."""
     try:
         body = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%"))).body
     except SyntaxError:
@@ -131,7 +191,7 @@ def _shows_a_figure(source: str) -> bool:
     if isinstance(value, ast.Name):
         return value.id == "fig"
     name = getattr(getattr(value, "func", None), "attr", "") or getattr(getattr(value, "func", None), "id", "")
-    return name.startswith("plot_") or name == "prediction_bars"
+    return name.startswith("plot_") or name in ("prediction_bars", "show_figure")
 
 
 @pytest.mark.notebook
@@ -166,7 +226,7 @@ def test_importing_helpers_leaves_the_backend_alone():
 def test_the_figure_test_recognises_figure_cells():
     assert _shows_a_figure("x = 1\nH.plot_all_heads(a, b)") and _shows_a_figure("fig = H.f()\nfig")
     assert _shows_a_figure("%matplotlib inline\nH.prediction_bars(lm, s, [])")
-    assert _shows_a_figure("fig, ax = plt.subplots()\nplt.show()")
+    assert _shows_a_figure("fig, ax = plt.subplots()\nplt.show()") and _shows_a_figure("H.show_figure(H.plot_head(m))")
     assert not _shows_a_figure("print(1)") and not _shows_a_figure("explorer.widget")
     assert not _shows_a_figure("fig = H.plot_head(m)")  # assigned, not shown
 
@@ -292,13 +352,7 @@ def test_every_check_says_not_attempted_with_the_stubs(path):
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_check_says_pass_with_the_solutions(path):
-    nb = nbformat.read(path, as_version=4)
-    exercises = list(_exercise_cells(nb))
-    for cell, node in exercises:  # paste the solution over the stub, keep the rest of the cell
-        lines = cell.source.splitlines()
-        cell.source = "\n".join(lines[:node.lineno - 1] + solutions.source(node.name).splitlines()
-                                 + lines[node.end_lineno:])
-    _execute(path.with_name("solved_" + path.name), nb)
+    nb = _run("solved", path).result()
     for cell, node in _exercise_cells(nb):
         lines = _check_lines(cell)
         assert len(lines) == 1 and lines[0].startswith("✓"), f"{path.name} {node.name}: {lines}"

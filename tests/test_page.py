@@ -3,6 +3,7 @@ is refused with one line before anything is written."""
 
 from __future__ import annotations
 
+import base64
 import re
 
 import numpy as np
@@ -12,7 +13,7 @@ import torch
 from matplotlib.figure import Figure
 
 import helpers as H
-from helpers.figures import deck
+from helpers.figures import deck, webpage
 from helpers.figures.page import PRECISION, export_page, page_data, page_html, quantise, read_page
 from helpers.widgets.explorer import Explorer
 from test_gpt2_fakes import fake_gpt2_folder
@@ -59,13 +60,17 @@ def test_every_map_on_the_page_is_the_models_to_the_stated_precision(classroom, 
     assert data["precision"] == pytest.approx(0.5 / 255)
 
 
-def test_three_classroom_sentences_fit_in_3_mb_and_load_nothing(classroom, page, tmp_path):
+def test_three_classroom_sentences_fit_in_5_mb_with_the_model_and_load_nothing(classroom, page, tmp_path):
     twenty = ["I like to draw my picture . the cat near these big dogs is tired . the girl sat",
               "list : red mat old fox . again : red mat old fox . list : red mat old",
               "the girl sat on the mat because she was tired . the boy sat on the mat because"]
     longest = H.export_page(classroom, twenty, folder=tmp_path)
     assert [len(s["tokens"]) for s in read_page(longest)["sentences"]] == [20, 20, 19]
-    assert longest.stat().st_size <= 3_000_000  # about 0.28 MB
+    assert 3_700_000 <= longest.stat().st_size <= 4_100_000  # the README's "about 3.9 MB"; the issue's bound is 5 MB
+    weights = webpage.read_script_json(longest.read_text(encoding="utf-8"), "model-data")[0]["weights"]
+    assert 3_550_000 <= len(weights) <= 3_650_000  # "3.6 MB of the file": the 16-bit weights in base64
+    maps_only = H.export_page(classroom, twenty, name="maps_only", folder=tmp_path, live=False)
+    assert maps_only.stat().st_size <= 320_000  # about 0.30 MB
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)  # no script, style or font from a host
     assert "@import" not in text and "url(" not in text
@@ -86,7 +91,7 @@ def test_a_sentence_cannot_close_the_script(tiny, tmp_path):
     data = page_data(tiny, ["I like to draw"])
     data["sentences"][0]["tokens"][1] = "</script><b>"
     text = page_html(data)
-    assert text.count("</script>") == 2 and "\\u003c/script>\\u003cb>" in text
+    assert text.count("</script>") == 5 and "\\u003c/script>\\u003cb>" in text  # 2 data blocks, 3 scripts
 
 
 @pytest.mark.parametrize("sentences, words", [
@@ -176,3 +181,36 @@ def test_a_gpt2_page_shows_the_tokens_as_gpt2_writes_them(tmp_path, monkeypatch)
     run = H.run_sentence(lm, "I like to draw")
     assert data["sentences"][0]["tokens"] == run.tokens == ["<|endoftext|>", "I", " like", " to", " draw"]
     assert np.abs(data["sentences"][0]["weights"] - run.attentions.numpy()).max() <= PRECISION + 1e-6
+
+
+def test_a_classroom_page_carries_its_model_exactly(classroom, page):
+    """The page's weights are the model's: 16 bits lose nothing, the shipped files are 16-bit."""
+    text = page.read_text(encoding="utf-8")
+    [spec] = webpage.read_script_json(text, "model-data")
+    values = np.frombuffer(base64.b64decode(spec["weights"]), dtype="<f2").astype(np.float32)
+    for name, tensor in classroom.model.state_dict().items():
+        offset, shape = spec["tensors"][name]
+        stored = values[offset:offset + tensor.numel()].reshape(shape)
+        assert np.array_equal(stored, tensor.numpy()), name
+    assert spec["vocab"] == classroom.tokenizer.vocab and spec["config"]["n_kv_head"] == 12
+    assert spec["numbers"]["held_out_loss"] == classroom.info["held_out_loss"]
+    assert "runs classroom itself" in read_page(page)["about"]
+    assert text.count("<script>") == 3 and "unsafe-eval" not in text  # model, live, viewer: each by its hash
+    assert len(webpage.script_hashes(text)) == 3 and all(h in text for h in webpage.script_hashes(text))
+
+
+def test_a_gpt2_page_stays_precomputed_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("HELPERS_GPT2_VERIFY", "0")
+    lm = H.load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
+    path = export_page(lm, ["I like to draw"], folder=tmp_path)
+    assert webpage.read_script_json(path.read_text(encoding="utf-8"), "model-data") == []
+    assert "does not run here" in read_page(path)["about"]
+    with pytest.raises(ValueError, match="cannot run in a page") as err:
+        export_page(lm, ["I like to draw"], name="live", folder=tmp_path, live=True)
+    assert "\n" not in str(err.value) and not (tmp_path / "live.html").exists()
+
+
+def test_a_slider_page_is_refused_for_an_unknown_slider(tmp_path):
+    with pytest.raises(ValueError, match="choose 'heads'"):
+        H.export_slider_page("layers", ["I like to draw"], folder=tmp_path)
+    assert list(tmp_path.iterdir()) == []

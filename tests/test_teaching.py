@@ -10,6 +10,7 @@ import helpers as H
 from helpers.analysis.kvheads import group_similarity, held_out_maps, load_kv_variant
 from helpers.core.catalog import manifest
 from helpers.figures.deck import SLIDES
+from helpers.grade.outputs import NAMES
 
 GUIDE = (Path(__file__).resolve().parent.parent / "docs" / "teaching.md").read_text()
 FLAT = " ".join(GUIDE.split())  # whitespace flattened: a sentence found across line breaks
@@ -103,6 +104,9 @@ def test_the_guides_kv_1_answer_quotes_kv_1():
     assert (f"{one:.2f}", f"{unshared:.2f}") == ("0.49", "0.46")
 
 
+GRADER_FILES = set(NAMES)  # the files the grader writes (helpers/grade/outputs.py)
+
+
 def test_every_fallback_picture_the_guide_names_is_made_by_the_checklist_or_a_named_button():
     """Each .png the guide names comes from the checklist's H.export_deck() (a deck slide), from an **Export for
     slides** button named in the same sentence, or is the Slides section's own example (it used to name
@@ -112,6 +116,9 @@ def test_every_fallback_picture_the_guide_names_is_made_by_the_checklist_or_a_na
     sentences = re.split(r"(?<=[.;|])\s", FLAT)
     for name in sorted(set(re.findall(r"`?([0-9a-z_]+\.png)`?", GUIDE))):
         if name in deck or name == "draw_attention.png":  # the slides section's save_for_slides example
+            continue
+        if name in GRADER_FILES:  # written by `python -m helpers.grade`, which its section names
+            assert "python -m helpers.grade" in GUIDE.split("## Grading a class")[1], name
             continue
         said = [s for s in sentences if name in s]
         assert said and all("Export for slides" in s for s in said), (name, said)

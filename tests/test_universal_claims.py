@@ -338,6 +338,7 @@ CLAIMS: list[tuple[str, str, str]] = [
     ("guide", "the first word can only look at itself", MASK),
     ("guide", '"Why is the top-left cell of every map 1?"', MASK),
     ("guide", "opens an app with only the slider and the explorer", "test_voila.py::test_the_app_shows_only_the_two_widgets_offline_and_they_move"),
+    ("guide", "docker run --rm --network none", CODE),
 ]
 
 

@@ -59,9 +59,10 @@ def head_pattern(attn, tokens: Sequence[str]) -> tuple[str, float]:
     return max(patterns.items(), key=lambda kv: kv[1])
 
 
-def head_caption(attn, tokens: Sequence[str], layer: int | None = None, head: int | None = None) -> str:
-    """What one head mostly does, with its strongest pattern as a percentage."""
-    name = f"Layer {layer}, head {head}" if layer is not None else "This head"
+def head_caption(attn, tokens: Sequence[str], layer: int | None = None, head: int | None = None,
+                 name: str | None = None) -> str:
+    """What one head mostly does, with its strongest pattern as a percentage; `name` replaces "Layer 4, head 3"."""
+    name = name or (f"Layer {layer}, head {head}" if layer is not None else "This head")
     what, share = head_pattern(attn, tokens)
     return f"{name}: {_pct(share)} of the attention {what}."
 

@@ -1,4 +1,4 @@
-"""Every exercise of notebooks 01-07 and the capstone, with the stable code of each catalogued mistake.
+"""Every exercise of notebooks 01-08 and the capstone, with the stable code of each catalogued mistake.
 
 A verdict's code is "<exercise key>.<mistake code>" (attention_weights.sqrt_of_T): the code names
 the mistake, not its wording, so rewording a line keeps its code. This registry needs no model:
@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from . import attention_checks as A
-from . import capstone, grading, head_checks, headcount_checks, kv_checks
+from . import capstone, formation_checks, grading, head_checks, headcount_checks, kv_checks
 from . import mistakes_05_06 as M56
 from .grading import Exercise
 
@@ -66,6 +66,13 @@ def _knockout() -> Entry:
                         M56.knockout_slips(base, measured, who), note)
 
 
+def _knockout_along() -> Entry:
+    example = {"steps": (432, 976), "head": (0, 9), "with": (0.05, 0.92), "without": (0.06, 0.88)}
+    return _model_built("08", "check_knockout_along", "knock-out along training",
+                        formation_checks.knockout_slips(example),
+                        "The numbers are an example; the check fills in those measured on the shipped snapshots.")
+
+
 def entries() -> list[Entry]:
     """Every exercise, in the order of the notebooks."""
     return [
@@ -86,6 +93,8 @@ def entries() -> list[Entry]:
         _knockout(),
         _static("07", "check_kv_cache", kv_checks.KV_CACHE),
         _static("07", "check_grouped_attention", kv_checks.GROUPED_ATTENTION),
+        _static("08", "check_formation_step", formation_checks.FORMATION_STEP),
+        _knockout_along(),
     ]
 
 

@@ -143,6 +143,20 @@ def grouped_attention(Q, K, V):
     return scores.masked_fill(future, float("-inf")).softmax(dim=-1) @ V
 
 
+# --- notebook 08 -----------------------------------------------------------------------------------
+def formation_step(steps, scores, tokens_per_step):
+    """The first step whose score reaches 0.5 (tokens_per_step is not needed: the answer is a step)."""
+    for step, score in zip(steps, scores):
+        if score >= 0.5:
+            return step
+    return None
+
+
+def my_knockout_prediction():
+    """Lists said again without L0 H9 at step 432 and at step 976: the measured answer, rounded."""
+    return 0.05, 0.85
+
+
 SOLUTIONS = {name: obj for name, obj in list(globals().items())
              if not name.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
              and obj.__module__ == __name__}

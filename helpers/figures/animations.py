@@ -11,7 +11,6 @@ which matplotlib already needs). `bench/bench_animations.py` prints the build ti
 
 from __future__ import annotations
 
-import base64
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from PIL import Image
 from ..core.arrays import to_numpy
 from ..core.files import staged_files
 from ..core.walkthrough import Walkthrough, walkthrough_layer
+from .describe import ShownFigure
 from .export import check_folder, check_plain_name
 from .slide import SLIDE_INCHES, SLIDE_RC
 
@@ -54,10 +54,10 @@ class Animation:
                    duration=[round(1000 * s) for s in self.seconds], comment=self.caption.encode())
         return buffer.getvalue()
 
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        """Shown as the playing GIF in JupyterLab (no file written)."""
-        return {"image/gif": base64.b64encode(self.gif_bytes()).decode("ascii"),
-                "text/plain": f"{self.title}: {len(self.frames)} frames. {self.caption}"}
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Shown as the playing GIF in JupyterLab (no file written), its caption as the alt text."""
+        alt = f"{self.title}: an animation of {len(self.frames)} frames. {self.caption}"
+        return ShownFigure(self.gif_bytes(), alt, "image/gif")._repr_mimebundle_(include, exclude)
 
 
 def _figure() -> tuple[Figure, FigureCanvasAgg]:

@@ -24,6 +24,7 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 
 from ..core.files import file_error, staged_files
+from .describe import description
 from .slide import EXPORT_RC, export_facecolor, slide_inches, slide_sized
 from .slidecheck import check_layout
 
@@ -48,7 +49,8 @@ def save_for_slides(
     size: "16:9" (12.8 × 7.2 in: a 2560 × 1440 px PNG at 200 dpi), "4:3",
     (width, height) in inches, or None to keep the figure's own size.
     caption: one sentence (helpers.captions makes them from the data); written beside the
-    figure as name.txt and stored in each file (PDF subject, PNG/SVG description).
+    figure as name.txt and stored in each file (PDF subject, PNG/SVG description). Without it the
+    files still store the words the figure carries (describe.description): its alt text travels with it.
     """
     return save_set_for_slides({name: (fig, size)}, folder, {name: caption}, formats, dpi)
 
@@ -68,6 +70,7 @@ def save_set_for_slides(
     for name, (fig, _) in figures.items():
         _check_arguments(fig, name, formats, dpi)
     captions = {name: _check_caption(captions.get(name)) for name in figures}
+    stored = {name: captions[name] or description(fig) for name, (fig, _) in figures.items()}  # in each file
     sizes = {name: None if size is None else slide_inches(size) for name, (_, size) in figures.items()}
     folder = _writable_folder(folder)
     targets = {name: [folder / f"{name}.{fmt.lower()}" for fmt in formats]
@@ -76,7 +79,7 @@ def save_set_for_slides(
         for name, (fig, _) in figures.items():
             with slide_sized(fig, sizes[name]):
                 for target in targets[name]:
-                    _write_one(fig, staging / target.name, target, dpi, captions[name])
+                    _write_one(fig, staging / target.name, target, dpi, stored[name])
     for name, (fig, _) in figures.items():
         with slide_sized(fig, sizes[name]):
             check_layout(fig, name)  # a warning that names what a class could not read

@@ -12,9 +12,11 @@ from ..analysis.headcount import (
     load_variant,
     merged_maps,
 )
+from ..analysis import captions, descriptions as words
 from ..analysis.seeds import failed_runs, seed_values, shipped_number
 from ..core.arguments import whole_number
 from ..core.run import run_sentence
+from .describe import describe
 from .views import HeadView
 
 
@@ -50,10 +52,13 @@ def plot_head_count_results(current: int | None = None) -> Figure:
     fig = Figure(figsize=(10, 4.6), layout="constrained")
     left, right = fig.subplots(1, 2)
     xs = list(range(len(hs)))
+    panels = []  # one sentence per panel, for the figure's words
     for ax, runs, key, colour, scale, fmt in (
             (left, losses, "held_out_loss", "#0072B2", 1, "{:.2f}"),
             (right, repeats, "list_accuracy", "#009E73", 100, "{:.0f}%")):
         means = [scale * sum(runs[n].values()) / len(runs[n]) for n in names]
+        what = "mean held-out loss" if key == "held_out_loss" else "mean share of repeated lists said again right"
+        panels.append(words.seed_bars_words(what, hs, means, fmt, "heads"))
         ax.bar(xs, means, color=colour, alpha=0.45, label="mean of the runs")
         draw_seeds(ax, xs, [runs[n] for n in names], [shipped_number(n, key) for n in names], scale)
         ax.set_xticks(xs, [str(h) for h in hs])
@@ -73,7 +78,9 @@ def plot_head_count_results(current: int | None = None) -> Figure:
                                            for h, k in failed.items() if k) or "no run failed"))
     fig.suptitle("Six 2-layer models that differ only in their number of heads, each trained "
                  f"{n_runs} times", fontsize=13)
-    return fig
+    return describe(fig, words.panels_words(
+        f"Six 2-layer models that differ only in their number of heads, each trained {n_runs} times",
+        [f"Bars at the mean of the runs, a dot per run. {panels[0]}", f"{panels[1]} {right.get_title()}."]))
 
 
 def plot_loss_vs_heads(losses: dict[int, float], current: int | None = None, ax=None,
@@ -112,6 +119,7 @@ class LossPlot:
         ax.set_ylim(0, top * 1.15)  # from 0: a gap of 0.1 in 1.6 looks like one
         ax.set_ylabel("held-out loss")
         ax.set_title("held-out loss (lower is better)", fontsize=10)
+        describe(ax, captions.loss_caption(self.losses))
         self.update(current)
 
     def update(self, current: int | None) -> None:
@@ -140,4 +148,6 @@ def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0,
              title=f"merged L{layer} H{first}–H{first + group_size - 1}: one head of {group_size * WIDTH // 12}")
     fig.suptitle(f"Thought experiment on trained weights (not a trained model): {group_size} heads of layer "
                  f"{layer} joined into one", fontsize=12)
-    return fig
+    maps = [*members, merged[layer, first // group_size]]
+    return describe(fig, words.panels_words(fig.get_suptitle(), [
+        words.head_words(m, tokens, ax.get_title()) for m, ax in zip(maps, axes)]))

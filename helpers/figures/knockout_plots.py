@@ -6,7 +6,9 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..analysis.knockout import check_head_list, head_label, next_word_change
+from ..analysis.descriptions import bars_words
 from ..core.model import LanguageModel
+from .describe import describe
 
 
 def prediction_bars(lm: LanguageModel, sentence: str, heads_knocked=(), top_k: int = 5,
@@ -29,4 +31,5 @@ def draw_bars(change: dict, sentence: str, heads: list, mode: str, ax=None) -> F
     ax.set_xlabel("probability of the next word")
     ax.set_title(f"{sentence} ...", fontsize=9)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=9, ncol=2, frameon=False)  # clear of the bars
+    describe(ax, bars_words(change, sentence, removed, mode))
     return ax.figure

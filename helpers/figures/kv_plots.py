@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..analysis import descriptions as words
 from ..analysis.kvcache import CONTEXT, kv_cache_table
 from ..analysis.kvheads import (
     N_QUERY_HEADS,
@@ -23,12 +24,13 @@ from ..analysis.kvheads import (
 from ..analysis.seeds import seed_values
 from ..core.run import run_sentence
 from .common import new_axes
+from .describe import describe
 from .headcount_plots import SEED_DOT, SHIPPED_MARK, draw_seeds
-from .mosaic import AllHeadsView
+from .mosaic import AllHeadsView, all_heads_words
 from .slide import SLIDE_INCHES
 
 GROUP_COLOURS = ("#E69F00", "#56B4E9")  # frames: Okabe–Ito orange and sky blue, bright on the dark maps
-LABEL_COLOURS = ("#D55E00", "#0072B2")  # H0 … labels: vermillion and blue, readable on white
+LABEL_COLOURS = ("#B84A00", "#0072B2")  # H0 … labels: dark vermillion 5.2 : 1 and blue 5.2 : 1 on white
 SHARED, FULL = "#0072B2", "#999999"  # bars: models that share keys and values, and those that do not
 
 
@@ -66,7 +68,9 @@ def plot_grouped_heads(n_kv_head: int, sentence: str = SENTENCE, ax=None) -> Fig
     what = "each query head has its own keys and values" if g == 1 else \
         f"each frame: {g} query heads reading one key/value head"
     title = f"{N_QUERY_HEADS} query heads, {n_kv_head} key/value head{'s' * (n_kv_head > 1)}: {what}"
-    return grouped_heads_view(run.attentions, run.tokens, n_kv_head, ax=ax, title=title)[0].fig
+    view = grouped_heads_view(run.attentions, run.tokens, n_kv_head, ax=ax, title=title)[0]
+    describe(view.ax, all_heads_words(run.attentions, run.tokens, title=title))
+    return view.fig
 
 
 # --- the KV cache of published models ----------------------------------------------------------------
@@ -94,6 +98,9 @@ def plot_kv_cache(context: int = CONTEXT, ax=None) -> Figure:
     ax.set_xlim(0, max(values) * 2.1)  # room for the notes
     ax.set_xlabel("KV cache per token (KiB, 16-bit numbers)")
     ax.set_title("Keys and values kept for every earlier token (blue: heads share keys and values)")
+    parts = [f"{r['model']} {r['KiB per token']:g} KiB ({r['query heads']} query, {r['kv heads']} key/value heads)"
+             for r in rows[::-1]]
+    describe(ax, words.panels_words(ax.get_title(), [f"KV cache per token: {words.listed(parts)}."]))
     return fig
 
 
@@ -112,6 +119,7 @@ def plot_kv_results(current: int | None = None) -> Figure:
     panels = [("held_out_loss", "held-out loss (lower is better)", "{:.2f}", 1, "#0072B2"),
               ("list_accuracy", "list said again correctly (%)", "{:.0f}%", 100, "#009E73"),
               ("cache_bytes_per_token", "KV cache per token (bytes)", "{:.0f}", 1, "#E69F00")]
+    sentences = []  # one per panel, for the figure's words
     for ax, (key, label, fmt, scale, colour) in zip(axes, panels):
         shipped = [scale * results[n][key] for n in ns]
         runs = seed_values(names, key) if key != "cache_bytes_per_token" else {}
@@ -124,6 +132,7 @@ def plot_kv_results(current: int | None = None) -> Figure:
         else:  # the cache follows from the layout: one number, no training run
             values, top, at, offset, where = shipped, max(shipped), shipped, 2, "bottom"
             ax.bar(xs, values, color=colour)
+        sentences.append(words.seed_bars_words(label, ns, values, fmt, "key/value heads"))
         ax.set_xticks(xs, [str(n) for n in ns])
         ax.set_ylim(0, top * 1.18)  # from 0: a small gap looks small
         ax.set_ylabel(label)
@@ -139,7 +148,7 @@ def plot_kv_results(current: int | None = None) -> Figure:
         axes[1].set_title(f"{n_runs} runs per layout", fontsize="medium")
         axes[2].set_title("from the layout alone", fontsize="medium")
     fig.suptitle("Six 2-layer models, 12 query heads each, that differ only in their key/value heads")
-    return fig
+    return describe(fig, words.panels_words(fig.get_suptitle(), sentences))
 
 
 class KVPlot:
@@ -203,6 +212,9 @@ def plot_group_similarity(ax=None) -> Figure:
     ax.set_ylabel("overlap of two heads' maps (1 = same)")
     ax.legend(loc="upper left", fontsize="small", ncols=3)
     ax.set_title("How alike are two query heads' maps? (held-out stories, both layers)")
+    parts = [f"{n} key/value head{'s' * (n > 1)}: same group {sims[n]['within']:.2f}, different groups {sims[n]['across']:.2f}, "
+             f"kv-12's same pairs {sims[n]['baseline_within']:.2f}" for n in ns]
+    describe(ax, words.panels_words(ax.get_title(), [f"Overlap of two heads' maps (1 = same): {'; '.join(parts)}."]))
     return fig
 
 
@@ -224,6 +236,9 @@ def plot_pooled(ax=None) -> Figure:
     ax.set_ylim(0, max(p["held_out_loss"] for p in pooled.values()) * 1.15)
     ax.legend(loc="upper right", fontsize="small")
     ax.set_title("Thought experiment: averaging a trained model's key and value heads")
+    parts = [f"{n} key/value head{'s' * (n > 1)}: trained {trained[n]['held_out_loss']:.2f}, pooled {pooled[n]['held_out_loss']:.2f}"
+             for n in ns]
+    describe(ax, words.panels_words(ax.get_title(), [f"Held-out loss: {'; '.join(parts)}."]))
     return fig
 
 
@@ -250,7 +265,10 @@ def plot_pooling_on_text(results: dict[int, dict], name: str = "GPT-2 small") ->
     right.set_ylabel("map moved (0 = same, 1 = nothing in common)")
     right.legend(loc="upper right", fontsize="small", ncols=3)
     fig.suptitle(f"{name}, key and value heads averaged in groups, NOT retrained")
-    return fig
+    moved = [f"{n}: {results[n]['map_change'].mean():.2f}" for n in ns[1:]]
+    return describe(fig, words.panels_words(fig.get_suptitle(), [
+        words.seed_bars_words("next-token loss on the paragraph", ns, losses, "{:.2f}", "key/value heads"),
+        f"Mean share the maps moved, by key/value heads, {', '.join(moved)}."]))
 
 
 # --- the deck slide -----------------------------------------------------------------------------------------
@@ -270,6 +288,7 @@ def kv_slide(settings: tuple[int, int] = (12, 1), sentence: str = SENTENCE) -> F
         run = run_sentence(load_kv_variant(n), sentence)
         view, _ = grouped_heads_view(run.attentions, run.tokens, n, ax=ax, title=" ")
         ax.set_title(setting_title(n), pad=26, fontsize=16)
+        describe(ax, all_heads_words(run.attentions, run.tokens, title=setting_title(n)))
         for label in view.head_texts + view.layer_texts:
             label.set_fontsize(14)
     fig.suptitle("12 query heads; each frame: the heads that share one key and value head\n"

@@ -10,8 +10,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.transforms import Bbox
 
+from ..analysis import captions, descriptions as words
 from ..core.arguments import whole_number
-from .common import CMAP, HIGHLIGHT, MIN_TOKEN_PT, as_maps
+from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps
+from .slide import current_cmap
+from .describe import describe
 
 
 def head_mosaic(attentions) -> np.ndarray:
@@ -155,7 +158,7 @@ class AllHeadsView:
 
     @staticmethod
     def _cmap():
-        return mpl.colormaps[CMAP].with_extremes(bad="white")  # the NaN gaps between cells
+        return mpl.colormaps[current_cmap()].with_extremes(bad="white")  # the NaN gaps between cells
 
     def update(self, attentions=None, highlight=None, tokens=None, title=None) -> None:
         """New maps and/or a new highlighted (layer, head); changes the existing artists."""
@@ -232,4 +235,17 @@ def plot_all_heads(attentions, tokens=None, ax=None, highlight=None, title=None,
     """Every head's map in one grid image; `highlight=(layer, head)` frames one cell,
     `labels={(layer, head): "prev .93"}` writes a note into cells, `token_labels=True` writes
     the words beside the first column (queries) and under the last row (keys)."""
-    return AllHeadsView(attentions, tokens, ax, highlight, title, labels, token_labels).fig
+    view = AllHeadsView(attentions, tokens, ax, highlight, title, labels, token_labels)
+    describe(view.ax, all_heads_words(attentions, tokens, highlight, title))
+    return view.fig
+
+
+def all_heads_words(attentions, tokens=None, highlight=None, title=None) -> str:
+    """The grid's words: how many heads rest, and what the framed head does (captions.all_heads_caption)."""
+    maps = np.nan_to_num(as_maps(attentions, 4))  # (L, H, T, T); a hidden first column (NaN) counts as 0
+    L, H, T = maps.shape[:3]
+    hidden = " (the first token's column is hidden)" if np.isnan(as_maps(attentions, 4)).any() else ""
+    text = f"A grid of all {L * H} heads, {L} layers down and {H} heads across{hidden}"
+    if tokens is None:  # without the words there is no resting token to name
+        return words.panels_words(title, [text + f", each a map of {T} words."])
+    return words.panels_words(title, [text + ": " + captions.all_heads_caption(maps, list(tokens), highlight)])

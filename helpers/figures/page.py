@@ -3,7 +3,7 @@
     H.export_page(lm, ["I like to draw", "the cat is tired ."])   # -> figures/all_heads.html
 
 The page holds everything inline: the maps of every head for each sentence, a small plain
-JavaScript viewer (page_template.html, beside this module) and its styles. It asks no host
+JavaScript viewer (page_view.js in page_template.html, beside this module) and its styles. It asks no host
 for anything (no CDN, no fonts), so it opens from a USB stick or a course website in any
 browser, with no Python. Click a head (or use the arrow keys) to see its map up close with
 the words, and the token links of one chosen query word.
@@ -17,6 +17,11 @@ the token links draw one line per (query, key) pair, so the time grows with the 
 sentence's length. In headless Chromium on a busy 2-core machine (bench/bench_page_sizes.py), a
 12 × 12 page of one 128-token sentence drew in ~0.55 s, 160 tokens in ~1.4 s, 192 in ~2.3 s; eight
 128-token sentences (19 MB of maps, a 24 MB page) drew their first picture in ~1 s.
+
+A classroom model also travels in the page (live=True, the default when it fits: page_weights.py),
+and page_model.js, a plain JavaScript copy of core/model.py, runs it: type any sentence, knock heads
+out, read the next word. export_slider_page puts the models of 04's or 07's slider on one page.
+GPT-2 small is far too big for that (~500 MB): its page stays precomputed, and says so.
 """
 
 from __future__ import annotations
@@ -32,12 +37,19 @@ import numpy as np
 from ..analysis import captions
 from ..core.arguments import whole_number
 from ..core.arrays import to_numpy
+from ..core.catalog import load_model, shipped_models
 from ..core.model import LanguageModel
 from ..core.run import read_sentence, run_ids
 from .common import CMAP, HIGHLIGHT
 from . import webpage
+from .page_weights import can_run_in_page, model_data
 
 TEMPLATE = Path(__file__).with_name("page_template.html")
+SCRIPTS = {"__MODEL_SCRIPT__": "page_model.js", "__LIVE_SCRIPT__": "page_live.js",  # beside this module
+           "__VIEWER_SCRIPT__": "page_view.js"}
+FAMILIES = {  # kind -> (the slider's label, its unit, the notebook whose slider it is)
+    "heads": ("Heads per layer (the same width cut into more, smaller heads)", "heads", "notebook 04"),
+    "kv": ("Key/value heads shared by the 12 query heads", "key/value heads", "notebook 07")}
 LEVELS = 255  # 8 bits: a weight is stored as round(LEVELS · w)
 PRECISION = 0.5 / LEVELS  # the largest difference between a number on the page and the model's
 MAX_TOKENS = 128  # per sentence: 160 took ~1.4 s to draw (the module docstring)
@@ -130,11 +142,26 @@ def _sentence_data(lm: LanguageModel, text: str, read: tuple[list[str], list[int
             "head_captions": [captions.head_caption(maps[l, h], tokens, l, h) for l in range(L) for h in range(H)]}
 
 
-def page_data(lm: LanguageModel, sentences: Sequence[str], layer: int = 0, head: int = 0) -> dict:
-    """Everything the page shows, as plain JSON-ready data (the maps base64-encoded bytes)."""
+def _about(name: str, live: bool) -> str:
+    if live:
+        return (f"This page runs {name} itself, in plain JavaScript from the 16-bit weights inside this file: "
+                f"type a sentence of the classroom language, knock heads out, read the next word. "
+                f"No Python, no internet.")
+    return (f"The maps of {name} were computed in Python and stored in this page: the model does not run here "
+            f"(GPT-2 small is far too big for a page), so you cannot type a new sentence or knock heads out; "
+            f"a classroom model's page can.")
+
+
+def _check_model(lm) -> None:
     if not isinstance(lm, LanguageModel):
         raise ValueError(f"lm={type(lm).__name__} is not a model; pass H.pick_model('classroom') or "
                          f"H.load_model('classroom').")
+
+
+def page_data(lm: LanguageModel, sentences: Sequence[str], layer: int = 0, head: int = 0,
+              live: bool = False) -> dict:
+    """Everything the page shows, as plain JSON-ready data (the maps base64-encoded bytes)."""
+    _check_model(lm)
     texts = _sentences(sentences)
     L, H = lm.config.n_layer, lm.config.n_head
     layer = whole_number(layer, "layer", 0, L - 1, valid=f"{lm.name} has layers 0..{L - 1}")
@@ -142,28 +169,71 @@ def page_data(lm: LanguageModel, sentences: Sequence[str], layer: int = 0, head:
     reads = _read_all(lm, texts)
     runs = [_sentence_data(lm, text, read, i + 1, len(texts)) for i, (text, read) in enumerate(zip(texts, reads))]
     return {"model": lm.name, "layers": L, "heads": H, "levels": LEVELS, "precision": PRECISION,
-            "start": [layer, head], "colours": _colours(), "highlight": HIGHLIGHT, "sentences": runs}
+            "start": [layer, head], "colours": _colours(), "highlight": HIGHLIGHT, "sentences": runs,
+            "about": _about(lm.name, live)}
 
 
-def page_html(data: dict) -> str:
-    """The page: the template with the data inlined, through the one page writer (figures/webpage.py:
-    escaped so no text can close the script, a Content-Security-Policy that allows only its own script)."""
-    title = webpage.text(f"All {data['layers'] * data['heads']} heads of {data['model']}")
+def page_html(data: dict, models: Sequence[dict] = (), title: str | None = None) -> str:
+    """The page: the template with the data, the models (model_data, when the page runs them) and the
+    scripts inlined, through the one page writer (figures/webpage.py: escaped so no text can close a
+    script, a Content-Security-Policy that allows only its own scripts)."""
+    title = webpage.text(title or f"All {data['layers'] * data['heads']} heads of {data['model']}")
+    scripts = {marker: TEMPLATE.with_name(file).read_text(encoding="utf-8") for marker, file in SCRIPTS.items()}
     return webpage.fill(TEMPLATE.read_text(encoding="utf-8"),
-                        {"__TITLE__": title, "__PAGE_DATA__": webpage.script_json(data)})
+                        {"__TITLE__": title, "__PAGE_DATA__": webpage.script_json(data),
+                         "__MODEL_DATA__": webpage.script_json(list(models)), **scripts})
+
+
+def _live(lm: LanguageModel, live: bool | None) -> bool:
+    if live is None:
+        return can_run_in_page(lm)
+    if live and not can_run_in_page(lm):
+        raise ValueError(f"{lm.name} cannot run in a page (it needs the classroom word tokenizer and at most "
+                         f"4 MB of 16-bit weights); pass live=False for a page of precomputed maps.")
+    return bool(live)
 
 
 def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "all_heads",
-                folder: str | Path = "figures", layer: int = 0, head: int = 0) -> Path:
+                folder: str | Path = "figures", layer: int = 0, head: int = 0, live: bool | None = None) -> Path:
     """Write folder/name.html: every head of `lm` reading each sentence, on one offline page.
 
-    Opens at head (layer, head) of the first sentence. Returns the path written. The file
-    appears whole or not at all (helpers.core.files.atomic_write); every argument is checked
-    before the model runs, and bad input is refused with one line that names the fix.
+    Opens at head (layer, head) of the first sentence. live=None carries the model inside the page
+    when it fits (classroom models: type, knock out, next word), never for GPT-2. Returns the path
+    written. The file appears whole or not at all (helpers.core.files.atomic_write); every argument
+    is checked before the model runs, and bad input is refused with one line that names the fix.
     """
     target = webpage.page_path(name, folder, example="all_heads")  # before the model runs
-    return webpage.write_page(page_html(page_data(lm, sentences, layer, head)), target)
+    _check_model(lm)
+    live = _live(lm, live)
+    data = page_data(lm, sentences, layer, head, live)
+    return webpage.write_page(page_html(data, [model_data(lm)] if live else []), target)
 
+
+def family(kind: str) -> list[str]:
+    """The shipped models of one slider, fewest heads first: "heads" (04) or "kv" (07)."""
+    if kind not in FAMILIES:
+        raise ValueError(f"kind={kind!r} names no slider; choose 'heads' (notebook 04) or 'kv' (notebook 07).")
+    names = [n for n in shipped_models() if n.startswith(kind + "-") and n.split("-")[1].isdigit()]
+    return sorted(names, key=lambda n: int(n.split("-")[1]))
+
+
+def export_slider_page(kind: str, sentences: Sequence[str] | str, name: str | None = None,
+                       folder: str | Path = "figures") -> Path:
+    """Write folder/name.html: the models of 04's head-count slider (kind="heads") or 07's key/value
+    slider (kind="kv") on one offline page that runs them, with their losses from models.json."""
+    names = family(kind)
+    target = webpage.page_path(name or f"{kind}_slider", folder, example=f"{kind}_slider")
+    models = [load_model(n) for n in names]
+    data = page_data(models[-1], sentences, live=True)  # the tokens and captions of the last model
+    label, unit, notebook = FAMILIES[kind]
+    values = [int(n.split("-")[1]) for n in names]
+    data.update(slider={"label": f"{label} ({notebook})", "unit": unit, "values": values},
+                start_model=len(names) - 1, model=f"the {kind} slider",
+                about=f"This page runs the {len(names)} models of {notebook}'s slider ({', '.join(names)}) itself, "
+                      f"in plain JavaScript from the 16-bit weights inside this file: move the slider to switch "
+                      f"model, type a sentence, knock heads out, read the next word. No Python, no internet.")
+    title = f"{label.split(' (')[0]}: {', '.join(map(str, values))}"
+    return webpage.write_page(page_html(data, [model_data(lm) for lm in models], title), target)
 
 def read_page(path: str | Path) -> dict:
     """The data embedded in a page export_page wrote, with each sentence's maps decoded to

@@ -17,10 +17,12 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 
+from ..analysis import captions, descriptions as words
 from ..analysis.recombination import head_scaling
 from ..core.arrays import to_numpy
 from .common import new_axes
-from .slide import SLIDE_CMAP
+from .describe import describe
+from .slide import current_cmap, text_colour_on
 
 QUERY_LABEL = "query: the word being updated"
 KEY_LABEL = "key: the word looked at"
@@ -39,15 +41,15 @@ def _as_array(values, name: str, ndim: int) -> np.ndarray:
 
 def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title: str | None = None,
                    key_tokens: Sequence[str] | None = None, annotate: bool | None = None,
-                   cmap: str = SLIDE_CMAP, colorbar: bool = True) -> Figure:
-    """Heatmap of an attention map (T_query, T_key) with the tokens on both axes."""
+                   cmap: str | None = None, colorbar: bool = True) -> Figure:
+    """Heatmap of an attention map (T_query, T_key) with the tokens on both axes (cmap: the one in force)."""
     w = _as_array(weights, "weights", 2)
     keys = list(tokens if key_tokens is None else key_tokens)
     if w.shape != (len(tokens), len(keys)):
         raise ValueError(f"weights has shape {list(w.shape)} but there are {len(tokens)} query and "
                          f"{len(keys)} key tokens; pass the tokens the map was computed from.")
     fig, ax = new_axes(ax, (1.2 + 0.75 * len(keys), 0.8 + 0.65 * len(tokens)))
-    image = ax.imshow(w, cmap=cmap, vmin=0.0, vmax=max(1.0, float(w.max())), aspect="auto")
+    image = ax.imshow(w, cmap=cmap or current_cmap(), vmin=0.0, vmax=max(1.0, float(w.max())), aspect="auto")
     ax.set_xticks(range(len(keys)), keys, rotation=45 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center")
     ax.set_yticks(range(len(tokens)), list(tokens))
     ax.set_xlabel(KEY_LABEL)
@@ -58,6 +60,7 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
         _annotate_cells(ax, w)
     if colorbar:
         fig.colorbar(image, ax=ax, label="attention weight", shrink=0.8)
+    describe(ax, words.attention_words(w, list(tokens), keys, title))
     return fig
 
 
@@ -88,7 +91,7 @@ def plot_heads(weights, tokens: Sequence[str], ncols: int = 6, title: str | None
     fig.supylabel(QUERY_LABEL, fontsize=size)
     if title:
         fig.suptitle(title, fontsize=_at_least(HEADS_FS + 2, "figure.titlesize"))
-    return fig
+    return describe(fig, words.panels_words(title, [captions.heads_caption(w, list(tokens))]))
 
 
 def _at_least(points: float, rc_key: str) -> float:
@@ -97,9 +100,10 @@ def _at_least(points: float, rc_key: str) -> float:
 
 
 def _annotate_cells(ax: Axes, w: np.ndarray) -> None:
-    """Write each weight in its cell, dark text on light cells and light text on dark ones."""
+    """Write each weight in its cell in black or white, whichever contrasts more with the cell's colour."""
+    image = ax.images[0]
     for (row, col), value in np.ndenumerate(w):
-        colour = "black" if value > 0.55 else "white"
+        colour = text_colour_on(image.cmap(image.norm(value)))
         ax.text(col, row, f"{value:.2f}", ha="center", va="center", color=colour, fontsize=11)
 
 
@@ -119,6 +123,7 @@ def plot_word_weights(weights, tokens: Sequence[str], word: str | int, ax: Axes 
     ax.set_xlabel(KEY_LABEL)
     ax.set_ylabel(f"weight from '{label}'")
     ax.set_title(title or f"Where '{label}' looks (the weights sum to {w.sum():.2f})")
+    describe(ax, words.panels_words(title, [captions.word_caption(w, list(tokens), label)]))
     return fig
 
 
@@ -144,6 +149,7 @@ def plot_matmul(left: tuple[int, int], right: tuple[int, int], names: Sequence[s
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title(title or f"[{n} × {k}] · [{k} × {m}] → [{n} × {m}]  (inner sizes must match)")
+    describe(ax, words.panels_words(title, [words.matmul_words(left, right, names)]))
     return fig
 
 
@@ -212,6 +218,7 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
     label = tokens[word] if tokens is not None else f"word {word}"
     ax.set_title(title or f"Recombination for '{label}': [1 × {D}] · [{D} × {D}] = "
                           f"Σ over {n} heads of [1 × {d}] · [{d} × {D}]", fontsize=FS + 2)
+    describe(ax, words.panels_words(title, [words.recombination_words(z, per_head, total, str(label))]))
     return fig
 
 

@@ -7,7 +7,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from ..analysis import captions, descriptions as words
 from ..analysis.relations import TYPE_THRESHOLD, best_head_types, ranked_heads, score_table
+from .describe import describe
 
 
 # --- figures ------------------------------------------------------------------------
@@ -36,7 +38,7 @@ def plot_score_tables(scores: dict[str, np.ndarray], relations=None, fig: Figure
         ax.set_yticks(range(0, table.shape[0], 2))
         ax.tick_params(labelsize=8)
     fig.colorbar(image, cax=fig.add_subplot(grid[:, cols]), label="mean attention on the true key")
-    return fig
+    return describe(fig, words.score_tables_words(scores, relations))
 
 
 def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=None) -> Figure:
@@ -53,6 +55,7 @@ def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=No
     ax.set_xlim(0, 1)
     ax.set_xlabel("score (mean attention on the true key)")
     ax.set_title(f"top {k} heads: {relation}")
+    describe(ax, words.ranked_words(ranked, relation))
     return ax.figure
 
 
@@ -93,4 +96,5 @@ def plot_head_types(types, threshold: float = TYPE_THRESHOLD, ax=None) -> Figure
     handles = [Patch(facecolor=TYPE_COLOURS[t], edgecolor="#666666", label=f"{t} ({int((types == t).sum())})")
                for t in names]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False, title="type (heads)")
+    describe(ax, f"Each head coloured by its type (layers down, heads across). {captions.types_caption(types)}")
     return ax.figure

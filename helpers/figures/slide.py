@@ -32,6 +32,14 @@ MIN_FONT_PT = 14
 
 
 SLIDE_CMAP = "viridis"  # perceptually uniform and colour-blind safe; "cividis" is the other good choice
+# The colour maps a class can choose (slide_style(cmap=...)): dark means little attention, bright much.
+CMAPS = {"viridis": "viridis", "cividis": "cividis", "grey": "gray"}
+
+
+def current_cmap() -> str:
+    """The attention colour map now in force: the one slide_style chose, else viridis."""
+    chosen = mpl.rcParams["image.cmap"]
+    return chosen if chosen in CMAPS.values() else SLIDE_CMAP
 
 
 SLIDE_RC = {
@@ -75,6 +83,20 @@ EXPORT_RC = {
 }
 
 
+def contrast_ratio(foreground, background) -> float:
+    """WCAG 2 contrast ratio of two colours, 1 to 21; text needs at least 4.5 (level AA)."""
+    def luminance(colour) -> float:
+        channels = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgba(colour)[:3]]
+        return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+    light, dark = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def text_colour_on(background) -> str:
+    """Black or white, whichever reads better on `background` (at least 4.58 : 1 on any colour)."""
+    return max(("black", "white"), key=lambda text: contrast_ratio(text, background))
+
+
 def export_facecolor(fig: Figure) -> tuple[float, float, float, float]:
     """The opaque background an export is saved on: the figure's own facecolor as it looks on a white slide.
 
@@ -90,9 +112,13 @@ def export_facecolor(fig: Figure) -> tuple[float, float, float, float]:
 
 
 @contextlib.contextmanager
-def slide_style() -> Iterator[dict]:
-    """Projector rc settings for the figures built inside the `with` block."""
-    with mpl.rc_context(SLIDE_RC):
+def slide_style(cmap: str | None = None) -> Iterator[dict]:
+    """Projector rc settings for the figures (and widgets) built inside the `with` block.
+    cmap: "viridis" (default), "cividis" or "grey" (high contrast); None keeps the one in force."""
+    if cmap is not None and cmap not in CMAPS:
+        raise ValueError(f"cmap={cmap!r} is not one of the colour maps; choose one of {', '.join(CMAPS)}.")
+    chosen = CMAPS[cmap] if cmap is not None else current_cmap()
+    with mpl.rc_context({**SLIDE_RC, "image.cmap": chosen}):
         yield SLIDE_RC
 
 

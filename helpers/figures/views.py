@@ -16,7 +16,9 @@ from matplotlib.collections import LineCollection
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
+from ..analysis import descriptions as words
 from .common import HIGHLIGHT, as_maps, new_axes
+from .describe import describe
 from .plots import plot_attention
 
 MARKER_FILL = tuple(0.3 * c + 0.7 for c in to_rgb(HIGHLIGHT))  # the highlight at 30 % on white, opaque
@@ -53,6 +55,7 @@ def plot_head(attn, tokens, ax=None, title=None) -> Figure:
         _, ax = _head_axes(len(tokens))
     fig = plot_attention(a, tokens, ax=ax, title=title)
     _fit_ticks(ax, tokens)
+    describe(ax, words.head_words(a, tokens, title))
     return fig
 
 
@@ -154,4 +157,6 @@ def links_height(T: int) -> float:
 
 def plot_token_links(attn, tokens, ax=None, query=None, title=None) -> Figure:
     """Each query word (right) joined to the key words (left); `query=i` shows only word i's lines."""
-    return TokenLinksView(attn, tokens, ax, query, title).fig
+    view = TokenLinksView(attn, tokens, ax, query, title)
+    describe(view.ax, words.links_words(as_maps(attn, 2), list(tokens), query, title))
+    return view.fig

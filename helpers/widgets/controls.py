@@ -7,6 +7,8 @@ import html
 
 from ..figures.export import save_set_for_slides
 
+WARNING = "#b00020"  # a refused value's line: 7.3 : 1 on white (Okabe-Ito vermillion, 3.9 : 1, is too light for text)
+
 
 class SyncedControls:
     """What the widgets share: each control calls a plain setter (set_heads, set_sentence ...),
@@ -33,8 +35,12 @@ class SyncedControls:
         finally:
             self._syncing = False
 
+    def _announce(self, words: str) -> None:
+        """Put what the pictures now show, in words, into the live line a screen reader announces."""
+        self.live.value = live_html(words)
+
     def _warn(self, line: str) -> None:
-        self.status.value = f"<span style='color:#D55E00'>{html.escape(line)}</span>"
+        self.status.value = f"<span style='color:{WARNING}'>{html.escape(line)}</span>"
 
     def export(self, folder=None) -> list:
         """Write the widget's figures for slides (PNG, SVG, PDF and a .txt caption each) as one set:
@@ -52,3 +58,15 @@ class SyncedControls:
         """One line: what went wrong, and what the pictures still show (the widget's `showing()`)."""
         self._warn(f"⚠ {err} ({self.showing()})")
         return False
+
+
+def live_html(words: str) -> str:
+    """The live line's HTML: a polite ARIA live region (role status) holding one or two sentences."""
+    return f"<p role='status' aria-live='polite' class='live-words'>{html.escape(words)}</p>"
+
+
+def name_controls(controls: dict) -> None:
+    """Give each control a tooltip that says what it changes ({control: words}); images get their words
+    the same way (the title attribute, which a screen reader reads as the picture's name)."""
+    for control, words in controls.items():
+        control.tooltip = words

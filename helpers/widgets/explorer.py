@@ -20,17 +20,19 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from ..analysis import captions
+from ..analysis.descriptions import links_words
 from ..core.arguments import is_whole_number
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
 from ..core.run import Run, run_sentence
 from ..figures.export import save_set_for_slides
+from ..figures.map_table import map_table
 from ..figures.mosaic import AllHeadsView, plot_all_heads
 from ..figures.page import export_page
 from ..figures.slide import slide_style
 from ..figures.views import HeadView, TokenLinksView, links_height, plot_head, plot_token_links
-from .controls import SyncedControls
-from .frame import Frame, show_png
+from .controls import SyncedControls, name_controls
+from .frame import Frame, NamedImage, show_png
 from .guard import guard_selections
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
@@ -199,6 +201,7 @@ class Explorer(SyncedControls):
         """Update the zoom and links artists, then re-render the figures that changed into their
         Image widgets: the zoom first (the picture a student watches), the grid last."""
         attn = self.run.attentions[self.layer, self.head]  # (T, T)
+        self._describe(attn)
         if zoom:
             self.zoom.update(attn, self.run.tokens)
             self.head_caption.value = f"<b>{self._head_title()}</b>: its map (queries down, keys across) and its links"
@@ -206,6 +209,16 @@ class Explorer(SyncedControls):
         for i, changed in ((1, zoom), (2, links), (0, grid)):
             if changed:
                 show_png(self.images[i], self.frames[i])  # at its own pixel size: never stretched or blurred
+
+    def _describe(self, attn) -> None:
+        """Words for each picture (its name for a screen reader) and for the live line."""
+        tokens = self.run.tokens
+        head = captions.head_caption(attn, tokens, self.layer, self.head)
+        links = links_words(attn, tokens, self.query)
+        self.images[0].tooltip = captions.all_heads_caption(self.run.attentions, tokens, (self.layer, self.head))
+        self.images[1].tooltip, self.images[2].tooltip = head, links
+        self._announce(head if self.query is None else f"{head} {links}")
+        self.table.value = map_table(attn, tokens, head).html if self.as_table.value else ""
 
     # --- the widgets: thin wiring --------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -216,9 +229,12 @@ class Explorer(SyncedControls):
         self.head_slider = widgets.IntSlider(self.head, 0, H - 1, description="head")
         self.word = widgets.Dropdown(options=[ALL_WORDS] + self._word_options(), value=-1,
                                      description="query")
-        self.status = widgets.HTML()
+        self.status, self.live = widgets.HTML(), widgets.HTML()
         self.head_caption = widgets.HTML()  # text in HTML: the browser draws it, Agg need not
-        self.images = [widgets.Image(format="png") for _ in self.frames]  # grid, zoomed head, token links
+        self.as_table = widgets.ToggleButton(description="Show as table", icon="table",
+                                             tooltip="the zoomed head's weights as a table a screen reader reads")
+        self.table = widgets.HTML()  # the zoomed map as a table, while the toggle is on
+        self.images = [NamedImage(format="png") for _ in self.frames]  # grid, zoomed head, token links
         self.button = widgets.Button(description="Export for slides", icon="download",
                                      tooltip=f"PNG, SVG and PDF into {self.folder}/",
                                      layout=widgets.Layout(width="auto", flex="none"))  # a long note never squeezes it
@@ -226,24 +242,31 @@ class Explorer(SyncedControls):
                                           tooltip=f"one offline .html file of every head into {self.folder}/",
                                           layout=widgets.Layout(width="auto", flex="none"))
         self.export_note = widgets.HTML()
+        name_controls({self.text: "the sentence the model reads (Enter to run it)",
+                       self.layer_slider: "the layer of the zoomed head (arrow keys)",
+                       self.head_slider: "the head of that layer to zoom into (arrow keys)",
+                       self.word: "one word's links only, or every word's"})
         self._clear_error()
         self.text.observe(lambda change: self._from_widget(self.set_sentence, change), "value")
         for control in (self.layer_slider, self.head_slider, self.word):
             control.observe(lambda change: self._from_widget(lambda _: self._select_from_controls(), change), "value")
         self.button.on_click(lambda _: self.export())
+        self.as_table.observe(lambda _: self._describe(self.run.attentions[self.layer, self.head]), "value")
         self.page_button.on_click(lambda _: self.export_web_page())
         # grid | zoomed head | links side by side, so controls, grid and zoom fit one 1080p screen;
         # in a narrow window the links wrap below instead of squeezing the pictures.
         pictures = widgets.HBox([self.images[0], widgets.VBox([self.head_caption, self.images[1]]), self.images[2]],
                                 layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
+        pictures = widgets.VBox([pictures, self.as_table, self.table])
         self.widget = widgets.VBox([
-            self.text, widgets.HBox([self.layer_slider, self.head_slider, self.word]), self.status,
+            self.text, widgets.HBox([self.layer_slider, self.head_slider, self.word]), self.status, self.live,
             pictures, widgets.HBox([self.button, self.page_button, self.export_note],
                                    layout=widgets.Layout(align_items="center")),
         ])
         for widget, name in ((self.text, "explorer-text"), (self.layer_slider, "explorer-layer"),
                              (self.head_slider, "explorer-head"), (self.word, "explorer-query"),
-                             (self.status, "explorer-status"), (self.button, "explorer-export"),
+                             (self.status, "explorer-status"), (self.button, "explorer-export"), (self.live, "explorer-live"),
+                             (self.as_table, "explorer-table-toggle"), (self.table, "explorer-table"),
                              (self.page_button, "explorer-page"),
                              (self.images[0], "explorer-grid"), (self.images[1], "explorer-zoom"),
                              (self.images[2], "explorer-links")):

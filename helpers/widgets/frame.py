@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 import zlib
 
+import ipywidgets as W
 import numpy as np
 import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from traitlets import Unicode
 
 
 def canvas_png(canvas) -> bytes:
@@ -79,6 +81,14 @@ class Frame:
                 self.fig.set_layout_engine(self.engine)
         self.relayout = False
         self.background = self.canvas.copy_from_bbox(self.fig.bbox)
+
+
+class NamedImage(W.Image):
+    """An Image whose `tooltip` (the words of its picture) becomes the <img> title, its accessible name.
+    ipywidgets 8.1's view reads `description` to place a tooltip and Image has none: the view then
+    fails ("Click to show javascript error"). An empty description fixes that."""
+
+    description = Unicode("").tag(sync=True)
 
 
 def show_png(image, frame: Frame, png: bytes | None = None) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
+from ..analysis.descriptions import bars_words
 from ..analysis.knockout import MODES, cached_head_means, check_head_list, head_label, next_word_change, parse_head
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
 from ..core.run import run_sentence
 from ..figures.knockout_plots import draw_bars
-from .controls import SyncedControls
-from .frame import Frame, show_png
+from .controls import SyncedControls, live_html, name_controls
+from .frame import Frame, NamedImage, show_png
 from .guard import guard_selections
 
 
@@ -33,7 +34,12 @@ class KnockoutExplorer(SyncedControls):
         self.mode = w.ToggleButtons(options=list(MODES), value=mode, description="mode")
         self.clear = w.Button(description="clear")
         self.message = w.Label(value="")
-        self.image = w.Image(format="png")
+        self.live = w.HTML()  # what the bars now show, in words: an ARIA live region
+        self.image = NamedImage(format="png")
+        name_controls({self.sentence: "the sentence whose next word is predicted (Enter to run it)",
+                       self.heads: "the heads to remove: arrow keys move, Shift or Ctrl with arrows picks several",
+                       self.mode: "zero: a removed head adds nothing; mean: it adds its average output",
+                       self.clear: "put every head back"})
         self.change = None  # the last good next_word_change
         self.figure = Figure(figsize=(7.5, 3.8))
         self._before: dict = {}  # sentence -> next-word probabilities with all heads
@@ -43,8 +49,8 @@ class KnockoutExplorer(SyncedControls):
             control.observe(lambda change: self._from_widget(lambda _: self.update(), change), names="value")
         self.clear.on_click(lambda _: setattr(self.heads, "value", ()))
         self.widget = w.VBox([self.sentence, w.HBox([self.heads, w.VBox([self.mode, self.clear])]),
-                              self.message, self.image])
-        for widget, name in ((self.heads, "knockout-heads"), (self.mode, "knockout-mode"),
+                              self.message, self.live, self.image])
+        for widget, name in ((self.heads, "knockout-heads"), (self.mode, "knockout-mode"), (self.live, "knockout-live"),
                              (self.image, "knockout-bars"), (self.message, "knockout-message")):
             widget.add_class(name)  # names for the browser tests
         guard_selections(self.widget, lambda line: setattr(self.message, "value", line))
@@ -78,6 +84,8 @@ class KnockoutExplorer(SyncedControls):
         self.change, png = self._shown[key]
         removed = ", ".join(head_label(*h) for h in heads) or "none"
         self.message.value = f"{len(heads)} head(s) removed ({self.mode.value}): {removed}"
+        words = bars_words(self.change, text, removed if heads else "nothing", self.mode.value)
+        self.image.tooltip, self.live.value = words, live_html(words)
         show_png(self.image, self.frame, png)
 
     def _draw(self, heads, text: str, mode: str | None = None) -> tuple[dict, bytes]:

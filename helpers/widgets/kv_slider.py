@@ -41,8 +41,8 @@ from ..figures.kv_plots import (
     plot_kv_results,
 )
 from ..figures.slide import slide_style
-from .frame import Frame, show_png
-from .controls import SyncedControls
+from .frame import Frame, NamedImage, show_png
+from .controls import SyncedControls, name_controls
 from .guard import guard_selections
 
 MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of the live grid, as the head-count slider's
@@ -104,16 +104,20 @@ class KVHeadExplorer(SyncedControls):
                                      continuous_update=False, style={"description_width": "initial"})
         self.kv_slider.refused = self.set_kv_heads  # `kv_slider.value = 5` in code: its one line, no TraitError
         self.export_button = W.Button(description="Export for slides", icon="download")
-        self.status, self.info, self.caption = W.HTML(), W.HTML(), W.HTML()
-        self.maps_image, self.plot_image = W.Image(format="png"), W.Image(format="png")
+        self.status, self.info, self.caption, self.live = W.HTML(), W.HTML(), W.HTML(), W.HTML()
+        self.maps_image, self.plot_image = NamedImage(format="png"), NamedImage(format="png")
+        name_controls({self.sentence_box: "the sentence every model reads (Enter to run it)",
+                       self.kv_slider: "how many key/value heads the 12 query heads share (arrow keys)",
+                       self.export_button: f"writes the pictures as PNG, SVG and PDF into {self.folder}/",
+                       self.plot_image: "held-out loss and KV cache per token against key/value heads"})
         for widget, name in ((self.kv_slider, "kv-slider"), (self.info, "kv-info"), (self.maps_image, "kv-maps"),
-                             (self.status, "kv-status")):
+                             (self.status, "kv-status"), (self.live, "kv-live")):
             widget.add_class(name)  # names for the browser tests (and for styling)
         self.sentence_box.observe(lambda c: self._from_widget(self.set_sentence, c), "value")
         self.kv_slider.observe(lambda c: self._from_widget(self.set_kv_heads, c), "value")
         self.export_button.on_click(lambda _: self.export())
         self.widget = W.VBox([self.sentence_box, W.HBox([self.kv_slider, self.export_button]), self.status,
-                              self.caption, self.maps_image,
+                              self.live, self.caption, self.maps_image,
                               W.HBox([self.info, self.plot_image], layout=W.Layout(align_items="flex-start"))])
         guard_selections(self.widget, self._warn)  # a value the browser sends out of range: one line
 
@@ -191,6 +195,9 @@ class KVHeadExplorer(SyncedControls):
         view, frame = self._grid(self.kv_heads)
         show_png(self.maps_image, frame)
         self.caption.value = self._caption(view)
+        words = kv_caption((self.kv_heads,)) + " " + captions.all_heads_caption(self.run.attentions, self.run.tokens)
+        self.maps_image.tooltip = words  # the picture's name for a screen reader
+        self._announce(words)
         self.plot.update(self.kv_heads)
         show_png(self.plot_image, self.plot_frame)
         self.info.value = self._info_html()

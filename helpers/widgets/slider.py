@@ -29,8 +29,8 @@ from ..figures import slides
 from ..figures.headcount_plots import LossPlot, plot_loss_vs_heads
 from ..figures.mosaic import AllHeadsView
 from ..figures.slide import slide_style
-from .frame import Frame, show_png
-from .controls import SyncedControls
+from .frame import Frame, NamedImage, show_png
+from .controls import SyncedControls, name_controls
 from .guard import guard_selections
 
 MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of a live grid; at 80 dpi at most 1280 × 520 px
@@ -99,23 +99,27 @@ class HeadCountExplorer(SyncedControls):
                                               continuous_update=False, style={"description_width": "initial"})
         self.export_button = W.Button(description="Export for slides", icon="download")
         self.status, self.info, self.merge_info = W.HTML(), W.HTML(), W.HTML()
-        self.maps_caption, self.merge_caption = W.HTML(), W.HTML()
-        self.maps_image = W.Image(format="png")  # each shown at its own pixel size (views.show_png)
-        self.loss_image = W.Image(format="png")
-        self.merge_image = W.Image(format="png")
+        self.maps_caption, self.merge_caption, self.live = W.HTML(), W.HTML(), W.HTML()
+        self.maps_image = NamedImage(format="png")  # each shown at its own pixel size (views.show_png)
+        self.loss_image = NamedImage(format="png")
+        self.merge_image = NamedImage(format="png")
         for widget, name in ((self.heads_slider, "heads-slider"), (self.merge_slider, "merge-slider"),
                              (self.info, "heads-info"), (self.maps_image, "heads-maps"),
-                             (self.merge_image, "merge-maps"), (self.status, "slider-status")):
+                             (self.merge_image, "merge-maps"), (self.status, "slider-status"), (self.live, "slider-live")):
             widget.add_class(name)  # names for the browser tests (and for styling)
         self.sentence_box.observe(lambda c: self._from_widget(self.set_sentence, c), "value")
         self.heads_slider.observe(lambda c: self._from_widget(self.set_heads, c), "value")
         self.merge_slider.observe(lambda c: self._from_widget(self.set_merge, c), "value")
         self.export_button.on_click(lambda _: self.export())
+        name_controls({self.sentence_box: "the sentence every model reads (Enter to run it)",
+                       self.heads_slider: "which trained model: how many heads share the width of 96 (arrow keys)",
+                       self.merge_slider: "merge the 12-head model's neighbouring heads in groups of this size",
+                       self.export_button: f"writes the three pictures as PNG, SVG and PDF into {self.folder}/"})
         caption = W.HTML("<b>Thought experiment on trained weights, not a trained model:</b> the trained "
                          "12-head model with neighbouring heads merged into wider ones (their query, key and "
                          "value slices side by side). Each merged head must do its group's jobs with one map.")
         self.widget = W.VBox([
-            self.sentence_box, W.HBox([self.heads_slider, self.export_button]), self.status,
+            self.sentence_box, W.HBox([self.heads_slider, self.export_button]), self.status, self.live,
             self.maps_caption, self.maps_image,
             W.HBox([self.info, self.loss_image], layout=W.Layout(align_items="flex-start")),
             caption, self.merge_slider, self.merge_info, self.merge_caption, self.merge_image])
@@ -252,7 +256,15 @@ class HeadCountExplorer(SyncedControls):
         view, frame = self._grid("maps", self.run.attentions, self.run.tokens)
         show_png(self.maps_image, frame)  # lays the grid out: view.words_shown is known after it
         self.maps_caption.value = self._caption(self.heads_title(), self.run.tokens, view)
+        (l, h), _ = captions.zoom_head(self.run.attentions, self.run.tokens)  # the clearest head, named in words
+        words = (captions.all_heads_caption(self.run.attentions, self.run.tokens) + " The clearest, "
+                 + captions.head_caption(self.run.attentions[l, h], self.run.tokens, l, h))
+        loss = self.loss_plot.losses.get(self.heads)
+        self.maps_image.tooltip = words
+        self._announce(f"{self.heads_title()}" + (f", held-out loss {loss:.3f}" if loss is not None else "")
+                       + f". {words}")
         self.loss_plot.update(self.heads)
+        self.loss_image.tooltip = captions.loss_caption(self.loss_plot.losses)
         show_png(self.loss_image, self.loss_frame)
         self.info.value = self._info_html()
         self.status.value = ""
@@ -274,6 +286,8 @@ class HeadCountExplorer(SyncedControls):
         view, frame = self._grid("merge", self.merge_maps, self.merge_tokens)
         show_png(self.merge_image, frame)
         self.merge_caption.value = self._caption(self.merge_title(), self.merge_tokens, view)
+        self.merge_image.tooltip = f"{self.merge_title()}. " + captions.all_heads_caption(self.merge_maps, self.merge_tokens)
+        self._announce(self.merge_image.tooltip)
         trained = self.loss_plot.losses.get(G)
         self.merge_info.value = (
             f"12 heads of 8 → <b>{G} head{'s' * (G > 1)} of {d}</b>. Held-out loss with merged heads "

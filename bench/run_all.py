@@ -1,0 +1,146 @@
+"""Run every bench and print ONE table of the project's speed figures, each with its target and ✓/✗.
+
+    .venv/bin/python bench/run_all.py                 # every bench/*.py, one after another (about half an hour)
+    .venv/bin/python bench/run_all.py --write         # ... and save the table as bench/last_run.md
+    .venv/bin/python bench/run_all.py --quick --jobs 2  # every bench in its quick mode: proves they run (the tests)
+
+Each bench runs in its own process (as `python bench/NAME.py`), so one bench's imports, threads and
+caches cannot colour another's figures; it hands its figures over through benchlib.record. A bench that
+cannot run here (no Chromium, no transformers) says so in its row; a bench that fails is listed with
+its last error line, and the exit status is then 1. Figures that compare two things (the grid and the
+naive figure, our GPT-2 and transformers') are ratios measured side by side in one run. Kernel times are
+CPU times, notebook times are scaled to the quiet machine by bench_notebooks.py's yardstick. Run it on a
+quiet machine: the load average is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from benchlib import FIGURES_ENV
+from helpers.core.files import atomic_write
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+NOT_BENCHES = {"run_all.py", "benchlib.py"}  # this runner and the library the benches share
+LAST_RUN = HERE / "last_run.md"
+
+
+def benches() -> list[Path]:
+    """Every script in bench/ but this runner and benchlib.py, by name."""
+    return sorted(p for p in HERE.glob("*.py") if p.name not in NOT_BENCHES)
+
+
+@dataclass
+class Outcome:
+    """One bench's run: its exit status, seconds, last lines and the figures it recorded."""
+
+    name: str
+    status: int
+    seconds: float
+    tail: str
+    figures: list[dict] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return self.status != 0
+
+
+def run_bench(path: Path, quick: bool, timeout: float) -> Outcome:
+    """`python bench/NAME.py [--quick]` in a fresh process, its figures read back from a temporary JSON file."""
+    with tempfile.TemporaryDirectory() as folder:
+        figures = Path(folder) / "figures.json"
+        env = {**os.environ, FIGURES_ENV: str(figures), "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"}
+        start = time.perf_counter()
+        try:
+            done = subprocess.run([sys.executable, str(path)] + ["--quick"] * quick, cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=timeout)
+            status, out = done.returncode, done.stdout + done.stderr
+        except subprocess.TimeoutExpired as err:
+            status, out = 124, f"{err.stdout or ''}{err.stderr or ''}\nstopped after {timeout:.0f} s"
+        seconds = time.perf_counter() - start
+        recorded = json.loads(figures.read_text()) if figures.exists() else []
+    return Outcome(path.stem, status, seconds, "\n".join(out.strip().splitlines()[-15:]), recorded)
+
+
+def verdict(figure: dict, quick: bool) -> str:
+    if quick:
+        return "(quick)"
+    if figure["value"] is None or figure["target"] is None:
+        return ""
+    return "✓" if figure["value"] <= figure["target"] else "✗"
+
+
+def number(value: float | None, unit: str) -> str:
+    if value is None:
+        return "not measured"
+    digits = 3 if unit == "×" else 1 if abs(value) < 100 else 0
+    return f"{value:.{digits}f}{'×' if unit == '×' else ' ' + unit}"
+
+
+def rows(outcome: Outcome, quick: bool) -> list[str]:
+    """The table rows of one bench: one per figure, or one saying why there is none."""
+    if outcome.failed:
+        last = outcome.tail.splitlines()[-1] if outcome.tail else ""
+        return [f"| {outcome.name} | FAILED (exit {outcome.status}) | {last[:120]} | | ✗ |"]
+    if not outcome.figures:
+        return [f"| {outcome.name} | ran in {outcome.seconds:.0f} s; prints its figures, records none | | | |"]
+    found = []
+    for f in outcome.figures:
+        target = "" if f["target"] is None else f"≤ {number(f['target'], f['unit'])}"
+        measured = number(f["value"], f["unit"]) + (f" ({f['note']})" if f["note"] else "")
+        found.append(f"| {outcome.name} | {f['figure']} | {measured} | {target} | {verdict(f, quick)} |")
+    return found
+
+
+def table(outcomes: list[Outcome], quick: bool, load: tuple[float, float]) -> str:
+    """The one table, in Markdown, with a header that says when, where and how quiet the machine was."""
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    head = [f"# Speed figures ({'QUICK MODE: one repeat, small inputs; not measurements' if quick else 'full run'})",
+            "",
+            f"{when}; {os.cpu_count()} cores; load average {load[0]:.1f} before, {load[1]:.1f} after; "
+            f"`python bench/run_all.py{' --quick' if quick else ''}`. Lower is better; ✓ meets the target.",
+            "", "| bench | figure | measured | target | |", "|---|---|---|---|---|"]
+    body = [row for outcome in outcomes for row in rows(outcome, quick)]
+    times = ", ".join(f"{o.name} {o.seconds:.0f} s" for o in outcomes)
+    return "\n".join(head + body + ["", f"Seconds per bench: {times}.", ""])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="every bench in its quick mode (a few seconds each)")
+    parser.add_argument("--write", action="store_true", help=f"also save the table as {LAST_RUN.relative_to(ROOT)}")
+    parser.add_argument("--jobs", type=int, default=1, help="benches at once (1 for figures worth keeping)")
+    parser.add_argument("--only", nargs="*", help="bench names to run, e.g. bench_views bench_gpt2")
+    args = parser.parse_args()
+    if args.write and args.quick:
+        parser.error("--write keeps measurements, and --quick measures nothing: drop one of them")
+    chosen = [p for p in benches() if not args.only or p.stem in args.only]
+    if args.only and len(chosen) != len(set(args.only)):
+        parser.error(f"--only names a bench that does not exist; choose from {', '.join(p.stem for p in benches())}")
+    before = os.getloadavg()[0]
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        outcomes = list(pool.map(lambda p: run_bench(p, args.quick, 600 if args.quick else 3600), chosen))
+    text = table(outcomes, args.quick, (before, os.getloadavg()[0]))
+    print(text)
+    for outcome in outcomes:
+        if outcome.failed:
+            print(f"\n--- {outcome.name} failed (exit {outcome.status}); its last lines:\n{outcome.tail}", file=sys.stderr)
+    if args.write:
+        atomic_write(LAST_RUN, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        print(f"wrote {LAST_RUN.relative_to(ROOT)}")
+    return 1 if any(o.failed for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

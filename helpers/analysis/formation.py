@@ -1,0 +1,246 @@
+"""Watching heads form along training (notebook 08): curves measured on every snapshot, and the step
+where the induction heads form, found by code from those curves (Olsson et al. 2022).
+
+Every number is measured on held-out stories: the held-out loss, the share of lists said again, an
+in-context score (loss late in a story minus early, Olsson et al.'s definition at our 64 tokens) and
+each head's previous-word and induction scores against the language's ground truth (relations.py),
+with the fixed-offset baseline of notebook 06 for induction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from ..core.evaluation import forced_hits, held_out_stories, one_thread, story_ids
+from ..core.model import GPT, LanguageModel
+from ..core.run import read_sentence, run_ids
+from ..core.snapshots import SnapshotRun, load_snapshots
+from .knockout import forced_accuracy, forced_scores
+from .relations import TYPE_THRESHOLD, offset_baseline, pair_scores, relation_pairs, relation_scores, scored_stories
+
+N_STORIES = 64  # held-out stories per snapshot, as relation_scores and forced_accuracy use
+EARLY, LATE = range(5, 13), range(50, 64)  # token positions: "loss late minus early" (Olsson et al. use 500 vs 50)
+THRESHOLD = TYPE_THRESHOLD  # a head has formed when its score reaches the bar at which 05-06 give it a type
+
+
+@torch.no_grad()
+def step_numbers(lm: LanguageModel, n_stories: int = N_STORIES) -> dict:
+    """One snapshot's numbers: loss, list accuracy, in-context score, previous / induction tables (L, H)."""
+    stories, _ = scored_stories(lm, n_stories)  # one pass for the maps, kept for the knock-outs
+    ids = story_ids(lm, stories)  # (B, T)
+    with one_thread():
+        logits = lm.model(ids).logits  # (B, T, vocab)
+    per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
+    late = per_word[:, [t - 1 for t in LATE]].mean()  # the loss on token t is predicted at t - 1
+    early = per_word[:, [t - 1 for t in EARLY]].mean()
+    repeats = torch.zeros_like(per_word, dtype=torch.bool)  # the words that say a list again (listloss.py)
+    for b, story in enumerate(stories):
+        repeats[b, [p - 1 for p in story.forced["induction"]]] = True
+    tables = relation_scores(lm, n_stories, relations=("previous", "induction"))
+    return {"loss": per_word.mean().item(), "list_accuracy": forced_hits(logits, ids, stories, "induction"),
+            "in_context": (late - early).item(), "list_loss": per_word[repeats].mean().item(),
+            "other_loss": per_word[~repeats].mean().item(), "list_share": repeats.float().mean().item(),
+            "previous": tables["previous"], "induction": tables["induction"]}
+
+
+def measure_run(run: SnapshotRun, n_stories: int = N_STORIES) -> dict:
+    """Every snapshot's numbers as curves: steps, tokens, loss, list_accuracy, in_context (S,), previous and
+    induction (S, L, H), and induction_baseline (the best "always k words back" score on the same stories)."""
+    rows = [step_numbers(run.model_at(step), n_stories) for step in run.steps]
+    stories, _ = scored_stories(run.model_at(run.steps[-1]), n_stories)
+    curves = {key: np.array([r[key] for r in rows]) for key in rows[0]}
+    return {"steps": np.array(run.steps), "tokens": np.array(run.steps) * run.tokens_per_step, **curves,
+            "induction_baseline": offset_baseline(stories, "induction")[1]}
+
+
+def shipped_record(name: str = "heads-12") -> dict:
+    """What the training command measured on the shipped snapshots (kept in their file): "curves" and
+    "knockouts" as numpy arrays. A test measures them again on the file's weights."""
+    return as_arrays(load_snapshots(name).measured)
+
+
+def shipped_curves(name: str = "heads-12") -> dict:
+    return shipped_record(name)["curves"]
+
+
+class Probe:
+    """A few held-out stories to score a model while it trains (the live cell): no cache, since the
+    model changes between calls. Each call is one forward pass, torch.no_grad, no randomness used."""
+
+    def __init__(self, vocab: list[str], n_stories: int = 32):
+        self.stories = held_out_stories(n_stories)
+        ids = {w: i for i, w in enumerate(vocab)}
+        self.ids = torch.tensor([[ids[t] for t in s.tokens] for s in self.stories])  # (B, T)
+        self.pairs = {r: relation_pairs(self.stories, r) for r in ("previous", "induction")}
+
+    @torch.no_grad()
+    def __call__(self, model: GPT) -> dict:
+        """{"list_accuracy": share, "previous": (L, H), "induction": (L, H)} for the model as it is now."""
+        out = model(self.ids)
+        return {"list_accuracy": forced_hits(out.logits, self.ids, self.stories, "induction"),
+                **{r: pair_scores(out.attentions, pairs) for r, pairs in self.pairs.items()}}
+
+
+@torch.no_grad()
+def maps_along(run: SnapshotRun, sentence: str) -> tuple[list[str], dict[int, np.ndarray]]:
+    """The sentence read by every snapshot: (tokens, {step: maps (L, H, T, T)}), for the slider and the GIF."""
+    tokens, ids = read_sentence(run.model_at(run.steps[0]), sentence)
+    with one_thread():  # ~31 small runs
+        return tokens, {s: run_ids(run.model_at(s), tokens, ids).attentions.numpy() for s in run.steps}
+
+
+# --- found by code from the curves ----------------------------------------------------
+def first_step_above(steps, values, threshold: float = THRESHOLD) -> int | None:
+    """The first step whose value reaches `threshold`, or None when none does."""
+    hits = np.flatnonzero(np.asarray(values) >= threshold)
+    return int(np.asarray(steps)[hits[0]]) if hits.size else None
+
+
+def steepest_rise(steps, values) -> int:
+    """The step that ends the interval where the value rises fastest per step (not the same as crossing)."""
+    steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
+    return int(steps[1:][np.argmax(np.diff(values) / np.diff(steps))])
+
+
+def best_head(curves: dict, key: str, layer: int | None = None) -> tuple[int, int]:
+    """The (layer, head) with the highest `key` score at the last snapshot (in `layer` when given)."""
+    table = curves[key][-1].copy()  # (L, H)
+    if layer is not None:
+        table[np.arange(table.shape[0]) != layer] = -np.inf
+    layer_, head = np.unravel_index(np.argmax(table), table.shape)
+    return int(layer_), int(head)
+
+
+def formation(curves: dict, threshold: float = THRESHOLD) -> dict:
+    """What the curves show, by code: the induction head that forms first and its step, the layer-0
+    previous-word head's step (None: it never reaches the threshold), the order, and the bump."""
+    best_by_step = curves["induction"].reshape(len(curves["steps"]), -1)  # (S, L * H)
+    step = first_step_above(curves["steps"], best_by_step.max(1), threshold)
+    first = None if step is None else int(np.argmax(best_by_step[list(curves["steps"]).index(step)]))
+    n_head = curves["induction"].shape[2]
+    previous = best_head(curves, "previous", layer=0)
+    previous_step = first_step_above(curves["steps"], curves["previous"][:, previous[0], previous[1]], threshold)
+    return {"step": step, "head": None if first is None else divmod(first, n_head),
+            "beats_baseline": bool(best_by_step.max(1)[-1] > curves["induction_baseline"]),
+            "previous_head": previous, "previous_step": previous_step,
+            "previous_first": None if step is None or previous_step is None else previous_step < step,
+            "bump": loss_bump(curves, step)}
+
+
+def loss_rates(curves: dict) -> np.ndarray:
+    """How fast the held-out loss falls between snapshots, in nats per 100 steps (S - 1,)."""
+    return -np.diff(curves["loss"]) / np.diff(curves["steps"]) * 100
+
+
+BUMP_FACTOR, BUMP_WINDOW = 2.0, 4  # a bump: the loss falls 2× as fast at formation as over 4 intervals each side
+
+
+def bump_ratio(curves: dict, step: int | None) -> float:
+    """How many times as fast the loss falls where the induction head forms (the faster of the two snapshot
+    intervals that meet at that step) as over the BUMP_WINDOW intervals on either side (their median)."""
+    if step is None:
+        return float("nan")
+    rates, at = loss_rates(curves), list(curves["steps"]).index(step)
+    here = rates[max(0, at - 1):at + 1].max()
+    around = np.r_[rates[max(0, at - 1 - BUMP_WINDOW):max(0, at - 1)], rates[at + 1:at + 1 + BUMP_WINDOW]]
+    return float(here / np.median(around)) if around.size and np.median(around) > 0 else float("inf")
+
+
+def loss_bump(curves: dict, step: int | None) -> bool:
+    """Olsson et al.'s bump, by code: the loss falls at least BUMP_FACTOR times as fast at the formation step."""
+    return bool(bump_ratio(curves, step) >= BUMP_FACTOR)
+
+
+# --- composition: remove the layer-0 head the induction head might read ---------------
+def knockout_along(run: SnapshotRun, removed: tuple[int, int], watched: tuple[int, int]) -> dict:
+    """At every snapshot, the list accuracy and `watched`'s induction score with all heads and with
+    `removed` knocked out (knockout.py's forced runs on the held-out stories)."""
+    out = {"steps": np.array(run.steps), "accuracy": [], "accuracy_without": [], "score": [], "score_without": []}
+    for step in run.steps:
+        lm = run.model_at(step)
+        out["accuracy"].append(forced_accuracy(lm, "induction"))
+        out["accuracy_without"].append(forced_accuracy(lm, "induction", [removed]))
+        out["score"].append(float(forced_scores(lm, "induction")[watched]))  # on the same stories as below
+        out["score_without"].append(float(forced_scores(lm, "induction", [removed])[watched]))
+    return {key: np.asarray(value) for key, value in out.items()}
+
+
+def layer0_knockouts(lm: LanguageModel) -> np.ndarray:
+    """List accuracy with each layer-0 head removed in turn (H,): which head the list game leans on."""
+    return np.array([forced_accuracy(lm, "induction", [(0, h)]) for h in range(lm.config.n_head)])
+
+
+# --- what the training command keeps in the snapshot file -----------------------------
+def formation_record(run: SnapshotRun) -> dict:
+    """Everything notebook 08 shows, measured once on a run's snapshots (~1 minute): the curves, and the
+    knock-outs along training of layer 0's best previous-word head and of the layer-0 head the list game
+    leans on most at the end. Plain lists, for the file's metadata."""
+    curves = measure_run(run)
+    found = formation(curves)
+    watched = found["head"] or best_head(curves, "induction")
+    needed = int(np.argmin(layer0_knockouts(run.model_at(run.steps[-1]))))
+    knockouts = {"previous": knockout_along(run, found["previous_head"], watched),
+                 "needed": knockout_along(run, (0, needed), watched),
+                 "heads": {"previous": list(found["previous_head"]), "needed": [0, needed], "watched": list(watched)}}
+    return as_lists({"curves": curves, "knockouts": knockouts})
+
+
+def as_lists(value):
+    """numpy arrays (nested in dicts) as lists of floats rounded to 6 digits: JSON, the same every run."""
+    if isinstance(value, dict):
+        return {k: as_lists(v) for k, v in value.items()}
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return np.round(np.asarray(value, dtype=float), 6).tolist()
+    return round(float(value), 6)
+
+
+def as_arrays(value, key: str = ""):
+    """as_lists undone: lists as numpy arrays, steps and tokens as integers, heads as (layer, head)."""
+    if key == "heads":
+        return {k: tuple(int(x) for x in v) for k, v in value.items()}
+    if isinstance(value, dict):
+        return {k: as_arrays(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return np.asarray(value, dtype=np.int64 if key in ("steps", "tokens") else float)
+    return value
+
+
+# --- the numbers the notebook prints and its prose states --------------------------------
+FIVE_STEPS = 5  # the curves are printed at this many snapshots: start, end and three between
+
+
+def five_steps(curves: dict, found: dict) -> list[int]:
+    """The snapshots the table prints: step 0, the one before formation, formation, halfway to the end, the end."""
+    steps = list(curves["steps"])
+    if found["step"] is None:
+        return [steps[i] for i in np.linspace(0, len(steps) - 1, FIVE_STEPS).round().astype(int)]
+    at = steps.index(found["step"])
+    return [steps[0], steps[max(0, at - 1)], steps[at], steps[(at + len(steps) - 1) // 2], steps[-1]]
+
+
+def describe_formation(curves: dict, found: dict) -> str:
+    """The curves at five snapshots, then what the code found (formation step, order, bump) as text."""
+    steps, head = list(curves["steps"]), found["head"] or best_head(curves, "induction")
+    prev = found["previous_head"]
+    lines = [f"{'step':>5}{'tokens':>11}{'loss':>7}{'lists':>7}{'in-context':>12}"
+             f"{f'L{head[0]} H{head[1]} ind.':>13}{f'L{prev[0]} H{prev[1]} prev.':>14}"]
+    for s in five_steps(curves, found):
+        i = steps.index(s)
+        lines.append(f"{s:>5}{int(curves['tokens'][i]):>11,}{curves['loss'][i]:>7.3f}{curves['list_accuracy'][i]:>7.0%}"
+                     f"{curves['in_context'][i]:>+12.3f}{curves['induction'][i][head]:>13.2f}"
+                     f"{curves['previous'][i][prev]:>14.2f}")
+    if found["step"] is None:
+        lines.append(f"No head's induction score reaches {THRESHOLD}: no induction head forms in this run.")
+        return "\n".join(lines)
+    lines.append(f"The induction head L{head[0]} H{head[1]} forms at step {found['step']} (first snapshot with an "
+                 f"induction score >= {THRESHOLD}; the best fixed offset scores {curves['induction_baseline']:.2f}).")
+    best_prev = curves["previous"][:, prev[0], prev[1]].max()
+    lines.append(f"Layer 0's best previous-word head, L{prev[0]} H{prev[1]}, "
+                 + (f"forms at step {found['previous_step']}, " + ("before" if found["previous_first"] else "after")
+                    + " the induction head." if found["previous_step"] is not None else
+                    f"never reaches {THRESHOLD} (best {best_prev:.2f}): no previous-word head forms."))
+    lines.append(f"The loss falls {bump_ratio(curves, found['step']):.1f} times as fast at the formation step as "
+                 f"around it: {'a bump' if found['bump'] else 'no bump'} (we call {BUMP_FACTOR:g} times a bump).")
+    return "\n".join(lines)

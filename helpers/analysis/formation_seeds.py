@@ -1,0 +1,80 @@
+"""What changes from seed to seed when the heads form (notebook 08 §4): the formation step, the head, the
+bump, measured on snapshot runs of other seeds. Only their numbers are kept, under "formation_seeds" in
+the recipe's line of data/models.json (`python tools/formation_seeds.py heads-12 --seeds 22-25`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.catalog import MANIFEST, manifest, recorded, write_manifest
+from .formation import THRESHOLD, bump_ratio, formation
+
+
+def seed_summary(record: dict) -> dict:
+    """One run's findings as plain numbers: where and when the induction head forms, the bump, the end, and
+    the list accuracy at the end without layer 0's best previous-word head and without its most needed head."""
+    curves, knocked = record["curves"], record["knockouts"]
+    found = formation(curves)
+    prev = found["previous_head"]
+    return {"without_previous": round(float(knocked["previous"]["accuracy_without"][-1]), 4),
+            "needed_head": list(knocked["heads"]["needed"]),
+            "without_needed": round(float(knocked["needed"]["accuracy_without"][-1]), 4),
+            "formation_step": found["step"], "head": None if found["head"] is None else list(found["head"]),
+            "bump_ratio": round(bump_ratio(curves, found["step"]), 2), "bump": found["bump"],
+            "best_previous_score": round(float(curves["previous"][:, prev[0], prev[1]].max()), 3),
+            "previous_step": found["previous_step"], "final_list_accuracy": round(float(curves["list_accuracy"][-1]), 4),
+            "final_loss": round(float(curves["loss"][-1]), 4),
+            "final_induction": round(float(curves["induction"][-1].max()), 3)}
+
+
+def record_formation_seeds(name: str, runs: dict[int, dict], path: Path = MANIFEST) -> None:
+    """Store every seed's summary under "formation_seeds" in name's manifest line (one write)."""
+    entries = manifest(path)
+    if name not in entries:
+        raise ValueError(f"{path} has no line for {name!r}: train it first (python -m helpers.train {name}).")
+    entries[name]["formation_seeds"] = {str(seed): numbers for seed, numbers in sorted(runs.items())}
+    write_manifest(entries, path)
+
+
+def formation_seeds(name: str = "heads-12") -> dict[int, dict]:
+    """The recorded seed summaries, by seed ({} when none were recorded)."""
+    return {int(seed): numbers for seed, numbers in recorded(name, "formation_seeds").items()}
+
+
+def seed_findings(runs: dict[int, dict]) -> dict:
+    """What holds across the seeds, by code: how many runs grew an induction head, a previous-word head,
+    a bump; the range of formation steps; how many different heads formed first."""
+    formed = [r for r in runs.values() if r["formation_step"] is not None]
+    steps = [r["formation_step"] for r in formed]
+    return {"runs": len(runs), "formed": len(formed), "steps": (min(steps), max(steps)) if steps else None,
+            "heads": len({tuple(r["head"]) for r in formed}), "bumps": sum(r["bump"] for r in runs.values()),
+            "previous_formed": sum(r["previous_step"] is not None for r in runs.values()),
+            "best_previous": max(r["best_previous_score"] for r in runs.values()),
+            "final_list_accuracy": (min(r["final_list_accuracy"] for r in runs.values()),
+                                    max(r["final_list_accuracy"] for r in runs.values()))}
+
+
+def describe_formation_seeds(runs: dict[int, dict] | None = None) -> str:
+    """A table of the seeds' summaries and a line on what changes and what does not."""
+    runs = formation_seeds() if runs is None else runs
+    if not runs:
+        return "No seed runs recorded; run `python tools/formation_seeds.py heads-12 --seeds 22-25`."
+    lines = [f"{'seed':>4}{'forms at':>10}{'head':>8}{'bump':>7}{'best prev.':>12}{'lists at end':>14}"]
+    for seed, r in sorted(runs.items()):
+        head = "—" if r["head"] is None else f"L{r['head'][0]} H{r['head'][1]}"
+        lines.append(f"{seed:>4}{str(r['formation_step']):>10}{head:>8}{r['bump_ratio']:>6.1f}×"
+                     f"{r['best_previous_score']:>12.2f}{r['final_list_accuracy']:>14.0%}")
+    f = seed_findings(runs)
+    lo, hi = f["steps"] or (None, None)
+    lines.append(f"An induction head (score >= {THRESHOLD}) formed in {f['formed']} of {f['runs']} runs, between steps "
+                 f"{lo} and {hi}, in {f['heads']} different heads; a loss bump (>= 2×) in {f['bumps']} of {f['runs']}; "
+                 f"a previous-word head (>= {THRESHOLD}) in {f['previous_formed']} of {f['runs']} "
+                 f"(best previous-word score {f['best_previous']:.2f}).")
+    drops = [100 * (r["final_list_accuracy"] - r[k]) for r in runs.values() for k in ("without_previous",)]
+    needed = [100 * (r["final_list_accuracy"] - r["without_needed"]) for r in runs.values()]
+    lines.append(f"At the end, removing layer 0's best previous-word head costs {min(drops):.0f}-{max(drops):.0f} "
+                 f"points of lists said again; removing the layer-0 head the list game leans on most costs "
+                 f"{min(needed):.0f}-{max(needed):.0f} points.")
+    return "\n".join(lines)
+

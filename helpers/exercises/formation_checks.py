@@ -1,0 +1,118 @@
+"""Checks of notebook 08: the formation step read off a score curve, and a knock-out predicted before and
+after that step. Both go through the one verdict engine (grading.py); the mistakes are the readings of a
+curve students really make (the steepest rise instead of the crossing, one snapshot early, tokens for steps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis.formation import THRESHOLD, first_step_above, formation, shipped_record, steepest_rise
+from ..core.arguments import is_whole_number
+from .grading import Exercise, Mistake as M, check
+from .head_checks import read_prediction
+from .verdict import Verdict
+
+
+def read_step(got, args) -> tuple[int | None, str | None]:
+    """The answer as a whole step number, or one line saying what to return instead."""
+    if isinstance(got, (float, np.floating)) and not float(got).is_integer():
+        return None, f"{got:g} is not a step: return one of the steps in `steps` (a whole number)."
+    if not is_whole_number(got) and not (isinstance(got, (float, np.floating)) and float(got).is_integer()):
+        return None, f"expected a step number such as 80, got {type(got).__name__} {got!r:.40}."
+    return int(got), None
+
+
+def _crossing(steps, scores, tokens_per_step) -> int | None:
+    return first_step_above(steps, scores, THRESHOLD)
+
+
+def _index(steps, scores) -> int:
+    return int(np.flatnonzero(np.asarray(scores) >= THRESHOLD)[0])
+
+
+CURVES = (  # (steps, one head's induction score at each, tokens per step): the crossing, the steepest rise,
+    # the snapshot before and the peak fall on different steps in at least one curve
+    ([0, 10, 20, 40, 80, 160, 320], [0.05, 0.06, 0.1, 0.3, 0.5, 0.7, 0.9], 2048),
+    ([0, 50, 100, 150, 200, 250, 300, 350, 400, 450], [0.02, 0.03, 0.05, 0.2, 0.48, 0.56, 0.9, 0.93, 0.95, 0.94], 1024),
+    ([0, 1, 3, 7, 15, 31, 63, 127, 255], [0.1, 0.12, 0.2, 0.6, 0.62, 0.7, 0.74, 0.8, 0.85], 512),
+)
+
+FORMATION_STEP = Exercise(
+    "formation step", [(f"{len(s)} snapshots up to step {s[-1]}", (s, v, t)) for s, v, t in CURVES], _crossing, [
+        M("that is where the score rises fastest, not where it first reaches 0.5: the head has formed once its "
+          "score reaches the threshold.", lambda s, v, t: steepest_rise(s, v), code="steepest_rise"),
+        M("that is the last snapshot below 0.5, one too early: return the first step whose score reaches 0.5.",
+          lambda s, v, t: s[_index(s, v) - 1], code="snapshot_before"),
+        M("that is the position in the list, not the step: return steps[i], not i.", lambda s, v, t: _index(s, v),
+          code="index_not_step"),
+        M("that counts tokens, not steps: each step reads tokens_per_step tokens, so return the step itself.",
+          lambda s, v, t: s[_index(s, v)] * t, code="tokens_not_steps"),
+        M("you asked for a score above 0.5; reaching 0.5 counts (>=, not >).",
+          lambda s, v, t: first_step_above(s, np.asarray(v) - 1e-9, THRESHOLD), code="strictly_above"),
+        M("that is the step of the highest score; the head formed when it first reached 0.5.",
+          lambda s, v, t: s[int(np.argmax(v))], code="peak_step"),
+    ], read=read_step, same=lambda a, b, args: a == b, tensor=False, show_case=True,
+    explain=lambda value, expected, args: ("walk the scores in order and return the first step whose score is "
+                                           ">= 0.5.", False))
+
+
+def check_formation_step(fn) -> Verdict:
+    """Exercise: fn(steps, scores, tokens_per_step) -> the first step whose score reaches 0.5."""
+    return check(FORMATION_STEP, fn)
+
+
+def knockout_moments(record: dict | None = None) -> dict:
+    """The two moments the prediction asks about: the last snapshot before formation and the end, with the
+    list accuracy with every head and without layer 0's best previous-word head (from the shipped record)."""
+    record = shipped_record() if record is None else record
+    curves, knocked = record["curves"], record["knockouts"]["previous"]
+    steps = list(curves["steps"])
+    before = steps.index(formation(curves)["step"]) - 1
+    return {"steps": (steps[before], steps[-1]), "head": record["knockouts"]["heads"]["previous"],
+            "with": (float(knocked["accuracy"][before]), float(knocked["accuracy"][-1])),
+            "without": (float(knocked["accuracy_without"][before]), float(knocked["accuracy_without"][-1]))}
+
+
+def knockout_slips(m: dict) -> list[M]:
+    """The misconceptions a pair of predictions may come from, each as the pair it leads to."""
+    (b0, b1), (w0, w1), who = m["with"], m["without"], f"L{m['head'][0]} H{m['head'][1]}"
+    return [
+        M(f"you predicted the textbook circuit: the induction head breaks without {who}. In this run {who} is a weak "
+          f"previous-word head and the induction head mostly does without it.", lambda: (0.0, 0.0),
+          code="textbook_circuit"),
+        M("those are the drops, not the accuracies left: the question asks for the list accuracy after the knock-out.",
+          lambda: (max(b0 - w0, 0.0), max(b1 - w1, 0.0)), code="drop_not_accuracy"),
+        M("before and after swapped: the first number is the step before formation, the second the end of training.",
+          lambda: (w1, w0), code="swapped"),
+    ]
+
+
+def read_pair(guess, args=()) -> tuple[tuple | None, str | None]:
+    """Two accuracies (before, after), each 0..1, or one line saying how to write them."""
+    if not isinstance(guess, (tuple, list)) or len(guess) != 2:
+        return None, "return two numbers: (accuracy left before formation, accuracy left at the end), e.g. (0.05, 0.5)."
+    values = []
+    for g in guess:
+        value, problem = read_prediction(g)
+        if problem:
+            return None, problem
+        values.append(value)
+    return tuple(values), None
+
+
+def check_knockout_along(predicted, tolerance: float = 0.07, record: dict | None = None) -> Verdict:
+    """Exercise: predicted() -> (list accuracy without the previous-word head before formation, at the end),
+    right within ±tolerance each, compared with what the training command measured on the snapshots."""
+    m = knockout_moments(record)
+    means = (f"Measured without L{m['head'][0]} H{m['head'][1]}: {m['without'][0]:.0%} at step {m['steps'][0]} "
+             f"(with every head {m['with'][0]:.0%}), {m['without'][1]:.0%} at step {m['steps'][1]} "
+             f"(with every head {m['with'][1]:.0%}).")
+    near = lambda a, b, t: all(abs(x - y) <= t + 1e-9 for x, y in zip(a, b))  # noqa: E731
+    slips = [M(f"{s.says} {means}", s.answer, code=s.code) for s in knockout_slips(m)]
+    return check(Exercise("knock-out along training", [("the prediction", ())], lambda: m["without"], slips,
+                          read=read_pair, same=lambda a, b, args: near(a, b, 0.03),
+                          right=lambda a, b, args: near(a, b, tolerance), tensor=False, exact_inputs=True,
+                          explain=lambda v, e, args: (f"at least one of the two is off by more than {tolerance:.0%} "
+                                                      f"points. {means}", True),
+                          praise=lambda values: f"✓ good prediction. {means}"), predicted, plain_answer_ok=True)

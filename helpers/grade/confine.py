@@ -1,0 +1,150 @@
+"""Taking away what a grading worker may reach, in the forked worker before any student code runs.
+
+Everywhere (Linux, macOS): its own empty working directory, an environment with nothing of the
+teacher's (HOME and TMPDIR point at that directory), stdin closed, stdout and stderr thrown away,
+and resource limits on address space, CPU time, file size and core dumps.
+On Linux, when the kernel lets an unprivileged user namespace be made (libc `unshare`): no network
+(a network namespace of its own, where even loopback is down), a mount namespace in which the
+folders of the submissions, the output folder and $HOME are covered by an empty tmpfs and the
+project (with its virtualenv) is read-only, and a PID namespace whose processes all die with it.
+`confine` returns the protections that hold, one short phrase each, so the grader can say them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import resource
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+PROJECT = Path(__file__).resolve().parent.parent.parent
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may use."""
+
+    exercise_s: float = 10.0  # the check's time limit for the student's function (sandbox.TIME_LIMIT_S)
+    memory_bytes: int = 2 << 30  # address space on top of what the worker starts with (the lesson's setup)
+    file_bytes: int = 16 << 20  # the largest file it may write (in its own folder)
+    processes: int = 256  # more processes than the machine's user had when the worker started
+    notebook_s: float = 300.0  # the wall time of one submission, all its exercises together
+
+    @property
+    def exercise_wall_s(self) -> float:
+        """The wall time the grader gives one exercise before it stops the worker (the check builds, runs, compares)."""
+        return 3 * self.exercise_s + 20
+
+
+def _libc():
+    name = ctypes.util.find_library("c")
+    return ctypes.CDLL(name, use_errno=True) if name and sys.platform.startswith("linux") else None
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _mount(libc, source: str, target: str, kind: str | None, flags: int, data: str | None = None) -> bool:
+    args = [s.encode() if s is not None else None for s in (source, target, kind, data)]
+    return libc.mount(args[0], args[1], args[2], ctypes.c_ulong(flags), args[3]) == 0
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _unshare():
+    """New user, mount, network and PID namespaces (Linux); libc when made, else None."""
+    libc = _libc()
+    if libc is None or libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) != 0:
+        return None
+    return libc
+
+
+def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], protections: list[str]) -> None:
+    """Inside the new namespaces: map our user (ids: read before, the new namespace has none yet), hide the
+    folders, make the project read-only."""
+    uid, gid = ids
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    protections.append("no network (own network namespace)")
+    if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
+        return
+    keep = [workdir, PROJECT, Path(sys.prefix).resolve()]
+    for folder in hidden:
+        if folder.is_dir() and not any(_inside(k, folder) for k in keep) and \
+                _mount(libc, "tmpfs", str(folder), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=700"):
+            protections.append(f"hidden: {folder}")
+    for folder in dict.fromkeys([PROJECT, Path(sys.prefix).resolve()]):
+        if not _inside(workdir, folder) and _mount(libc, str(folder), str(folder), None, MS_BIND | MS_REC) and \
+                _mount(libc, "none", str(folder), None, MS_REMOUNT | MS_BIND | MS_RDONLY):
+            protections.append(f"read-only: {folder}")
+
+
+def _own_processes() -> int:
+    """How many processes this user has now (Linux /proc), so the limit leaves room for the checks' forks."""
+    try:
+        return sum(1 for p in Path("/proc").iterdir() if p.name.isdigit() and p.stat().st_uid == os.getuid())
+    except OSError:
+        return 0
+
+
+def _limits(limits: Limits, cpu_s: int, protections: list[str]) -> None:
+    mapped = _mapped_bytes()
+    for name, value, what in ((resource.RLIMIT_AS, mapped + limits.memory_bytes, "memory"),
+                              (resource.RLIMIT_CPU, cpu_s, "CPU time"),
+                              (resource.RLIMIT_FSIZE, limits.file_bytes, "file size"),
+                              (resource.RLIMIT_CORE, 0, "no core dumps"),
+                              (resource.RLIMIT_NPROC, _own_processes() + limits.processes, "processes")):
+        try:
+            resource.setrlimit(name, (value, value))
+            protections.append(f"limit: {what}")
+        except (ValueError, OSError):
+            pass
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the size limit fails (EFBIG) instead of killing
+
+
+def _mapped_bytes() -> int:
+    """The worker's address space now (Linux /proc; elsewhere a guess from its resident size)."""
+    try:
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmSize:"))
+        return int(line.split()[1]) * 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 * 4
+
+
+def _plain_process(workdir: Path) -> None:
+    """Its own folder, an environment with nothing of the teacher's, no terminal."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.chdir(workdir)
+    os.environ.clear()
+    os.environ.update(HOME=str(workdir), TMPDIR=str(workdir), PATH="/usr/bin:/bin", LANG="C.UTF-8",
+                      MPLBACKEND="Agg", OMP_NUM_THREADS="1", TQDM_DISABLE="1")
+
+
+def confine(workdir: Path, hidden: list[Path], limits: Limits, cpu_s: int) -> tuple[list[str], bool]:
+    """Take away what the worker may reach; (the protections that hold, whether a PID namespace was made:
+    then the caller forks once more, and that child is the namespace's first process)."""
+    protections = ["own empty folder", "scrubbed environment", "stdin closed, output thrown away"]
+    _plain_process(workdir)
+    ids = os.getuid(), os.getgid()
+    libc = _unshare()
+    if libc is not None:
+        try:
+            _namespaces(libc, ids, workdir, hidden, protections)
+        except OSError:
+            pass  # a kernel that refuses one step: the protections list says what holds
+        protections.append("own PID namespace (its processes end with it)")
+    _limits(limits, cpu_s, protections)
+    return protections, libc is not None

@@ -1,0 +1,107 @@
+"""Lessons 01-07 as nbgrader source assignments: `python -m helpers.grade --nbgrader SOURCE_FOLDER`.
+
+Each lesson becomes SOURCE_FOLDER/<lesson>/<lesson>.ipynb, one assignment per lesson (SOURCE_FOLDER
+is the `source/` folder of an nbgrader course). Every cell of the lesson is locked, so nbgrader's
+autograde puts the teacher's copy back over whatever a student changed; an exercise becomes
+- a locked cell with the check's inputs, when the lesson makes them in the exercise cell;
+- the student's answer cell: the stub, with the reference body between `### BEGIN SOLUTION` and
+  `### END SOLUTION` (generate_assignment leaves `raise NotImplementedError()`, or the lesson's `...`
+  with the nbgrader_config.py of docs/teaching.md);
+- a locked autograded test cell worth the exercise's points: `H.assert_passed(H.check_…(…))`, which
+  raises AssertionError carrying the verdict's line (the named mistake and its fix).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import nbformat
+
+from ..core.files import atomic_write
+from .exercise_cells import NOTEBOOKS, ExerciseCell, is_navigation, lesson_paths, read_lesson, split
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+
+
+def _meta(grade_id: str, solution: bool = False, points: float | None = None) -> dict:
+    """nbgrader's cell metadata (schema 3): an answer cell, a test cell (with points) or a locked cell."""
+    meta = {"grade": points is not None, "grade_id": grade_id, "locked": not solution, "schema_version": 3,
+            "solution": solution}
+    if points is not None:
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
+def _code(source: str, grade_id: str, **kind) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source, metadata=_meta(grade_id, **kind))
+    cell.id = grade_id  # a stable id: writing twice gives the same file
+    return cell
+
+
+def graded_cells(ex: ExerciseCell, points: float) -> list[nbformat.NotebookNode]:
+    """The cells one exercise becomes: its inputs (locked), the answer, the autograded test."""
+    inputs = [] if ex.comments_only else [_code(ex.inputs, f"{ex.key}_inputs")]
+    return inputs + [_code(ex.answer_cell(BEGIN, END), ex.key, solution=True),
+                     _code(f"H.assert_passed({ex.test})", f"test_{ex.key}", points=points)]
+
+
+def _locked(cell: nbformat.NotebookNode, number: int) -> nbformat.NotebookNode:
+    """A copy of a lesson cell that nbgrader keeps as the teacher wrote it."""
+    cell = copy.deepcopy(cell)
+    cell.id = f"lesson_cell_{number}"
+    cell.metadata.update(_meta(cell.id))
+    return cell
+
+
+def assignment(path: Path, points: dict[str, float] | None = None) -> nbformat.NotebookNode:
+    """One lesson notebook as an nbgrader source notebook."""
+    lesson = read_lesson(path)
+    nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(lesson.metadata))
+    for number, cell in enumerate(lesson.cells):
+        if is_navigation(cell):
+            continue
+        ex = split(cell.source) if cell.cell_type == "code" else None
+        nb.cells += [_locked(cell, number)] if ex is None else graded_cells(ex, points_of(points, path, ex))
+    return nb
+
+
+def column(path: Path, ex: ExerciseCell) -> str:
+    """The exercise's column in grades.csv ("01 attention_weights"), which --points files name."""
+    return f"{path.name[:2]} {ex.name}"
+
+
+def points_of(points: dict[str, float] | None, path: Path, ex: ExerciseCell) -> float:
+    return (points or {}).get(column(path, ex), 1)
+
+
+def check_points(points: dict[str, float] | None, columns: list[str]) -> None:
+    """A one-line ValueError for points given to an exercise no lesson has, or not a number ≥ 0."""
+    unknown = sorted(set(points or {}) - set(columns))
+    if unknown:
+        raise ValueError(f"Points for {', '.join(unknown)}, which no lesson has: use the columns of grades.csv "
+                         f"({', '.join(columns)}).")
+    bad = [k for k, v in (points or {}).items() if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0]
+    if bad:
+        raise ValueError(f"Points for {', '.join(bad)} must be numbers ≥ 0, e.g. 1 or 2.5.")
+
+
+def exercise_columns(notebooks: Path = NOTEBOOKS) -> list[str]:
+    """Every exercise of lessons 01-07 as its grades.csv column, in order."""
+    return [column(path, ex) for path in lesson_paths(notebooks) for cell in read_lesson(path).cells
+            if cell.cell_type == "code" and (ex := split(cell.source))]
+
+
+def write_source(folder: str | Path, points: dict[str, float] | None = None,
+                 notebooks: Path = NOTEBOOKS) -> list[Path]:
+    """Write lessons 01-07 as nbgrader source assignments under `folder`; return the notebooks' paths.
+    `points`: grades.csv column ("01 attention_weights") -> points, as results.read_points reads a
+    --points file (default 1 each)."""
+    check_points(points, exercise_columns(notebooks))
+    written = []
+    for path in lesson_paths(notebooks):
+        nb = assignment(path, points)
+        target = Path(folder) / path.stem / path.name
+        atomic_write(target, lambda tmp: nbformat.write(nb, tmp))
+        written.append(target)
+    return written

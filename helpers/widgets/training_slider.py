@@ -1,0 +1,115 @@
+"""The training-step slider (notebook 08): every head's map at a snapshot of training, each head's scores,
+and a marker on the curves. Thin, like slider.py: the numbers come from analysis/formation.py, the
+pictures from figures/; every step's maps are computed once at the start, so a move only swaps the
+mosaic's data and the curves' marker lines (blitting, widgets/frame.py).
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..analysis.formation import formation, maps_along, shipped_curves
+from ..analysis.headcount import SENTENCE
+from ..core.snapshots import SnapshotRun, load_snapshots
+from ..figures import slides
+from ..figures.formation_plots import FormationCurves, plot_formation_curves, step_grid_title
+from ..figures.slide import slide_style
+from .controls import SyncedControls
+from .frame import Frame, show_png
+from .guard import guard_selections
+from .slider import live_grid
+
+
+class TrainingStepExplorer(SyncedControls):
+    """A slider over the snapshot steps of one training run. Drive it from code or tests with
+    set_step(step) and export(); the slider calls the same method. A bad step shows one line."""
+
+    DPI = 80
+
+    def __init__(self, run: SnapshotRun | None = None, curves: dict | None = None, sentence: str = SENTENCE,
+                 step: int | None = None, folder: str = "figures"):
+        import ipywidgets as W
+
+        self.snapshots = load_snapshots() if run is None else run
+        self.curves = shipped_curves() if curves is None else curves
+        self.found = formation(self.curves)
+        self.steps, self.folder, self.sentence = list(self.snapshots.steps), folder, sentence
+        self.step = self.steps[-1] if step is None else step
+        self.tokens, self.maps = maps_along(self.snapshots, sentence)  # once: no move waits for a model
+        self.view, self.frame = live_grid(self.maps[self.step], self.tokens, self.DPI)  # only the maps redraw
+        self.plot = FormationCurves(self.curves, self.found, self.step, size=(9, 5.6))
+        self.curve_frame = Frame(self.plot.fig, self.plot.markers, self.DPI)
+        self._build_widgets(W)
+        self.set_step(self.step)
+
+    def _build_widgets(self, W) -> None:
+        self.slider = W.SelectionSlider(options=self.steps, value=self.step, description="training step",
+                                        continuous_update=False, style={"description_width": "initial"},
+                                        layout=W.Layout(width="600px"))
+        self.export_button = W.Button(description="Export for slides", icon="download")
+        self.status, self.caption, self.scores = W.HTML(), W.HTML(), W.HTML()
+        self.maps_image, self.curve_image = W.Image(format="png"), W.Image(format="png")
+        for widget, name in ((self.slider, "step-slider"), (self.maps_image, "step-maps"),
+                             (self.curve_image, "step-curves"), (self.scores, "step-scores"),
+                             (self.status, "slider-status")):
+            widget.add_class(name)
+        self.slider.observe(lambda c: self._from_widget(self.set_step, c), "value")
+        self.export_button.on_click(lambda _: self.export())
+        self.widget = W.VBox([W.HBox([self.slider, self.export_button]), self.status, self.caption,
+                              self.maps_image, W.HBox([self.curve_image, self.scores])])
+        guard_selections(self.widget, self._warn)
+
+    def showing(self) -> str:
+        return f"still showing step {self.step}"
+
+    def set_step(self, step) -> bool:
+        """Show the snapshot at `step` (one of self.steps); False and one line for any other value."""
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or int(step) not in self.maps:
+            return self._fail(ValueError(f"No snapshot at step {step!r}; choose one of {self.steps}."))
+        self.step = int(step)
+        self._sync(self.slider, self.step)
+        self.view.update(self.maps[self.step])
+        show_png(self.maps_image, self.frame)
+        self.plot.move(self.step)
+        show_png(self.curve_image, self.curve_frame)
+        self.caption.value = (f"<b>{html.escape(step_grid_title(self.step, self.snapshots.tokens_per_step))}</b>"
+                              f" reading <code>{html.escape(' '.join(self.tokens))}</code>")
+        self.scores.value = self._scores_html()
+        self.status.value = ""
+        return True
+
+    def _scores_html(self) -> str:
+        """Each head's previous-word and induction scores at this step, the best of each in bold."""
+        at = self.steps.index(self.step)
+        rows = []
+        for key, label in (("previous", "previous word"), ("induction", "induction")):
+            table = self.curves[key][at]  # (L, H)
+            best = np.unravel_index(np.argmax(table), table.shape)
+            for layer in range(table.shape[0]):
+                cells = "".join(f"<td>{'<b>' if (layer, h) == best else ''}{v:.2f}{'</b>' if (layer, h) == best else ''}"
+                                f"</td>" for h, v in enumerate(table[layer]))
+                rows.append(f"<tr><th>{label} L{layer}</th>{cells}</tr>")
+        heads = "".join(f"<th>H{h}</th>" for h in range(self.curves["previous"].shape[2]))
+        c = self.curves
+        return (f"<table class='step-score-table'><tr><th></th>{heads}</tr>{''.join(rows)}</table>"
+                f"held-out loss <b>{c['loss'][at]:.3f}</b> · lists said again <b>{c['list_accuracy'][at]:.0%}</b>"
+                f" · in-context score <b>{c['in_context'][at]:+.3f}</b>")
+
+    def slide_captions(self) -> dict[str, str]:
+        from_words = getattr(self.plot.fig, "helpers_words", {}).get(self.plot.fig, "")
+        return {f"maps_at_step_{self.step}": f"Every head's map at training step {self.step}.",
+                "formation_curves": from_words}
+
+    def slide_figures(self) -> dict[str, tuple[Figure, str]]:
+        """Fresh, titled, projector-styled figures of the step shown: the grid with its best induction
+        head up close, and the curves with the marker."""
+        head = self.found["head"] or (1, 0)
+        with slide_style():
+            grid = slides.all_heads_with_zoom(self.maps[self.step], self.tokens, head,
+                                              "induction", title=slides.slide_title(step_grid_title(
+                                                  self.step, self.snapshots.tokens_per_step), self.tokens))
+            return {f"maps_at_step_{self.step}": (grid, "16:9"),
+                    "formation_curves": (plot_formation_curves(self.curves, self.found, self.step), "16:9")}

@@ -1,0 +1,227 @@
+"""The grader's reading of submissions: damaged notebooks, odd names, archives that attack, and what is
+taken from a notebook. No lesson setup and no grading here: these run in well under a second each."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from helpers.grade import definitions, submissions
+from helpers.grade.classroom import _chosen
+from helpers.grade.lessons import lessons, which_lesson
+from helpers.grade.submissions import Submission, cells_of, collect, read_zip, student_key
+from helpers.grade.synthetic import notebook
+
+
+def _nb(cells, nbformat=4, minor=5) -> dict:
+    return {"nbformat": nbformat, "nbformat_minor": minor, "metadata": {}, "cells": cells}
+
+
+def _md(text):
+    return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+
+def _code(text, outputs=()):
+    return {"cell_type": "code", "metadata": {}, "source": text, "outputs": list(outputs), "execution_count": None}
+
+
+def _bytes(nb) -> bytes:
+    return json.dumps(nb).encode()
+
+
+def test_a_truncated_notebook_is_one_line():
+    data = _bytes(notebook(lessons()["01"].path, {}))
+    cells, problem = cells_of(data[: len(data) // 2])
+    assert cells is None and "not JSON" in problem and "\n" not in problem
+
+
+def test_a_file_that_is_not_json_is_one_line():
+    cells, problem = cells_of(b"\x89PNG\r\n\x1a\n\x00\x00")
+    assert cells is None and "not a notebook" in problem
+
+
+def test_nbformat_3_is_refused_with_the_fix():
+    cells, problem = cells_of(_bytes({"nbformat": 3, "nbformat_minor": 0, "worksheets": [{"cells": []}], "metadata": {}}))
+    assert cells is None and "nbformat 3" in problem and "save it again" in problem
+
+
+def test_a_newer_minor_version_is_read():
+    nb = notebook(lessons()["02"].path, {})
+    nb["nbformat_minor"] = 99
+    cells, problem = cells_of(_bytes(nb))
+    assert problem == "" and which_lesson(cells, lessons()) == "02"
+
+
+def test_the_lesson_comes_from_the_content_not_the_file_name(tmp_path):
+    path = tmp_path / "ana_01_single_head_attention.ipynb"  # the name says 01, the notebook is 03
+    path.write_bytes(_bytes(notebook(lessons()["03"].path, {})))
+    (sub,), _ = collect([path])
+    assert which_lesson(sub.cells, lessons()) == "03"
+
+
+def test_without_a_heading_the_exercises_name_the_lesson():
+    cells, _ = cells_of(_bytes(_nb([_code("def split_heads(x, n_heads):\n    return x\n")])))
+    assert which_lesson(cells, lessons()) == "02"
+
+
+def test_a_notebook_of_no_lesson_is_refused():
+    cells, _ = cells_of(_bytes(_nb([_md("# My holiday"), _code("print(1)")])))
+    with pytest.raises(ValueError, match="is no lesson"):
+        which_lesson(cells, lessons())
+
+
+def test_two_lessons_merged_are_refused():
+    one, two = notebook(lessons()["01"].path, {}), notebook(lessons()["02"].path, {})
+    cells, _ = cells_of(_bytes(_nb(one["cells"] + two["cells"])))
+    with pytest.raises(ValueError, match="lessons 01 and 02"):
+        which_lesson(cells, lessons())
+
+
+def test_outputs_of_50_mb_are_dropped_as_the_file_is_read():
+    nb = notebook(lessons()["01"].path, {})
+    nb["cells"].append(_code("print('x')", [{"output_type": "stream", "name": "stdout", "text": "x" * (50 << 20)}]))
+    data = _bytes(nb)
+    assert len(data) > 50 << 20
+    cells, problem = cells_of(data)
+    assert problem == "" and all("outputs" not in c for c in cells) and which_lesson(cells, lessons()) == "01"
+
+
+def test_10000_cells_are_read():
+    nb = notebook(lessons()["07"].path, {})
+    nb["cells"] += [_code(f"x{i} = {i}") for i in range(10_000)]
+    cells, problem = cells_of(_bytes(nb))
+    assert problem == "" and len(cells) > 10_000 and which_lesson(cells, lessons()) == "07"
+
+
+@pytest.mark.parametrize("name, student", [
+    ("Ana Lima_4321_assignsubmission_file_01.ipynb", "Ana Lima"),  # Moodle
+    ("limaana_4321_98765_01_single_head_attention.ipynb", "limaana"),  # Canvas
+    ("O'Brien; \"Zoë\" Ñandú_77_x.ipynb", "O'Brien; \"Zoë\" Ñandú"),
+    ("plain name.ipynb", "plain name"),
+    ("bad\nname_1.ipynb", "bad name"),
+])
+def test_the_student_is_the_file_name_up_to_the_first_underscore(name, student):
+    assert student_key(PurePosixPath(name)) == student
+
+
+def test_inside_a_folder_the_folder_names_the_student():
+    assert student_key(PurePosixPath("Ana Lima_4321_assignsubmission_file_/lesson.ipynb")) == "Ana Lima"
+
+
+def test_two_files_of_one_student_say_which_was_graded():
+    subs = [Submission("ana", "b/ana_01-1.ipynb", [], lesson="01"), Submission("ana", "b/ana_01.ipynb", [], lesson="01")]
+    rows = {}
+    chosen = _chosen(subs, rows)
+    assert [s.source for s in chosen] == ["b/ana_01-1.ipynb"]  # the later upload
+    assert rows["ana"].notes == ["2 notebooks of lesson 01: graded b/ana_01-1.ipynb; not graded: b/ana_01.ipynb."]
+
+
+def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for info, data in entries:
+            z.writestr(info, data)
+    return path
+
+
+def _symlink(name: str, target: str) -> tuple[zipfile.ZipInfo, bytes]:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return info, target.encode()
+
+
+def test_zip_slip_absolute_paths_and_symlinks_are_skipped_and_nothing_is_extracted(tmp_path):
+    good = _bytes(notebook(lessons()["01"].path, {}))
+    archive = _zip(tmp_path / "class.zip", [("../../evil_01.ipynb", good), ("/etc/evil_01.ipynb", good),
+                                            _symlink("link_01.ipynb", "/etc/passwd"), ("ana_01.ipynb", good)])
+    before = sorted(p for p in tmp_path.parent.rglob("*") if "evil" in p.name)
+    subs, notes = read_zip(archive)
+    assert [s.student for s in subs] == ["ana"]
+    assert len(notes) == 3 and any("../" in n for n in notes) and any("absolute" in n for n in notes) \
+        and any("symbolic link" in n for n in notes)
+    assert sorted(p for p in tmp_path.parent.rglob("*") if "evil" in p.name) == before == []
+
+
+def test_a_zip_of_10000_files_is_refused(tmp_path):
+    archive = _zip(tmp_path / "bomb.zip", [(f"f{i}.ipynb", b"{}") for i in range(10_000)])
+    with pytest.raises(ValueError, match="10000 files, more than"):
+        read_zip(archive)
+
+
+def test_a_zip_past_the_size_limit_is_refused_before_it_is_unpacked(tmp_path, monkeypatch):
+    monkeypatch.setattr(submissions, "MAX_ZIP_BYTES", 1 << 20)
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("big_01.ipynb", b"0" * (4 << 20))  # 4 MB of zeros packs into a few KB
+    assert archive.stat().st_size < 100_000
+    with pytest.raises(ValueError, match="zip bomb"):
+        read_zip(archive)
+
+
+def test_a_bad_zip_in_a_folder_is_a_note_and_the_others_are_read(tmp_path):
+    (tmp_path / "ana_01.ipynb").write_bytes(_bytes(notebook(lessons()["01"].path, {})))
+    (tmp_path / "broken.zip").write_bytes(b"PK\x03\x04 not really")
+    subs, notes = collect([tmp_path])
+    assert [s.student for s in subs] == ["ana"] and len(notes) == 1 and "broken.zip" in notes[0]
+
+
+# --- what is taken from a notebook for one exercise ----------------------------------------------------
+def _take(*sources, name="attention_weights"):
+    return definitions.take([_code(s) for s in sources], name)
+
+
+def test_only_plain_definitions_are_taken_never_the_check_or_top_level_code():
+    taken = _take("import math\nEPS = 1e-9\nprint('✓ attention weights')\nH.check_attention_weights = None\n"
+                  "def helper(x):\n    return x\ndef attention_weights(Q, K):\n    return helper(Q)\n"
+                  "H.check_attention_weights(attention_weights)\n")
+    assert taken.problem == ""
+    assert "import math" in taken.code and "EPS = 1e-09" in taken.code and "def helper" in taken.code
+    assert "print" not in taken.code and "check_attention_weights" not in taken.code
+
+
+@pytest.mark.parametrize("source", [
+    "@(lambda f: f)\ndef attention_weights(Q, K):\n    return Q\n",
+    "def attention_weights(Q, K, _=open('/etc/passwd').read()):\n    return Q\n",
+    "class attention_weights(object, metaclass=type):\n    pass\n",
+    "class attention_weights:\n    print('runs as it is defined')\n",
+])
+def test_a_definition_that_runs_code_as_it_is_defined_is_refused(source):
+    taken = _take(source)
+    assert taken.code is None and "runs code as it is defined" in taken.problem
+
+
+def test_allowed_decorators_are_kept():
+    assert _take("@torch.no_grad()\ndef attention_weights(Q, K):\n    return Q\n").code.startswith("@torch.no_grad()")
+
+
+def test_the_last_definition_in_the_notebook_is_graded_even_in_a_later_cell():
+    taken = _take("def attention_weights(Q, K):\n    ...\n", "x = 1", "def attention_weights(Q, K):\n    return 'later'\n")
+    assert "'later'" in taken.code
+
+
+def test_a_cell_that_does_not_parse_is_one_line():
+    taken = _take("def attention_weights(Q, K):\n    return (Q\n")
+    assert taken.code is None and "SyntaxError" in taken.problem and "\n" not in taken.problem
+
+
+def test_no_definition_is_not_attempted():
+    assert _take("x = 1").code is None and _take("x = 1").problem == ""
+
+
+def test_metadata_stripped_exercises_are_found_by_name():
+    nb = notebook(lessons()["01"].path, {"attention_weights": "right"})
+    cells, _ = cells_of(_bytes(nb))
+    for c in cells:
+        c["metadata"] = {}
+    assert "d ** 0.5" in definitions.take(cells, "attention_weights").code
+
+
+def test_nothing_is_written_while_reading(tmp_path):
+    (tmp_path / "ana_01.ipynb").write_bytes(_bytes(notebook(lessons()["01"].path, {})))
+    before = sorted(os.listdir(tmp_path))
+    collect([tmp_path])
+    assert sorted(os.listdir(tmp_path)) == before

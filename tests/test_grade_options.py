@@ -1,0 +1,86 @@
+"""The command's options on a small class of lesson 01 (one run, ~15 s): --anonymous, --points, --names;
+and bad arguments, each refused in one line before any grading."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.grade.cli import main
+from helpers.grade.synthetic import write_class
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def anonymous(tmp_path_factory):
+    base = tmp_path_factory.mktemp("options")
+    want = write_class(base / "class", 3, ("01",))
+    (base / "points.csv").write_text("exercise,points\nattention_weights,2\n01 weighted_sum,0.5\n")
+    (base / "names.csv").write_text("key,name\nstudent01,Ana Lima\n")
+    done = subprocess.run([sys.executable, "-m", "helpers.grade", str(base / "class"), "--out", str(base / "out"),
+                           "--anonymous", "--points", str(base / "points.csv"), "--names", str(base / "names.csv"),
+                           "--timeout", "5"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return base, want
+
+
+def test_anonymous_writes_numbers_and_no_names_or_file_names(anonymous):
+    base, _ = anonymous
+    for path in (base / "out").iterdir():
+        if path.suffix in (".csv", ".json", ".html"):
+            text = path.read_text(encoding="utf-8")
+            assert "student0" not in text and "Ana Lima" not in text and ".ipynb" not in text, path.name
+    rows = list(csv.DictReader((base / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
+    assert [r["student"] for r in rows] == ["student 1", "student 2", "student 3"]
+
+
+def test_points_weigh_the_total(anonymous):
+    base, want = anonymous
+    rows = list(csv.DictReader((base / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
+    weight = {"01 attention_weights": 2, "01 masked_weights": 1, "01 weighted_sum": 0.5}
+    for i, row in enumerate(rows, 1):  # --names sorts Ana Lima (student01) first, as student01 was
+        name = f"student{i:02d}"
+        assert float(row["total"]) == sum(w for c, w in weight.items() if want[name, c] == "✓")
+        assert row["out of"] == "3.5"
+
+
+def test_verdicts_json_holds_each_verdict_with_its_line_and_code(anonymous):
+    data = json.loads((anonymous[0] / "out" / "verdicts.json").read_text(encoding="utf-8"))
+    verdicts = [v for s in data["students"] for v in s["verdicts"]]
+    assert len(verdicts) == 9 and all(v["line"] and v["code"].startswith(v["key"] + ".") for v in verdicts)
+    assert all("cell" not in v and v["printed"] == "" for v in verdicts)  # anonymous: the code as graded (no
+    # comments), not as written, and nothing the student's code printed (either may carry a name)
+
+
+@pytest.mark.parametrize("args, words", [
+    ([], "no submissions"),
+    (["x.ipynb"], "no --out"),
+    (["x.ipynb", "--out", "o", "--workers", "0"], "--workers 0"),
+    (["x.ipynb", "--out", "o", "--timeout", "0"], "--timeout 0"),
+    (["missing.ipynb", "--out", "o"], "No submission missing.ipynb"),
+    (["notes.txt", "--out", "o"], "is not an .ipynb"),
+])
+def test_bad_arguments_are_one_line(tmp_path, capsys, args, words):
+    (tmp_path / "notes.txt").write_text("hi")
+    before = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(args) == 2
+    finally:
+        os.chdir(before)
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err and not (tmp_path / "o").exists()
+
+
+def test_a_points_file_with_a_typo_is_refused_before_grading(tmp_path, capsys):
+    (tmp_path / "p.csv").write_text("atention_weights,2\n")
+    (tmp_path / "a_01.ipynb").write_text("{}")
+    assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), "--points", str(tmp_path / "p.csv")]) == 2
+    assert "no exercise 'atention_weights'" in capsys.readouterr().err

@@ -1,0 +1,40 @@
+"""The class report's figure (figures/class_plots.py): counts drawn from the summary, legible on a slide."""
+
+from __future__ import annotations
+
+import pytest
+from matplotlib.figure import Figure
+
+from helpers.figures.class_plots import plot_class_mistakes
+from helpers.figures.slidecheck import check_slide
+from helpers.grade.summary import summary
+from test_grade_report_browser import _table
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return summary(_table())
+
+
+def test_the_bars_are_the_counts(facts):
+    fig = plot_class_mistakes(facts)
+    assert isinstance(fig, Figure)
+    bars = fig.axes[0].containers  # one BarContainer per part: right, named, generic, raised, not attempted
+    widths = [[round(b.get_width()) for b in c] for c in bars]
+    assert widths == [[8, 0], [4, 0], [0, 0], [0, 3], [0, 9]]  # attention_weights, masked_weights
+
+
+def test_the_figure_is_legible_on_a_slide(facts):
+    report = check_slide(plot_class_mistakes(facts))
+    assert report.ok, report.problems
+
+
+def test_the_figure_draws_into_a_given_axes(facts):
+    base = Figure(layout="constrained")
+    ax = base.add_subplot()
+    assert plot_class_mistakes(facts, ax=ax) is base
+
+
+def test_no_exercise_is_one_line():
+    with pytest.raises(ValueError, match="no exercise was graded"):
+        plot_class_mistakes({"exercises": [], "students": 0})
