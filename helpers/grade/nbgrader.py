@@ -97,10 +97,16 @@ def write_source(folder: str | Path, points: dict[str, float] | None = None,
     """Write lessons 01-07 as nbgrader source assignments under `folder`; return the notebooks' paths.
     `points`: grades.csv column ("01 attention_weights") -> points, as results.read_points reads a
     --points file (default 1 each)."""
+    return write_lessons(folder, points, notebooks, assignment)
+
+
+def write_lessons(folder: str | Path, points: dict[str, float] | None, notebooks: Path, make) -> list[Path]:
+    """Each lesson as `make(path, points)` builds it, written to folder/<lesson>/<lesson>.ipynb (nbgrader's
+    and otter's layout); the points are checked against the lessons' exercises first."""
     check_points(points, exercise_columns(notebooks))
     written = []
     for path in lesson_paths(notebooks):
-        nb = assignment(path, points)
+        nb = make(path, points)
         target = Path(folder) / path.stem / path.name
         atomic_write(target, lambda tmp: nbformat.write(nb, tmp))
         written.append(target)

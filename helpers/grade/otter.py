@@ -14,9 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-from ..core.files import atomic_write
-from .exercise_cells import NOTEBOOKS, ExerciseCell, is_navigation, lesson_paths, read_lesson, split
-from .nbgrader import check_points, exercise_columns, points_of
+from .exercise_cells import NOTEBOOKS, ExerciseCell, is_navigation, read_lesson, split
+from .nbgrader import points_of, write_lessons
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 CONFIG = """# ASSIGNMENT CONFIG
@@ -80,11 +79,4 @@ def write_source(folder: str | Path, points: dict[str, float] | None = None,
                  notebooks: Path = NOTEBOOKS) -> list[Path]:
     """Write lessons 01-07 as otter master notebooks under `folder`; return the notebooks' paths.
     `points`: grades.csv column ("01 attention_weights") -> points (default 1 each)."""
-    check_points(points, exercise_columns(notebooks))
-    written = []
-    for path in lesson_paths(notebooks):
-        nb = assignment(path, points)
-        target = Path(folder) / path.stem / path.name
-        atomic_write(target, lambda tmp: nbformat.write(nb, tmp))
-        written.append(target)
-    return written
+    return write_lessons(folder, points, notebooks, assignment)
