@@ -174,9 +174,27 @@ def test_07_loss_list_and_cache_as_the_notebook_prints_them(notes):
                 f"{r['list_accuracy']:.0%}, {r['cache_bytes_per_token']} bytes") in notes["07_shared_keys_and_values"]
 
 
+def test_08_the_formation_slide_says_what_08_finds_and_how_far_it_holds(notes):
+    """08 finds the step with H.formation(curves) and states the seeds with H.describe_formation_seeds()."""
+    code = source("08_watch_the_heads_learn.ipynb")
+    assert "H.formation(curves)" in code and "H.describe_formation_seeds()" in code
+    curves = H.shipped_record("heads-12")["curves"]
+    found = H.formation(curves)
+    head = f"L{found['head'][0]} H{found['head'][1]}"
+    nb = json.loads((ROOT / "notebooks" / "08_watch_the_heads_learn.ipynb").read_text(encoding="utf-8"))
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert f"**{head}**" in prose and f"**step {found['step']}**" in prose
+    caption = notes["08_heads_forming"]
+    assert f"the induction head {head} reaches 0.5 at step {found['step']}" in caption
+    assert f"lists said again rise to {curves['list_accuracy'][-1]:.0%}" in caption
+    runs = H.describe_formation_seeds().splitlines()[1:-2]
+    steps = sorted(int(line.split()[1]) for line in runs)
+    assert f"over {len(runs)} seeds" in caption and f"between steps {steps[0]} and {steps[-1]}" in caption
+
+
 def test_every_slide_has_a_check_here():
     checked = {"01_one_head", "01_where_draw_looks", "02_twelve_heads", "02_shrunk_query", "03_recombination",
                "04_head_count_results", "04_merged_heads", "05_all_heads_draw", "05_all_heads_list",
                "05_induction_head", "05_token_links", "06_score_tables", "06_head_types",
-               "07_shared_keys_and_values"}
+               "07_shared_keys_and_values", "08_heads_forming"}
     assert {s.name for s in deck.SLIDES} <= checked, "a new slide needs its caption checked against its notebook here"

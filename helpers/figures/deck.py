@@ -24,13 +24,13 @@ from typing import Callable
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
-from ..analysis import captions, headcount, kvheads, relations
+from ..analysis import captions, formation, formation_seeds, headcount, kvheads, relations
 from ..core.catalog import load_model
 from ..core.files import file_error, staged_files
 from ..core.model import LanguageModel
 from ..core.run import Run, run_sentence
 from ..core.walkthrough import Walkthrough, walkthrough_layer
-from . import headcount_plots, kv_plots, plots, pptx_deck, score_plots, slides, views
+from . import formation_plots, headcount_plots, kv_plots, plots, pptx_deck, score_plots, slides, views
 from .animations import build_animations, save_animation
 from .export import FIXED_METADATA, check_folder, check_plain_name, save_for_slides
 from .page import export_page
@@ -126,6 +126,21 @@ def _induction_caption(m: Models) -> str:
 
 
 # One line per slide, in lecture order: file name, figure, pptx title, caption computed from the data.
+def _heads_forming(m: Models) -> Figure:
+    curves = formation.shipped_curves()
+    return formation_plots.plot_formation_curves(curves, formation.formation(curves))
+
+
+def _forming_caption(m: Models) -> str:
+    """The shipped run's formation step, and how far it holds over the recorded seeds."""
+    curves = formation.shipped_curves()
+    found, seeds = formation.formation(curves), formation_seeds.seed_findings(formation_seeds.formation_seeds())
+    return (f"In one run the induction head {formation_plots.head_name(found['head'])} reaches 0.5 at step "
+            f"{found['step']} and lists said again rise to {curves['list_accuracy'][-1]:.0%}; over {seeds['runs']} "
+            f"seeds an induction head forms between steps {seeds['steps'][0]} and {seeds['steps'][1]}, in {seeds['heads']} different "
+            f"heads, with a loss bump in {seeds['bumps']} of {seeds['runs']}.")
+
+
 SLIDES = [
     Slide("01_one_head", _one_head, "One head reads a sentence",
           lambda m: captions.map_caption(m.walk(1).head(0).weights, m.walk(1).tokens)),
@@ -158,6 +173,7 @@ SLIDES = [
           lambda m: captions.types_caption(m.types)),
     Slide("07_shared_keys_and_values", lambda m: kv_plots.kv_slide((12, 1)), "Heads that share keys and values",
           lambda m: kvheads.kv_caption((12, 1))),
+    Slide("08_heads_forming", _heads_forming, "Watch the heads learn", _forming_caption),
 ]
 
 
