@@ -24,13 +24,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "notebooks" / "app_slider_explorer.ipynb"
 SHARE = ROOT / "share" / "jupyter"  # voila/templates/classroom and labextensions/@jupyter-widgets
+# JupyterLab extensions the grading extra brings (nbgrader, otter's jupytext and ipylab, notebook 7):
+# built for a newer JupyterLab than Voilà's core, they fill the app's console with "Unsatisfied
+# version" warnings and failed plugins, and the app needs none of them.
+NOT_FOR_THE_APP = ("@jupyter/nbgrader", "ipylab", "jupyterlab-jupytext", "@jupyter-notebook/lab-extension")
 
 
 def command(notebook: Path = APP, extra: list[str] | None = None) -> tuple[list[str], dict]:
     """The voila command line and its environment (Voilà finds templates and front ends on JUPYTER_PATH)."""
     env = dict(os.environ)
     env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(SHARE), env.get("JUPYTER_PATH", "")) if p)
-    cmd = [sys.executable, "-m", "voila", str(notebook), "--template=classroom", *(extra or [])]
+    cmd = [sys.executable, "-m", "voila", str(notebook), "--template=classroom",
+           *(f"--VoilaConfiguration.extension_denylist={name}" for name in NOT_FOR_THE_APP), *(extra or [])]
     return cmd, env
 
 

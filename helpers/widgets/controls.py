@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import html
 
+from IPython.display import display
+
 from ..figures.export import save_set_for_slides
+from .aria import slider_names
 
 WARNING = "#b00020"  # a refused value's line: 7.3 : 1 on white (Okabe-Ito vermillion, 3.9 : 1, is too light for text)
 
@@ -19,6 +22,11 @@ class SyncedControls:
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
+
+    def _ipython_display_(self):
+        """The widget, and the script that names its slider handles for a screen reader (aria.py)."""
+        display(self.widget)
+        display(slider_names())
 
     def _from_widget(self, setter, change) -> None:
         """A control moved in the browser: call its setter, unless our own code is moving it (_sync)."""

@@ -11,14 +11,15 @@ import html
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..analysis.captions import all_heads_caption
 from ..analysis.formation import formation, maps_along, shipped_curves
 from ..analysis.headcount import SENTENCE
 from ..core.snapshots import SnapshotRun, load_snapshots
 from ..figures import slides
-from ..figures.formation_plots import FormationCurves, plot_formation_curves, step_grid_title
+from ..figures.formation_plots import FormationCurves, curves_words, plot_formation_curves, step_grid_title
 from ..figures.slide import slide_style
-from .controls import SyncedControls
-from .frame import Frame, show_png
+from .controls import SyncedControls, name_controls
+from .frame import Frame, NamedImage, show_png
 from .guard import guard_selections
 from .slider import live_grid
 
@@ -50,15 +51,18 @@ class TrainingStepExplorer(SyncedControls):
                                         continuous_update=False, style={"description_width": "initial"},
                                         layout=W.Layout(width="600px"))
         self.export_button = W.Button(description="Export for slides", icon="download")
-        self.status, self.caption, self.scores = W.HTML(), W.HTML(), W.HTML()
-        self.maps_image, self.curve_image = W.Image(format="png"), W.Image(format="png")
+        self.status, self.caption, self.scores, self.live = W.HTML(), W.HTML(), W.HTML(), W.HTML()
+        self.maps_image, self.curve_image = NamedImage(format="png"), NamedImage(format="png")
         for widget, name in ((self.slider, "step-slider"), (self.maps_image, "step-maps"),
                              (self.curve_image, "step-curves"), (self.scores, "step-scores"),
-                             (self.status, "slider-status")):
+                             (self.status, "slider-status"), (self.live, "step-live")):
             widget.add_class(name)
+        name_controls({self.slider: "which snapshot of training to show: its step (arrow keys)",
+                       self.export_button: f"writes the maps and the curves of this step as PNG, SVG and PDF "
+                                           f"into {self.folder}/"})
         self.slider.observe(lambda c: self._from_widget(self.set_step, c), "value")
         self.export_button.on_click(lambda _: self.export())
-        self.widget = W.VBox([W.HBox([self.slider, self.export_button]), self.status, self.caption,
+        self.widget = W.VBox([W.HBox([self.slider, self.export_button]), self.status, self.live, self.caption,
                               self.maps_image, W.HBox([self.curve_image, self.scores])])
         guard_selections(self.widget, self._warn)
 
@@ -79,7 +83,18 @@ class TrainingStepExplorer(SyncedControls):
                               f" reading <code>{html.escape(' '.join(self.tokens))}</code>")
         self.scores.value = self._scores_html()
         self.status.value = ""
+        self._say_what_is_shown()
         return True
+
+    def _say_what_is_shown(self) -> None:
+        """The pictures' words (their accessible names) and the live line, from this step's numbers."""
+        at, c = self.steps.index(self.step), self.curves
+        best = tuple(int(i) for i in np.unravel_index(np.argmax(c["induction"][at]), c["induction"][at].shape))
+        self.maps_image.tooltip = (f"{step_grid_title(self.step, self.snapshots.tokens_per_step)}. "
+                                   + all_heads_caption(self.maps[self.step], self.tokens, highlight=best))
+        self.curve_image.tooltip = f"The marker is at step {self.step}. " + curves_words(c, self.found)
+        self._announce(f"Step {self.step} of {self.steps[-1]}: held-out loss {c['loss'][at]:.3f}, lists said "
+                       f"again {c['list_accuracy'][at]:.0%}, best induction score {c['induction'][at].max():.2f}.")
 
     def _scores_html(self) -> str:
         """Each head's previous-word and induction scores at this step, the best of each in bold."""
@@ -94,7 +109,7 @@ class TrainingStepExplorer(SyncedControls):
                 rows.append(f"<tr><th>{label} L{layer}</th>{cells}</tr>")
         heads = "".join(f"<th>H{h}</th>" for h in range(self.curves["previous"].shape[2]))
         c = self.curves
-        return (f"<table class='step-score-table'><tr><th></th>{heads}</tr>{''.join(rows)}</table>"
+        return (f"<table class='step-score-table'><tr><th scope='col'>score, layer</th>{heads}</tr>{''.join(rows)}</table>"
                 f"held-out loss <b>{c['loss'][at]:.3f}</b> · lists said again <b>{c['list_accuracy'][at]:.0%}</b>"
                 f" · in-context score <b>{c['in_context'][at]:+.3f}</b>")
 
