@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import ipywidgets as W
 import pytest
 import torch
 from matplotlib.figure import Figure
@@ -347,7 +348,7 @@ def _send_bad_values(root_widget) -> int:
 
 
 def _pictures(root_widget) -> list[bytes]:
-    return [bytes(c.value) for c in _controls(root_widget) if type(c).__name__ == "Image"]
+    return [bytes(c.value) for c in _controls(root_widget) if isinstance(c, W.Image)]  # NamedImage too
 
 
 def test_explorer_survives_bad_values_and_redraws(classroom):
