@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save
+from safetensors.torch import save
 
 from .catalog import DATA_DIR, MANIFEST, RUN_FACTS, manifest, write_manifest
 from .files import atomic_write, staged_files
 from .model import GPT, GPTConfig, LanguageModel
 from .tokenizer import WordTokenizer
-from .weights import in_sorted_order, model_from_checkpoint, read_metadata, sha256, to_checkpoint_layout
+from .weights import in_sorted_order, model_from_checkpoint, read_checked, read_metadata, sha256, to_checkpoint_layout
 
 # Where lists start to be said again in the 2-layer recipes (NOTES: below 5 % at step 400 of 976, 77 %
 # at 750): between 35 % and 80 % of the run a snapshot every 1/40 of it; elsewhere log-spaced steps.
@@ -86,16 +85,10 @@ def read_snapshots(path: str | Path, expected_sha256: str, name: str = "", remed
     """Read a file written by save_snapshots after checking its sha256 (a flipped fp16 byte still loads)."""
     path = Path(path)
     fix = f" Regenerate it with `{remedy}`." if remedy else ""
-    if not path.is_file():
-        raise FileNotFoundError(f"Snapshot file {path} is missing.{fix}")
-    if sha256(path) != expected_sha256:
-        raise ValueError(f"Snapshot file {path} is corrupted (its sha256 does not match the recorded one).{fix}")
+    metadata, tensors = read_checked(path, expected_sha256, "snapshot", fix)
     try:
-        with safe_open(str(path), framework="pt") as f:
-            metadata = f.metadata() or {}
-        tensors = load_file(str(path))
         steps, measured = json.loads(metadata["steps"]), json.loads(metadata.get("measured", "{}"))
-    except (SafetensorError, OSError, KeyError, json.JSONDecodeError) as err:
+    except (KeyError, json.JSONDecodeError) as err:
         raise ValueError(f"Snapshot file {path} is truncated or not a snapshot file ({err}).{fix}") from None
     config, vocab, info = read_metadata(metadata, path, fix)
     states: dict[int, dict[str, torch.Tensor]] = {s: {} for s in steps}

@@ -96,6 +96,22 @@ def in_sorted_order(blob: bytes) -> bytes:
     return len(text).to_bytes(8, "little") + text + blob[8 + size:]
 
 
+def read_checked(path: Path, expected_sha256: str, kind: str, fix: str) -> tuple[dict, dict]:
+    """(metadata, tensors) of a safetensors file whose sha256 is the recorded one; each problem in one
+    line: missing, corrupted (a flipped byte still loads, so the checksum comes first), truncated."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{kind.capitalize()} file {path} is missing.{fix}")
+    if sha256(path) != expected_sha256:
+        raise ValueError(f"{kind.capitalize()} file {path} is corrupted (its sha256 does not match the recorded "
+                         f"one).{fix}")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            metadata = f.metadata() or {}
+        return metadata, load_file(str(path))
+    except (SafetensorError, OSError) as err:
+        raise ValueError(f"{kind.capitalize()} file {path} is truncated or not a {kind} file ({err}).{fix}") from None
+
+
 def read_model(path: str | Path, expected_sha256: str, remedy: str = "") -> tuple[GPT, list[str], dict]:
     """Load (model, vocab, info) from a file written by save_model, after checking its sha256.
 
@@ -106,16 +122,7 @@ def read_model(path: str | Path, expected_sha256: str, remedy: str = "") -> tupl
     if not (isinstance(expected_sha256, str) and len(expected_sha256) == 64):
         raise ValueError(f"read_model needs the sha256 recorded for {path.name} (64 hex digits, as returned by "
                          f"save_model or listed in data/models.json), got {expected_sha256!r}.")
-    if not path.is_file():
-        raise FileNotFoundError(f"Model file {path} is missing.{fix}")
-    if sha256(path) != expected_sha256:
-        raise ValueError(f"Model file {path} is corrupted (its sha256 does not match the recorded one).{fix}")
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            metadata = f.metadata() or {}
-        state = load_file(str(path))
-    except (SafetensorError, OSError) as err:
-        raise ValueError(f"Model file {path} is truncated or not a model file ({err}).{fix}") from None
+    metadata, state = read_checked(path, expected_sha256, "model", fix)
     config, vocab, info = read_metadata(metadata, path, fix or " Write it again with save_model.")
     model = model_from_checkpoint(state, config, source=str(path))
     return model, vocab, info
