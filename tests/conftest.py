@@ -44,6 +44,23 @@ def _no_network(event: str, args) -> None:
 sys.addaudithook(_no_network)
 
 
+# The slowest test files, slowest first (seconds of one sequential run, `pytest --durations=0`,
+# 2026-12-02). The README's `pytest -n 2 --dist loadfile --no-loadscope-reorder` hands whole files
+# to two workers in this order, so the long files start first and the short ones fill in at the end:
+# both workers finish at about the same time.
+SLOWEST_FILES = ["test_notebooks.py",  # 259 s: three runs of each notebook (alt text read from the first)
+                 "test_accessibility_browser.py",  # 227 s: each notebook in JupyterLab, axe, keyboard
+                 "test_isolation.py", "test_grade_class.py", "test_browser.py",  # 155, 144, 134 s
+                 "test_diagnosis_round4.py", "test_grade_nbgrader.py", "test_gpt2_notebooks.py",  # 130, 123, 119 s
+                 "test_mistakes_blind.py", "test_benches.py", "test_grade_otter.py",  # 99, 83, 66 s
+                 "test_mistakes_01_03.py"]  # 68 s
+
+
+def pytest_collection_modifyitems(items):
+    first = {name: rank for rank, name in enumerate(SLOWEST_FILES)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest keep their order
+
+
 @pytest.fixture(autouse=True)
 def no_outside_lookup():
     """Fail any test that tried to reach another host, even if the library swallowed the refusal."""

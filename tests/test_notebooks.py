@@ -7,6 +7,7 @@ pasted in. The runs the selected tests need start together when this module star
 """
 
 import ast
+import html
 import re
 import subprocess
 import sys
@@ -23,6 +24,8 @@ from helpers.exercises import solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+LESSONS = [p for p in NOTEBOOKS if p.name[:2].isdigit()]  # 01-08, not the app
+IMAGES = ("image/png", "image/gif", "image/jpeg")  # the image outputs a notebook can show
 CELL_TIMEOUT = 600  # seconds; generous for a busy 2-core machine
 _runs: dict[Path, list[list[str]]] = {}
 _executed: dict[Path, nbformat.NotebookNode] = {}  # the first run's notebook, outputs included
@@ -95,7 +98,8 @@ def _solved(path: Path) -> nbformat.NotebookNode:
 
 RUNS = {"first": _first, "second": _execute, "solved": _solved}
 NEEDS = {"test_runs_top_to_bottom": ("first",), "test_same_text_output_twice": ("first", "second"),
-         "test_figures_render_as_images": ("first",), "test_every_check_says_not_attempted_with_the_stubs": ("first",),
+         "test_figures_render_as_images": ("first",), "test_every_figure_a_notebook_shows_has_alt_text": ("first",),
+         "test_every_check_says_not_attempted_with_the_stubs": ("first",),
          "test_every_check_says_pass_with_the_solutions": ("solved",)}
 
 
@@ -192,6 +196,26 @@ def _shows_a_figure(source: str) -> bool:
         return value.id == "fig"
     name = getattr(getattr(value, "func", None), "attr", "") or getattr(getattr(value, "func", None), "id", "")
     return name.startswith("plot_") or name in ("prediction_bars", "show_figure")
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_every_figure_a_notebook_shows_has_alt_text(path, executed):
+    """Every image output (PNG, GIF, JPEG) carries alt text, in its metadata and as <img alt> in text/html
+    (JupyterLab draws the HTML; nbconvert reads the metadata): tests/test_alt_text.py has the rest."""
+    nb, shown, missing = executed(path), [], []
+    for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        for out in cell.outputs:
+            mime = next((m for m in IMAGES if m in out.get("data", {})), None)
+            if mime is None:
+                continue
+            alt = out.get("metadata", {}).get(mime, {}).get("alt", "")
+            tag = re.search(r'<img [^>]*alt="([^"]+)"', out["data"].get("text/html", ""))
+            (shown if alt and tag and html.unescape(tag[1]) == alt else missing).append((i, alt[:120]))
+    print(f"{path.name}: {len(shown)} images with alt text, e.g. {shown[:1]}")
+    assert not missing, f"{path.name}: images without alt text (code cell, alt): {missing}"
+    showing = sum("H.show_figure(" in c.source or "_animation(" in c.source for c in nb.cells if c.cell_type == "code")
+    assert len(shown) >= showing > 0, f"{path.name}: {len(shown)} images for {showing} cells that show one"
 
 
 @pytest.mark.notebook

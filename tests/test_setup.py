@@ -71,7 +71,7 @@ def test_readme_has_exactly_two_fresh_machine_commands():
     for command in commands:
         assert "torch==2.13.0" in command and "--index-url" not in command  # CPU build, never CUDA
     assert "jupyter lab" in lab and "notebooks" in lab
-    assert tests.endswith("-m pytest") and '".[test]"' in tests
+    assert tests.endswith("-m pytest -n 2 --dist loadfile --no-loadscope-reorder") and '".[test]"' in tests  # whole files per worker
 
 
 def test_ci_runs_the_readme_test_command():
@@ -82,3 +82,10 @@ def test_ci_runs_the_readme_test_command():
     pattern = re.search(r"grep -m1 -E '(.+?)' README.md", text).group(1)
     assert re.search(pattern, readme_commands()[1]) and not re.search(pattern, readme_commands()[0])
     assert "|| true" not in text and "set +e" not in text
+
+
+def test_the_slowest_files_conftest_starts_first_exist():
+    from conftest import SLOWEST_FILES
+
+    assert SLOWEST_FILES and all((ROOT / "tests" / name).is_file() for name in SLOWEST_FILES), SLOWEST_FILES
+    assert len(set(SLOWEST_FILES)) == len(SLOWEST_FILES)
