@@ -1,6 +1,6 @@
 """Run every bench and print ONE table of the project's speed figures, each with its target and ✓/✗.
 
-    .venv/bin/python bench/run_all.py                 # every bench/*.py, one after another (about half an hour)
+    .venv/bin/python bench/run_all.py                 # every bench/*.py, one after another (13 min on a quiet 2-core machine)
     .venv/bin/python bench/run_all.py --write         # ... and save the table as bench/last_run.md
     .venv/bin/python bench/run_all.py --quick --jobs 2  # every bench in its quick mode: proves they run (the tests)
 
