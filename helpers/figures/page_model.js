@@ -37,8 +37,9 @@ window.PageModel = (function () {
   // --- the pieces of one block --------------------------------------------------------------------
   function linear(x, T, weight, bias, nIn, nOut) {  // x (T, nIn) @ weight.T + bias -> (T, nOut)
     // Output (t, o) is the dot product of word t with weight row o. The loops take two weight rows
-    // and four words at a time: each number read serves several products (2x faster in V8 than one
-    // by one), and every sum still adds its terms in order i = 0, 1, ..., so the result is the same.
+    // and four words at a time: each number read serves several products (the forward pass went from
+    // 37 to 31 ms in node), and every sum still adds its terms in order i = 0, 1, ..., so the result
+    // is the same to the last bit.
     const y = new Float32Array(T * nOut);
     let o = 0;
     for (; o + 2 <= nOut; o += 2) {
@@ -60,7 +61,7 @@ window.PageModel = (function () {
       }
       for (; t < T; t++) dotInto(y, x, t, weight, bias, nIn, nOut, o, 2);  // the last few words
     }
-    for (let t = 0; t < T && o < nOut; t++) dotInto(y, x, t, weight, bias, nIn, nOut, o, 1);  // an odd last row
+    if (o < nOut) for (let t = 0; t < T; t++) dotInto(y, x, t, weight, bias, nIn, nOut, o, 1);  // an odd last row
     return y;
   }
   function dotInto(y, x, t, weight, bias, nIn, nOut, first, count) {  // y[t, first..first+count) one at a time
