@@ -3,6 +3,14 @@ import os
 import sys
 
 os.environ.setdefault("MPLBACKEND", "Agg")  # tests never open windows
+# One thread per process, in the tests and in the kernels, servers and commands they start (they inherit
+# this environment). The README runs two test workers on two cores, and each starts kernels beside it:
+# with torch's default of one OpenMP thread per core, small tensor operations wait on threads that
+# another process holds. The capstone's blind answers (tests/test_mistakes_blind.py -k multihead)
+# took 54.8 s with the default and 18.3 s with one thread, on the 2-core machine at a load of about 3.
+# Code that sets its own thread count (training, the benches) still does.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 # huggingface_hub asks the hub host for telemetry / version data unless told not to; tests use loopback fakes only.
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("HF_HUB_DISABLE_IMPLICIT_TOKEN", "1")
@@ -50,7 +58,7 @@ sys.addaudithook(_no_network)
 # both workers finish at about the same time.
 SLOWEST_FILES = ["test_notebooks.py",  # 259 s: three runs of each notebook (alt text read from the first)
                  "test_accessibility_browser.py",  # 227 s: each notebook in JupyterLab, axe, keyboard
-                 "test_isolation.py", "test_grade_class.py", "test_browser.py",  # 155, 144, 134 s
+                 "test_isolation.py", "test_grade_class.py",  # 155, 144 s
                  "test_diagnosis_round4.py", "test_grade_nbgrader.py", "test_gpt2_notebooks.py",  # 130, 123, 119 s
                  "test_mistakes_blind.py", "test_benches.py", "test_grade_otter.py",  # 99, 83, 66 s
                  "test_mistakes_01_03.py"]  # 68 s

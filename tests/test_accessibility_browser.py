@@ -1,6 +1,9 @@
 """What this project puts on the screen, checked by tools made for accessibility, in Debian's Chromium.
 
-One JupyterLab server and one browser for the module (helpers from tests/test_browser.py):
+One JupyterLab server and one browser for the module (helpers from tests/test_browser.py). Each
+notebook is opened and run once, and that one page is checked for both: first what this file checks,
+then what a teacher looks at (test_browser.assert_looks_right: no error, pictures at their aspect, every
+control redraws its picture), for the notebooks test_browser.LOOKED_AT lists:
 - axe-core (bundled by the PyPI package axe-playwright-python) over the output area of every cell of
   notebooks 01–07 after Run All, and over the offline page: no critical and no serious violation,
   except the one listed in UPSTREAM with its reason; every violation is printed by impact;
@@ -19,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import (NOTEBOOKS, SCREEN, chromium, close_notebook, free_port, lab_command, notebook_copy,
-                          open_and_run_all, server)
+from test_browser import (ARTIFACTS as LAB_ARTIFACTS, LOOKED_AT, NOTEBOOKS, SCREEN, Watched, assert_looks_right,
+                          chromium, close_notebook, free_port, lab_command, notebook_copy, open_and_run_all, server)
 
 AXE_SPEC = importlib.util.find_spec("axe_playwright_python")
 AXE = Path(AXE_SPEC.origin).parent / "axe.min.js" if AXE_SPEC else None
@@ -129,6 +132,9 @@ def walk_05(page) -> list[str]:
     table.wait_for()
     tree = page.locator(".explorer-table").first.aria_snapshot()
     assert "table" in tree and "columnheader" in tree and "(largest)" in tree, tree[:500]
+    toggle.focus()
+    page.keyboard.press("Enter")  # and off again: the explorer as it was, for test_browser's look
+    table.wait_for(state="detached")
     return [start, moved, head, tree[:300]]
 
 
@@ -168,11 +174,10 @@ WALKS = {"04_head_count_slider": walk_04, "05_all_144_heads": walk_05, "06_what_
 
 
 @pytest.mark.parametrize("name", LESSONS)
-def test_outputs_pass_axe_and_widgets_work_by_keyboard(lab, name):
+def test_outputs_pass_axe_work_by_keyboard_and_look_right(lab, name):
     base, browser = lab
-    context = browser.new_context(viewport=SCREEN, bypass_csp=True)  # axe is injected into the page
-    page = context.new_page()
-    page.set_default_timeout(600_000)
+    watched = Watched(browser, bypass_csp=True)  # axe is injected into the page
+    page = watched.page
     try:
         open_and_run_all(page, base, f"{name}.ipynb")
         images = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output img')]"
@@ -190,9 +195,14 @@ def test_outputs_pass_axe_and_widgets_work_by_keyboard(lab, name):
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.locator("[role=status]").first.scroll_into_view_if_needed()
             page.screenshot(path=ARTIFACTS / f"{name}_keyboard.png")
+        if name in LOOKED_AT:
+            assert_looks_right(watched, name)
+    except Exception:
+        LAB_ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=LAB_ARTIFACTS / f"lab_{name}_failure.png")
+        raise
     finally:
-        close_notebook(page)
-        context.close()
+        close_notebook(page)  # two cores: the next notebook gets them
 
 
 def test_the_offline_page_passes_axe_and_names_its_parts(lab, tmp_path):

@@ -1,18 +1,20 @@
-"""Notebooks 01, 04, 05 and 06 in a real browser: JupyterLab + ipywidgets in Debian's Chromium (Playwright).
+"""Notebooks 01, 04, 05, 06 and 07 in a real browser: JupyterLab + ipywidgets in Debian's Chromium (Playwright).
 
-One JupyterLab server (127.0.0.1, no token, every Jupyter folder temporary) and one browser at
-1920 × 1080 serve all four notebooks. Each test opens a temporary copy, runs all cells and then
-LOOKS at the page the way a teacher would:
+The launch helpers here (one JupyterLab server on 127.0.0.1, no token, every Jupyter folder temporary;
+one browser at 1920 × 1080) serve every browser test. `assert_looks_right(watched, name)` LOOKS at a
+notebook after Run All the way a teacher would:
 
 - no "<Figure size …>" text (a figure that printed instead of showing) and no error output;
-- no widget in an error state ("⚠") after Run All;
+- no widget in an error state ("⚠");
 - every widget image shown at its own aspect ratio (± 2 %) and never enlarged past 1.25 × its pixels;
 - the first move of every control replaces its picture (the key-to-image time is printed;
   bench/bench_browser.py prints medians; speed is never asserted here);
 - no request to any host but this machine.
 
-Screenshots (one per notebook, plus one per widget picture) are written to test-artifacts/browser/
-(git-ignored; BROWSER_ARTIFACTS overrides), for a person to look at. Every wait is on page state.
+tests/test_accessibility_browser.py calls it on the same page, after axe and the keyboard walk, so each
+notebook is opened and run once for both. Screenshots (one per notebook, plus one per widget picture)
+are written to test-artifacts/browser/ (git-ignored; BROWSER_ARTIFACTS overrides), for a person to
+look at. Every wait is on page state.
 """
 
 from __future__ import annotations
@@ -136,8 +138,8 @@ def chromium():
 class Watched:
     """A page plus what it asked of the network and said in its console."""
 
-    def __init__(self, browser):
-        self.page = browser.new_page(viewport=SCREEN, device_scale_factor=1)
+    def __init__(self, browser, bypass_csp: bool = False):
+        self.page = browser.new_page(viewport=SCREEN, device_scale_factor=1, bypass_csp=bypass_csp)
         self.page.set_default_timeout(SLOW)
         self.outside: list[str] = []  # requests to any host but this machine
         self.console: list[str] = []  # console messages and failed requests
@@ -323,56 +325,36 @@ def screenshots(page, name: str) -> list[Path]:
     return paths
 
 
-# --- the tests ------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """One JupyterLab for every notebook, and one browser: (base url, browser)."""
-    tmp = tmp_path_factory.mktemp("lab")
-    for notebook in CONTROLS.keys() | {"01_single_head_attention"}:
-        notebook_copy(tmp, NOTEBOOKS / f"{notebook}.ipynb")
-    port = free_port()
-    with server(lab_command(port, tmp), tmp, f"http://127.0.0.1:{port}/api/status", "jupyterlab"), \
-            chromium() as browser:
-        yield f"http://127.0.0.1:{port}", browser
+# --- what a teacher would look at --------------------------------------------------------------------
+LOOKED_AT = {"01_single_head_attention": 0, "04_head_count_slider": 3, "05_all_144_heads": 3,
+             "06_what_each_head_learns": 1, "07_shared_keys_and_values": 2}  # notebook -> widget pictures at least
 
 
-@pytest.mark.parametrize("name", ["01_single_head_attention", "04_head_count_slider", "05_all_144_heads",
-                                  "06_what_each_head_learns", "07_shared_keys_and_values"])
-def test_notebook_runs_in_jupyterlab_and_looks_right(lab, name):
-    base, browser = lab
-    watched = Watched(browser)
+def assert_looks_right(watched: Watched, name: str) -> None:
+    """After Run All (and whatever a test did since): no problem on the page, every picture at its own
+    aspect, the first move of every control redraws its picture, screenshots written."""
     page = watched.page
-    try:
-        open_and_run_all(page, base, f"{name}.ipynb")
-        problems = page_problems(page)
-        assert not problems["figureText"], f"figures printed as text: {problems['figureText']}"
-        assert not problems["stderr"], f"error output: {problems['stderr']}"
-        assert not problems["widgetErrors"], f"a widget opens in an error state: {problems['widgetErrors']}"
-        images = widget_images(page)
-        assert not badly_shown(images), f"stretched or enlarged widget images: {badly_shown(images)}"
-        assert len(images) >= {"01_single_head_attention": 0, "04_head_count_slider": 3,
-                               "05_all_144_heads": 3, "06_what_each_head_learns": 1,
-                               "07_shared_keys_and_values": 2}[name]
-        if name == "05_all_144_heads":
-            assert_explorer_fits_the_screen(page)
-            assert_export_keeps_the_button(page)
-        for control, move, _, image in CONTROLS.get(name, []):
-            ms = timed_move(page, move, image)
-            print(f"{name} {control}: key to new picture {ms:.0f} ms")
-            assert not badly_shown(widget_images(page))
-        assert not page_problems(page)["widgetErrors"], "a move left a widget in an error state"
-        if name == "04_head_count_slider":  # the slider moved from 4 to 6 heads, and the text says so
-            state = head_slider_state(page)
-            assert state["readout"] == "6" and "6 heads" in state["info"] and "96 / 6 = 16" in state["info"]
-        for path in screenshots(page, name):
-            print("screenshot:", path)
-        assert not watched.outside, f"requests to outside hosts: {watched.outside}"
-    except Exception:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=ARTIFACTS / f"lab_{name}_failure.png")
-        raise
-    finally:
-        close_notebook(page)  # two cores: the next notebook gets them
+    problems = page_problems(page)
+    assert not problems["figureText"], f"figures printed as text: {problems['figureText']}"
+    assert not problems["stderr"], f"error output: {problems['stderr']}"
+    assert not problems["widgetErrors"], f"a widget opens in an error state: {problems['widgetErrors']}"
+    images = widget_images(page)
+    assert not badly_shown(images), f"stretched or enlarged widget images: {badly_shown(images)}"
+    assert len(images) >= LOOKED_AT[name]
+    if name == "05_all_144_heads":
+        assert_explorer_fits_the_screen(page)
+        assert_export_keeps_the_button(page)
+    for control, move, _, image in CONTROLS.get(name, []):
+        ms = timed_move(page, move, image)
+        print(f"{name} {control}: key to new picture {ms:.0f} ms")
+        assert not badly_shown(widget_images(page))
+    assert not page_problems(page)["widgetErrors"], "a move left a widget in an error state"
+    if name == "04_head_count_slider":  # the slider moved from 4 to 6 heads, and the text says so
+        state = head_slider_state(page)
+        assert state["readout"] == "6" and "6 heads" in state["info"] and "96 / 6 = 16" in state["info"]
+    for path in screenshots(page, name):
+        print("screenshot:", path)
+    assert not watched.outside, f"requests to outside hosts: {watched.outside}"
 
 
 def assert_export_keeps_the_button(page) -> None:
