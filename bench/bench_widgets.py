@@ -6,8 +6,9 @@ What a control's callback does, timed without a browser: the knock-out explorer'
 toggle (zero <-> mean) and head choice, the 144-head explorer's layer/head/query controls,
 the explorer's `select` (target <= 20 ms) and `set_sentence` (target <= 100 ms), and the
 head-count slider. The explorer's new sentence is timed here only (bench_views.py times the grid):
-"new length" cycles through sentences of 6, 8 and 15 tokens (<bos> included), so every call lays
-the zoom and links out again; "same length" alternates two of 6 tokens, whose layout is reused.
+"new length" cycles through sentences of 6, 8 and 15 tokens (<bos> included), so the grid and the
+links change shape every call (the zoom keeps its layout once its words have had the most room);
+"same length" alternates two of 6 tokens, whose layouts are all reused.
 Wall and CPU ms are printed, and run_all.py's table uses CPU: on a shared machine wall time also
 counts the wait for a core. bench/bench_browser.py times the same moves key-to-picture in
 a real browser.

@@ -1,6 +1,9 @@
 """The explorer driven headless: no browser, only its plain methods and widget values."""
 
+import io
+
 import numpy as np
+import PIL.Image
 import pytest
 import torch
 
@@ -42,6 +45,16 @@ def test_every_picture_is_shown_at_its_own_pixel_size(explorer):
     for frame, image in zip(explorer.frames, explorer.images):
         width, _ = frame.canvas.get_width_height()
         assert (image.layout.width, image.layout.height, image.layout.flex) == (f"{width}px", "auto", "none")
+
+
+def test_each_picture_is_exactly_what_its_canvas_drew(explorer):
+    """The PNG bytes (written by frame.canvas_png, not by PIL) decode to the canvas's own pixels."""
+    explorer.set_sentence("the cat is tired .")
+    for frame, image in zip(explorer.frames, explorer.images):
+        shown = PIL.Image.open(io.BytesIO(bytes(image.value)))
+        assert shown.size == frame.canvas.get_width_height()
+        np.testing.assert_array_equal(np.asarray(shown.convert("RGBA")), np.asarray(frame.canvas.buffer_rgba()))
+        assert (np.asarray(shown.convert("RGBA"))[..., 3] == 255).all()  # opaque, as the figure
 
 
 def test_select_changes_the_zoom_and_the_highlight(lm, explorer):
@@ -119,7 +132,20 @@ def test_new_sentence_from_the_text_box_changes_every_view(lm, explorer):
     assert grid.shape == head_mosaic(run.attentions).shape
     np.testing.assert_allclose(grid, head_mosaic(run.attentions), equal_nan=True)
     np.testing.assert_allclose(zoom, run.attentions[1, 0].numpy())
-    assert [t.get_text() for t in explorer.zoom.ax.get_yticklabels()] == run.tokens
+    assert [t.get_text() for t in explorer.zoom.query_words] == run.tokens  # the rows' words (Text artists)
+    assert [t.get_text() for t in explorer.zoom.key_words] == run.tokens
+
+
+def test_the_words_drawn_as_texts_pass_the_slide_rules(explorer):
+    """The zoom's and the links' words are Text artists that the Frame blits; the slide check still
+    sees every one of them (none cut, none overlapping, none too small), in both pictures."""
+    for sentence in ("the cat is tired .", "I like to draw"):  # a new layout, then a kept one
+        explorer.set_sentence(sentence)
+        T = len(explorer.run.tokens)
+        for fig in (explorer.zoom.fig, explorer.links.fig):
+            report = H.check_slide(fig, size=None)
+            assert report.ok, report.problems
+            assert report.n_texts >= 2 * T + 2  # the words of both columns and their two labels
 
 
 @pytest.mark.parametrize("bad, words", [

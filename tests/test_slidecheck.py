@@ -46,6 +46,15 @@ def test_rotated_labels_are_compared_as_rotated_boxes():
     assert any("overlaps" in p for p in check_slide(fig).problems)
 
 
+def test_animated_texts_are_checked_as_a_save_draws_them():
+    """A widget's Frame marks its words animated (blitted); a plain draw skips them, a save does not."""
+    fig, ax = slide()
+    word = fig.text(0.98, 0.5, "a blitted word cut at the edge", fontsize=20, animated=True)
+    report = check_slide(fig)
+    assert any("'a blitted word cut at the edge' sticks out" in p for p in report.problems)
+    assert word.get_animated()  # given back
+
+
 def test_tick_labels_beyond_the_view_are_not_counted():
     fig, ax = slide()
     ax.set_xticks([0, 1, 50], ["0", "1", "far away"])  # 50 is outside the view: never drawn

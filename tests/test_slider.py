@@ -233,7 +233,7 @@ def test_maps_grow_when_there_are_fewer_heads_and_carry_the_words(explorer):
     sizes = {}
     for h in (1, 6, 12):
         assert e.set_heads(h)
-        grid, _ = e.maps_view._place()
+        grid = e.maps_view._place()
         sizes[h] = grid.height * e.maps_fig.get_figheight() / 2  # inches of one map (2 layers)
         texts = e.maps_view.token_texts
         words = [t.get_text() for t in texts]

@@ -63,7 +63,8 @@ def test_plot_all_heads_is_one_image_of_the_mosaic_with_labels():
     assert [text for _, text in rows] == [f"L{l}" for l in range(12)]  # top to bottom
     assert [text for _, text in cols] == [f"H{h}" for h in range(12)]  # left to right
     assert [y for y, _ in rows] == [l * 5 + 1.5 for l in range(12)]  # the middle of each cell row
-    assert len(fig.axes) == 2  # the grid and one shared colour bar
+    assert len(fig.axes) == 1  # the grid; its one shared colour bar is drawn in it, not in a second Axes
+    assert [t.get_text() for t in ax.texts if t.get_text()[:1].isdigit()] == ["0.0", "0.5", "1.0"]
 
 
 def test_highlight_frames_exactly_the_selected_cell_and_moves_on_update():
@@ -108,7 +109,10 @@ def test_head_view_update_changes_data_and_words():
     new = random_maps(1, 1, 6, seed=3)[0, 0]
     view.update(new, list("uvwxyz"), title="new")
     np.testing.assert_allclose(view.image.get_array(), new)
-    assert [t.get_text() for t in view.ax.get_xticklabels()] == list("uvwxyz")
+    # the words are Text artists (a widget redraws them without the axes): one under each column, one per row
+    assert [t.get_text() for t in view.key_words] == list("uvwxyz") == [t.get_text() for t in view.query_words]
+    assert [t.get_position()[0] for t in view.key_words] == list(range(6))
+    assert [t.get_position()[1] for t in view.query_words] == list(range(6))
 
 
 def test_token_links_width_and_opacity_follow_the_weights():

@@ -13,6 +13,7 @@ from matplotlib.transforms import Bbox
 from ..analysis import captions, descriptions as words
 from ..core.arguments import whole_number
 from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps
+from .mosaic_artists import ColourBar, nearest_imshow
 from .slide import current_cmap
 from .describe import describe
 
@@ -52,22 +53,20 @@ class AllHeadsView:
         self.token_texts: list = []  # query words left of each layer's first map, key words under the last
         self.words_shown = False  # whether the token labels are large enough to be drawn (set at layout)
         self.token_labels = token_labels and tokens is not None and ax is None  # room for them comes from _place
-        if ax is None:  # placed by _place at every draw: no layout pass, right at any figure size
-            fig = Figure(figsize=(9, 8))
-            ax, cax = fig.add_axes((0, 0, 1, 1)), fig.add_axes((0, 0, 1, 1))
-            ax.set_axes_locator(lambda *_: self._place()[0])
-            cax.set_axes_locator(lambda *_: self._place()[1])
-            self.title = fig.suptitle("", fontsize="large")
+        own = ax is None  # then placed by _place at every draw: no layout pass, right at any figure size
+        if own:
+            ax = Figure(figsize=(9, 8)).add_axes((0, 0, 1, 1))
+            ax.set_axes_locator(lambda *_: self._place())
+            self.title = ax.figure.suptitle("", fontsize="large")
         else:
-            cax, self.title = None, ax.set_title("", pad=16)  # room for the H0.. labels above the grid
+            self.title = ax.set_title("", pad=16)  # room for the H0.. labels above the grid
         self.ax, self.fig = ax, ax.figure
-        mosaic = head_mosaic(attentions)
-        self.image = ax.imshow(mosaic, cmap=self._cmap(), vmin=0, vmax=1, interpolation="nearest")
-        if cax is None:
-            bar = self.fig.colorbar(self.image, ax=ax, shrink=0.8, label="attention weight")
-        else:
-            bar = self.fig.colorbar(self.image, cax=cax, label="attention weight")
-        bar.set_ticks([0, 0.5, 1])  # three labels read as well on a slide, and draw in half the time
+        self.image = nearest_imshow(ax, head_mosaic(attentions), self._cmap())
+        if own:  # the bar as artists of `ax`, where _place puts it: no second Axes (mosaic_artists.py)
+            self.bar = ColourBar(self.image, "attention weight", ticks=(0, 0.5, 1))
+        else:  # inside someone else's layout, which makes room for a colour bar Axes only
+            self.bar = self.fig.colorbar(self.image, ax=ax, shrink=0.8, label="attention weight")
+            self.bar.set_ticks([0, 0.5, 1])  # three labels read as well on a slide, and draw in half the time
         self.gaps = ax.add_collection(LineCollection([], colors="white", linewidths=1.0))  # crisp at any size
         self.rect = Rectangle((0, 0), 1, 1, fill=False, edgecolor=HIGHLIGHT, linewidth=3, visible=False,
                               zorder=2.6)  # over the gap lines (2) and the frame (2.5), under the labels (3)
@@ -80,10 +79,10 @@ class AllHeadsView:
         self.update(attentions, highlight, tokens, title)
         self.set_labels(labels)
 
-    def _place(self) -> tuple[Bbox, Bbox]:
-        """Where the grid and its colour bar go (figure fractions): the grid as large as fits at
-        equal aspect under the title, the bar just right of it, the pair centred. Computed from
-        the figure's current size, so a 16:9 slide keeps the bar next to the grid."""
+    def _place(self) -> Bbox:
+        """Where the grid goes (figure fractions; its colour bar's box is set here too): the grid as
+        large as fits at equal aspect under the title, the bar just right of it, the pair centred.
+        Computed from the figure's current size, so a 16:9 slide keeps the bar next to the grid."""
         W, H = self.fig.get_size_inches()
         L, Hn, T, _ = self.shape
         rows, cols = L * (T + 1) - 1, Hn * (T + 1) - 1
@@ -102,8 +101,10 @@ class AllHeadsView:
         left = (W - (labels + width + gap + bar + bar_text)) / 2 + labels
         y = H - top - height
         bar_height = min(max(height, 1.5), H - top - bottom)  # a one-layer grid still gets a readable bar
-        return (Bbox.from_bounds(left / W, y / H, width / W, height / H),
-                Bbox.from_bounds((left + width + gap) / W, (H - top - bar_height) / H, bar / W, bar_height / H))
+        if isinstance(self.bar, ColourBar):
+            self.bar.box.set(Bbox.from_bounds((left + width + gap) / W, (H - top - bar_height) / H, bar / W,
+                                              bar_height / H))
+        return Bbox.from_bounds(left / W, y / H, width / W, height / H)
 
     def fit_height(self, max_height: float) -> None:
         """Make the figure (its own, ax=None) only as tall as the grid needs at the figure's width,

@@ -14,7 +14,8 @@ The rules (what a class at the back of the room needs):
     its colour and the pixels under it (axes or legend face, image, bbox, or the background
     the export saves on), so white text on a white slide is caught.
 Only texts that matplotlib actually draws count (tick labels beyond the view limits exist
-but are never drawn), so the check records them while it draws.
+but are never drawn), so the check records them while it draws; it draws as a save does, so
+a widget's animated texts (the words a Frame redraws by blitting) count too.
 """
 
 from __future__ import annotations
@@ -79,8 +80,15 @@ class SlideLayoutWarning(UserWarning):
 
 def _measure(fig: Figure, composed: str | None) -> SlideCheck:
     renderer = RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)  # its own: the figure's canvas is untouched
+    animated = [a for a in fig.findobj() if a.get_animated()]  # a widget's blitted words: a save draws them too
     with _recording_drawn_texts() as texts:
-        fig.draw(renderer)  # runs the layout engine too, as a save does
+        try:
+            for artist in animated:
+                artist.set_animated(False)
+            fig.draw(renderer)  # runs the layout engine too, as a save does
+        finally:
+            for artist in animated:
+                artist.set_animated(True)
     backgrounds = texts.backgrounds
     texts = list(texts)
     scale = slide_scale(fig.get_size_inches())

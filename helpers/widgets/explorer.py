@@ -8,7 +8,8 @@ which works the same in JupyterLab, Voilà and a headless notebook run (no ipymp
 
 Each change redraws only what it changed: another query word only the links; another head
 the zoom, the links and the grid's highlight (the grid's maps stay cached pixels); a new
-sentence of the same length reuses the layout of all three pictures.
+sentence only the words of the zoom and the links over their kept axes (their layouts too when
+the words need it), and the grid's maps (its labels too when the length changed).
 """
 
 from __future__ import annotations
@@ -56,16 +57,14 @@ class Explorer(SyncedControls):
         self.grid = AllHeadsView(attn, self.run.tokens, highlight=(self.layer, self.head))
         self.grid.fig.set_size_inches(7.5, 6.8)
         self.zoom = HeadView(attn[self.layer, self.head], self.run.tokens)  # titled by an HTML caption
-        self.zoom.ax.tick_params(length=0)  # tick marks would poke 1 px into the map that blitting redraws
         self.links = TokenLinksView(attn[self.layer, self.head], self.run.tokens)
-        # Selecting a head only moves the highlight: the grid's maps and title are cached pixels
-        # (the middle layer) until a new sentence refreshes them over the unchanged labels.
+        # Another head moves the grid's highlight over its kept maps; a new sentence redraws the middle layers.
         self.frames = [Frame(self.grid.fig, [self.grid.rect], dpi,
                              middle=[self.grid.image, self.grid.gaps, *self.grid.ax.spines.values(), self.grid.title]),
-                       Frame(self.zoom.fig, [self.zoom.image, *self.zoom.ax.spines.values()],
-                             dpi),  # the frame lines go over the map, as in a full draw
-                       Frame(self.links.fig, [self.links.lines, self.links.marker], dpi)]
-        self.laid_out = _shape(self.run.tokens)  # the words the zoom and links layouts have room for
+                       Frame(self.zoom.fig, [self.zoom.image, *self.zoom.ax.spines.values()], dpi,  # spines over the map
+                             middle=self.zoom.word_texts),
+                       Frame(self.links.fig, [self.links.lines, self.links.marker], dpi, middle=self.links.word_texts)]
+        self.room = self.zoom.words_room(self.frames[1].canvas.get_renderer())  # that the zoom's layout left its words
         self._build_widgets()
         self._draw()
 
@@ -78,8 +77,7 @@ class Explorer(SyncedControls):
         except Exception as err:  # noqa: BLE001 - a widget shows the message instead of raising
             self._sync(self.text, self.sentence)  # the box shows what the pictures show
             return self._show_error(err, f"still showing “{self.sentence}”")
-        grid_shape = self.grid.shape
-        self.run, self.sentence, self.query = run, text, None
+        grid_shape, self.run, self.sentence, self.query = self.grid.shape, run, text, None
         self.seen = [s for s in self.seen if s != text][-4:] + [text]
         self._sync(self.text, text)
         self._sync(self.word, -1, options=[ALL_WORDS] + self._word_options())
@@ -88,16 +86,26 @@ class Explorer(SyncedControls):
             self.frames[0].refresh()  # same grid: new maps and title over the kept labels
         else:
             self.frames[0].invalidate()
-        T, longest = _shape(run.tokens)
-        relayout = T != self.laid_out[0] or longest > self.laid_out[1]  # else the words fit the last layout
-        if relayout:
-            self.laid_out = (T, longest)
-            self.links.fig.set_size_inches(4.5, links_height(T))
-        for frame in self.frames[1:]:
-            frame.invalidate(layout=relayout)  # new words on the axes
+        self._new_words(run)
         self._clear_error()
         self._draw()
         return True
+
+    def _new_words(self, run: Run) -> None:
+        """New words over the kept axes and colour bars; a new layout only for zoom words that need more
+        room than the last one left (shorter ones keep the map's size), or links words that stick out."""
+        links_T, attn = len(self.links.words), run.attentions[self.layer, self.head]
+        self.zoom.update(attn, run.tokens)
+        self.links.update(attn, run.tokens)
+        room = self.zoom.words_room(self.frames[1].canvas.get_renderer())
+        if room[0] > self.room[0] + 0.5 or room[1] > self.room[1] + 0.5:  # pixels below, left of the map
+            self.room = room
+            self.frames[1].invalidate()
+        if len(run.tokens) != links_T:  # the links' height follows the number of words
+            fits = self.links.set_height(links_height(len(run.tokens)), self.frames[2].canvas.get_renderer())
+            self.frames[2].invalidate(layout=not fits)
+        self.frames[1].refresh(self.zoom.word_texts)  # a longer sentence's words include new Text artists
+        self.frames[2].refresh(self.links.word_texts)
 
     def select(self, layer: int, head: int, query: int | None = None) -> bool:
         """Highlight head (layer, head) in the grid and zoom into it; `query` picks one word's links."""
@@ -227,8 +235,7 @@ class Explorer(SyncedControls):
                                  layout=widgets.Layout(width="95%"))
         self.layer_slider = widgets.IntSlider(self.layer, 0, L - 1, description="layer")
         self.head_slider = widgets.IntSlider(self.head, 0, H - 1, description="head")
-        self.word = widgets.Dropdown(options=[ALL_WORDS] + self._word_options(), value=-1,
-                                     description="query")
+        self.word = widgets.Dropdown(options=[ALL_WORDS] + self._word_options(), value=-1, description="query")
         self.status, self.live = widgets.HTML(), widgets.HTML()
         self.head_caption = widgets.HTML()  # text in HTML: the browser draws it, Agg need not
         self.as_table = widgets.ToggleButton(description="Show as table", icon="table",
@@ -286,13 +293,6 @@ def _written(paths: list[Path]) -> str:
             f"<span style='font-size:smaller'>{names}</span>")
 
 
-def _shape(tokens) -> tuple[int, int]:
-    """(number of words, longest word): what a figure's layout must make room for."""
-    return len(tokens), max(len(str(t)) for t in tokens)
-
-
 def _plain(name: str) -> str:
     """A model name as a file-name part ("gpt2", "classroom")."""
     return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "model"
-
-

@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
-import io
+import struct
 import zlib
 
 import ipywidgets as W
 import numpy as np
-import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from traitlets import Unicode
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def canvas_png(canvas) -> bytes:
     """What an Agg canvas holds, as PNG bytes for an ipywidgets Image.
 
-    Read straight from the canvas's RGBA buffer (no copy), dropped to RGB (the figures are
-    opaque) and lightly compressed: in the widgets this encoding is a large share of an
-    update's time, and RGB at level 1 encodes in about 60 % of the time of RGBA."""
-    rgba = canvas.buffer_rgba()  # (height, width, 4)
-    height, width = np.asarray(rgba).shape[:2]
-    image = PIL.Image.frombuffer("RGBA", (width, height), rgba, "raw", "RGBA", 0, 1).convert("RGB")
-    buffer = io.BytesIO()
-    image.save(buffer, format="png", compress_level=1, compress_type=zlib.Z_FILTERED)  # ~25 % faster, same size
-    return buffer.getvalue()
+    Written here rather than by PIL: PIL tries every PNG row filter on every row, which is most
+    of its time, and these flat-coloured pictures compress about as well without one. The RGBA
+    rows go in as they are (filter 0, deflate level 2): dropping the opaque alpha costs a strided
+    copy that takes longer than deflating it. Measured on the explorer's pictures of a 15-word
+    sentence against PIL's RGB at level 1 (mean of 30 encodes, kernel CPU, 2-core machine under
+    load): grid 12.7 -> 3.7 ms, zoom 5.1 -> 1.3 ms, links 8.1 -> 2.5 ms; bytes -1 %, +17 %, -12 %."""
+    rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4), no copy
+    height, width = rgba.shape[:2]
+    rows = np.empty((height, 1 + 4 * width), np.uint8)
+    rows[:, 0] = 0  # each row starts with its filter type: 0, none
+    rows[:, 1:] = rgba.reshape(height, 4 * width)
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits per channel, RGBA, no interlace
+    pixels = zlib.compress(rows, 2)  # reads the array in place
+    return PNG_SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", pixels) + _chunk(b"IEND", b"")
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data, and the CRC of type and data."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 class Frame:
@@ -31,9 +42,10 @@ class Frame:
 
     Three layers, each drawn only when it changed (matplotlib's "blitting"):
     - the background: everything but the artists below (text layout, ticks, labels), kept as pixels;
-    - `middle` artists (a new sentence's maps, its title): drawn over the background and kept;
+    - `middle` artists (a new sentence's maps, title or words): drawn over the background and kept;
     - `moving` artists (a highlight, the zoomed map): drawn over that on every render.
-    Call `refresh()` after changing a middle artist, `invalidate()` after changing anything else;
+    Call `refresh()` after changing a middle artist (`refresh(artists)` when they are others now),
+    `invalidate()` after changing anything else;
     `invalidate(layout=False)` keeps the last layout (a new sentence of the same shape) and
     skips the figure's layout engine, which is most of a full draw's time.
     """
@@ -52,7 +64,14 @@ class Frame:
         self.background = self.filled = None
         self.relayout = self.relayout or layout
 
-    def refresh(self) -> None:
+    def refresh(self, middle=None) -> None:
+        """Draw the middle layer again at the next png; `middle`: its artists from now on (a view made new words)."""
+        if middle is not None:
+            for artist in self.middle:
+                artist.set_animated(False)  # a word the view removed, or kept: it is set again below
+            self.middle = list(middle)
+            for artist in self.middle:
+                artist.set_animated(True)
         self.filled = None
 
     def png(self) -> bytes:
