@@ -26,7 +26,7 @@ def test_the_training_command_records_every_seed_beside_the_model(tmp_path):
         model, info = train.train("tiny", progress=False, recipe=dataclasses.replace(train.RECIPES["tiny"], seed=seed))
         assert runs[str(seed)]["held_out_loss"] == info["held_out_loss"]
         assert runs[str(seed)]["list_accuracy"] == info["accuracy_induction"]
-    assert runs["0"]["cpu"] == torch.backends.cpu.get_cpu_capability()
+    assert runs["0"]["cpu"] == torch.backends.cpu.get_cpu_capability() and runs["0"]["cpu_kind"] == seeds.cpu_kind()
 
 
 @pytest.mark.parametrize("argv, words", [(["--seeds", "0"], "whole number of runs from 1 to 50"),
@@ -57,19 +57,29 @@ def test_every_compared_variant_ships_five_seeds(name):
 
 
 def test_a_recorded_seed_comes_out_again_on_a_cpu_of_its_kind():
-    """heads-1's second seed, trained again (about a minute): the same numbers, where the CPU kernels
-    are those that trained it; elsewhere only the spread carries across machines (data/README.md)."""
+    """heads-1's second seed, trained again (about a minute): the same numbers, where the CPU is of the
+    kind that trained it (maker, model and vector instructions, not only torch's kernel set: an AMD
+    AVX-512 CPU ended elsewhere than the AVX-512 machine of an earlier record); elsewhere only the
+    spread carries across machines (data/README.md)."""
     seed = seeds.seeds_of(train.RECIPES["heads-1"].seed)[1]
     recorded = seeds.seed_runs("heads-1")[seed]
-    if recorded["cpu"] != torch.backends.cpu.get_cpu_capability():
-        pytest.skip(f"recorded on {recorded['cpu']} kernels, this CPU uses "
-                    f"{torch.backends.cpu.get_cpu_capability()}: another kind of CPU ends elsewhere")
+    here = seeds.cpu_kind()
+    if recorded["cpu_kind"] != here:
+        pytest.skip(f"recorded on {recorded['cpu_kind']}; this CPU is {here}: another kind of CPU ends elsewhere")
     model, info = train.train("heads-1", progress=False,
                               recipe=dataclasses.replace(train.RECIPES["heads-1"], seed=seed))
     lm = train.LanguageModel("heads-1", model.half().float(), train.WordTokenizer(train.RECIPES["heads-1"].words),
                              info)
     again = seeds.seed_numbers(lm, info)
     assert {k: again[k] for k in seeds.KEYS} == {k: recorded[k] for k in seeds.KEYS}
+
+
+def test_the_cpu_kind_names_maker_model_and_vector_instructions(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    core = "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nmodel name\t: Xeon\nflags\t\t: fpu avx2 sse avx512f amx_tile\n"
+    cpuinfo.write_text(core + "\n" + core.replace("143", "999"))  # the second core's block is not read
+    assert seeds.cpu_kind(cpuinfo) == "GenuineIntel family 6 model 143 (Xeon): amx_tile avx2 avx512f"
+    assert seeds.cpu_kind(tmp_path / "absent")  # not Linux: what platform says, never an error
 
 
 def test_spread_and_comparison_words():

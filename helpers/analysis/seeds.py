@@ -11,6 +11,7 @@ small). A comparison is then stated only as far as the seeds agree:
 
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +40,24 @@ def seed_numbers(lm: LanguageModel, info: dict) -> dict:
     split = loss_on_list_words(lm)
     return {"held_out_loss": info["held_out_loss"], "list_accuracy": info["accuracy_induction"],
             "list_loss": round(split["list_loss"], 4), "other_loss": round(split["other_loss"], 4),
-            "cpu": torch.backends.cpu.get_cpu_capability(), "torch": torch.__version__.split("+")[0]}
+            "cpu": torch.backends.cpu.get_cpu_capability(), "cpu_kind": cpu_kind(),
+            "torch": torch.__version__.split("+")[0]}
+
+
+def cpu_kind(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU, as far as it decides the order of a float sum: its maker, family and model, and its
+    vector instructions. torch's kernel set ("AVX512") is not enough: MKL picks its own code by maker
+    and instructions, and heads-1's seed 12 ended elsewhere on an AMD AVX-512 CPU than on the AVX-512
+    machine that recorded it (data/README.md)."""
+    try:
+        first = cpuinfo.read_text().split("\n\n")[0]  # the first core's block; the others repeat it
+    except OSError:  # not Linux
+        return f"{platform.system()} {platform.machine()} {platform.processor()}".strip()
+    fields = dict(line.split(":", 1) for line in first.splitlines() if ":" in line)
+    field = {k.strip(): v.strip() for k, v in fields.items()}
+    vector = sorted(f for f in field.get("flags", "").split() if f.startswith(("avx", "amx", "fma")))
+    return (f"{field.get('vendor_id', '?')} family {field.get('cpu family', '?')} model {field.get('model', '?')}"
+            f" ({field.get('model name', '?')}): {' '.join(vector)}")
 
 
 def record_seed_runs(name: str, runs: dict[int, dict], path: Path = MANIFEST) -> None:
