@@ -3,6 +3,7 @@ the smallest readable token label, maps as numpy arrays, and a new figure when n
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -27,6 +28,13 @@ def new_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
         return ax.figure, ax
     fig = Figure(figsize=size, layout="constrained")
     return fig, fig.add_subplot()
+
+
+def tick_label_colour(axis: str = "x"):
+    """The colour the style gives tick labels of `axis` ('inherit' means the tick colour): for texts
+    drawn where tick labels would be."""
+    colour = mpl.rcParams[f"{axis}tick.labelcolor"]
+    return mpl.rcParams[f"{axis}tick.color"] if colour == "inherit" else colour
 
 
 CMAP = SLIDE_CMAP  # the project's attention colour map; NaN gaps are drawn white

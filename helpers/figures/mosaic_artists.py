@@ -20,6 +20,8 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox, BboxTransformTo, TransformedBbox, offset_copy
 
+from .common import tick_label_colour
+
 
 class NearestImage(AxesImage):
     """An image that enlarges its small array by numpy indexing instead of matplotlib's resampler.
@@ -90,9 +92,9 @@ class ColourBar:
                        markeredgewidth=rc["ytick.major.width"])
         gap = rc["ytick.major.pad"] + (0 if inward else rc["ytick.major.size"])
         beside = offset_copy(to_bar, fig=fig, x=gap, y=0, units="points")
-        colour = rc["ytick.color"] if rc["ytick.labelcolor"] == "inherit" else rc["ytick.labelcolor"]
         self.tick_texts = [Text(1, y, f"{t:.1f}", transform=beside, ha="left", va="center_baseline",
-                                fontsize=rc["ytick.labelsize"], color=colour) for t, y in zip(ticks, heights)]
+                                fontsize=rc["ytick.labelsize"], color=tick_label_colour("y"))
+                           for t, y in zip(ticks, heights)]
         widest = max(self.tick_texts, key=lambda t: len(t.get_text()))
         # the label's x: just right of the tick labels, as matplotlib puts a y label, measured when drawn
         self.label = Annotation(label, xy=(1, 0.5), xycoords=(widest, to_bar), xytext=(rc["axes.labelpad"], 0),

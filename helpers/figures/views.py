@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from ..analysis import descriptions as words
-from .common import HIGHLIGHT, as_maps, new_axes
+from .common import HIGHLIGHT, as_maps, new_axes, tick_label_colour
 from .describe import describe
 from .plots import plot_attention
 
@@ -42,12 +42,18 @@ def _head_axes(T: int):
     return new_axes(None, (side + 1.5, side))
 
 
+def _word_fit(T: int) -> tuple[str | None, int]:
+    """How a map's words fit a sentence of T tokens: their font size (smaller when the sentence is
+    long; None: the style's) and the key words' rotation (upright past 6 words)."""
+    return ("small" if T > 16 else None), (90 if T > 6 else 0)
+
+
 def _fit_ticks(ax, tokens) -> None:
-    """Token tick labels on both axes; smaller words when the sentence is long."""
+    """Token tick labels on both axes, sized by _word_fit."""
     T = len(tokens)
-    small = "small" if T > 16 else None
-    ax.set_xticks(range(T), tokens, rotation=90 if T > 6 else 0, fontsize=small)
-    ax.set_yticks(range(T), tokens, fontsize=small)
+    size, rotation = _word_fit(T)
+    ax.set_xticks(range(T), tokens, rotation=rotation, fontsize=size)
+    ax.set_yticks(range(T), tokens, fontsize=size)
 
 
 def plot_head(attn, tokens, ax=None, title=None) -> Figure:
@@ -76,7 +82,7 @@ class HeadView:
         self.ax, self.fig = ax, ax.figure
         plot_attention(a, _check_tokens(a, tokens), ax=ax, title=title, annotate=False)
         self.image = ax.images[-1]
-        self.font = {"fontsize": mpl.rcParams["xtick.labelsize"], "color": _tick_colour()}  # as tick labels
+        self.font = {"fontsize": mpl.rcParams["xtick.labelsize"], "color": tick_label_colour()}  # as tick labels
         ax.set_xticks([])
         ax.set_yticks([])
         self.key_words: list = []  # under the map, one per column
@@ -121,9 +127,10 @@ class HeadView:
             transform, va, ha = place(WORD_PAD)
             while len(words) < T:
                 words.append(ax.text(0, 0, "", transform=transform, va=va, ha=ha, **self.font))
-        size = "small" if T > 16 else self.font["fontsize"]
+        size, rotation = _word_fit(T)
+        size = size or self.font["fontsize"]
         for i, (key, query) in enumerate(zip(self.key_words, self.query_words)):
-            key.set(text=tokens[i], x=i, fontsize=size, rotation=90 if T > 6 else 0, ha="right" if T > 6 else "center")
+            key.set(text=tokens[i], x=i, fontsize=size, rotation=rotation, ha="right" if rotation else "center")
             query.set(text=tokens[i], y=i, fontsize=size)
 
     def words_room(self, renderer) -> tuple[float, float]:
@@ -146,12 +153,6 @@ class HeadView:
         """The map's box, stretched left past its query words: the query label stands beside them."""
         box = self.ax.get_window_extent(renderer)
         return Bbox.from_extents(box.x0 - self._room(self.query_words, renderer)[1], box.y0, box.x1, box.y1)
-
-
-def _tick_colour():
-    """The colour the style gives tick labels ('inherit' means the tick colour)."""
-    colour = mpl.rcParams["xtick.labelcolor"]
-    return mpl.rcParams["xtick.color"] if colour == "inherit" else colour
 
 
 # --- token links -------------------------------------------------------------------------
@@ -229,7 +230,7 @@ class TokenLinksView:
         """Make the view's own figure `inches` tall for a new number of words; False if a text would
         stick out of the axes, so its layout engine must place them again. Else the axes get what that
         engine would give them, its pads from each edge, without its run (measured: a widget's links
-        background for a new length 17 -> 4 ms kernel CPU, median of 9 sentences, /tmp profiling)."""
+        background for a new length 17 -> 4 ms kernel CPU, median of 9 sentences, cProfile)."""
         self.fig.set_size_inches(self.fig.get_figwidth(), inches)
         pads, (W, H) = self.fig.get_layout_engine().get(), self.fig.get_size_inches()
         x, y = pads["w_pad"] / W, pads["h_pad"] / H  # figure fractions
