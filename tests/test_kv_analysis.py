@@ -157,3 +157,13 @@ def test_pooling_on_text_is_generic_and_agrees_with_the_recorded_pooling_on_kv_1
     assert all(results[n]["loss"] > results[12]["loss"] and results[n]["mean_change"] > 0.1 for n in (1, 2, 3, 4, 6))
     assert results[1]["map_change"].shape == (2, 12)
     assert "kv-12 mean-pooled, NOT retrained" in H.describe_pooling_on_text(results, "kv-12")
+
+
+def test_a_map_that_did_not_move_moved_exactly_nothing_and_others_move_one_minus_their_overlap():
+    """Rows of softmax sum to 1 only to within float32 rounding (which differs between kinds of CPU), so
+    "moved" is measured as Σ max(0, before − after): exactly 0 for the same map, 1 − overlap otherwise."""
+    maps = torch.randn(3, 4, 9, 9, generator=torch.Generator().manual_seed(0)).softmax(-1)
+    assert (maps.sum(-1) != 1).any()  # the rounding this guards against is there
+    assert torch.equal(kvheads.map_moved(maps, maps.clone()), torch.zeros(3, 4, 9))
+    other = maps.flip(-1)
+    torch.testing.assert_close(kvheads.map_moved(maps, other), 1 - kvheads.map_overlap(maps, other), atol=1e-6, rtol=0)

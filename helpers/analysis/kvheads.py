@@ -121,6 +121,13 @@ def map_overlap(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.minimum(a, b).sum(-1)
 
 
+def map_moved(before: torch.Tensor, after: torch.Tensor) -> torch.Tensor:
+    """Share of attention a map moved to other keys: Σ_k max(0, before − after) per query row, 0 = unchanged.
+    It equals 1 − map_overlap when both rows sum to 1, but is exactly 0 for identical maps: float32 rows
+    sum to 1 only to within rounding, which differs from one kind of CPU to another."""
+    return (before - after).clamp(min=0).sum(-1)
+
+
 def group_similarity(attentions: torch.Tensor, n_kv_head: int) -> dict[str, float]:
     """Mean overlap of pairs of query heads that share a key/value head ("within") against pairs that do
     not ("across"), over every query row but the first (which can only look at itself); also per layer.
@@ -228,11 +235,11 @@ def text_loss(lm: LanguageModel, text: str) -> tuple[float, int]:
 def pooling_on_text(lm: LanguageModel, text: str = POOL_TEXT, sentence: str = POOL_SENTENCE) -> dict[int, dict]:
     """lm mean-pooled, without training, to every key/value-head count that divides its heads. Per count:
     "loss" on text (and its "tokens"), and "map_change" (L, H): how far each head's map of sentence moved,
-    1 − Σ_k min(before, after) per query row, averaged over every row but the first (0 = unchanged)."""
+    map_moved per query row, averaged over every row but the first (0 = unchanged)."""
     before, n_head, out = run_sentence(lm, sentence).attentions, lm.config.n_head, {}  # (L, H, T, T)
     for n in (k for k in range(1, n_head + 1) if n_head % k == 0):
         pooled = LanguageModel(f"{lm.name} pooled to {n}", pooled_model(lm, n), lm.tokenizer, lm.info, lm.bos)
-        change = 1 - map_overlap(run_sentence(pooled, sentence).attentions[..., 1:, :], before[..., 1:, :]).mean(-1)
+        change = map_moved(before[..., 1:, :], run_sentence(pooled, sentence).attentions[..., 1:, :]).mean(-1)
         loss, tokens = text_loss(pooled, text)
         out[n] = {"loss": loss, "tokens": tokens, "map_change": change, "mean_change": change.mean().item()}
     return out
