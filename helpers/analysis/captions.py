@@ -25,11 +25,16 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
-def resting_share(attn, tokens: Sequence[str]) -> float:
-    """Mean share of each query's attention on <bos> or full stops (attn: (T, T))."""
-    a = to_numpy(attn)
+def resting_shares(attn, tokens: Sequence[str]) -> np.ndarray:
+    """Mean share of each query's attention on <bos> or full stops, per map: (..., T, T) -> (...).
+    All maps at once: the grid's caption asks it of 144 maps at every move of a control."""
     rest = np.isin(np.asarray(tokens), RESTING)
-    return float(a[:, rest].sum(-1).mean())
+    return to_numpy(attn)[..., rest].sum(-1).mean(-1)
+
+
+def resting_share(attn, tokens: Sequence[str]) -> float:
+    """resting_shares of one map (attn: (T, T))."""
+    return float(resting_shares(attn, tokens))
 
 
 def offset_share(attn, k: int) -> float:
@@ -149,7 +154,7 @@ def all_heads_caption(attentions, tokens: Sequence[str], highlight: tuple[int, i
     """How many of the heads mostly rest on <bos> or full stops, and what the framed head does."""
     a = to_numpy(attentions)  # (L, H, T, T)
     L, H = a.shape[:2]
-    resting = sum(resting_share(a[l, h], tokens) > 0.5 for l in range(L) for h in range(H))
+    resting = int((resting_shares(a, tokens) > 0.5).sum())
     text = f"{resting} of the {L * H} heads put more than half of their attention on <bos> or a full stop"
     if highlight is None:
         return text + "."
