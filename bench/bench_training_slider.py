@@ -5,7 +5,7 @@
 Times TrainingStepExplorer.set_step, what the slider calls: every step's maps were computed when the
 explorer was built, so a move puts that step's mosaic into the grid, moves the curves' marker lines,
 blits both figures and writes their PNGs and the score table. The browser adds the transfer and the
-paint (the issue's budget is 100 ms per move in the browser; tests/test_notebook08_browser.py prints
+paint (the issue's budget is 100 ms per move in the browser; tests/test_accessibility_browser.py prints
 the key-to-picture time). Wall and CPU times are printed: on a shared machine wall includes waiting.
 """
 

@@ -1,9 +1,10 @@
 """What this project puts on the screen, checked by tools made for accessibility, in Debian's Chromium.
 
 One JupyterLab server and one browser for the module (helpers from tests/test_browser.py). Each
-notebook is opened and run once, and that one page is checked for both: first what this file checks,
-then what a teacher looks at (test_browser.assert_looks_right: no error, pictures at their aspect, every
-control redraws its picture), for the notebooks test_browser.LOOKED_AT lists:
+notebook is opened and run once, and that one page is checked for both: first what this file checks, then what a teacher looks at
+(test_browser.assert_looks_right: no error, pictures at their aspect, every control redraws its
+picture), for the notebooks test_browser.LOOKED_AT lists, and last notebook 08's live training (its
+Train button, on the tiny recipe):
 - axe-core (bundled by the PyPI package axe-playwright-python) over the output area of every cell of
   notebooks 01–07 after Run All, and over the offline page: no critical and no serious violation,
   except the one listed in UPSTREAM with its reason; every violation is printed by impact;
@@ -22,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import (ARTIFACTS as LAB_ARTIFACTS, LOOKED_AT, NOTEBOOKS, SCREEN, Watched, assert_looks_right,
-                          chromium, close_notebook, free_port, lab_command, notebook_copy, open_and_run_all, server)
+import nbformat
+from test_browser import (ARTIFACTS as LAB_ARTIFACTS, LOOKED_AT, NOTEBOOKS, SCREEN, SLOW, Watched, assert_looks_right,
+                          badly_shown, chromium, close_notebook, free_port, lab_command, notebook_copy,
+                          open_and_run_all, page_problems, server, widget_images)
 
 AXE_SPEC = importlib.util.find_spec("axe_playwright_python")
 AXE = Path(AXE_SPEC.origin).parent / "axe.min.js" if AXE_SPEC else None
@@ -90,11 +93,21 @@ def focused(page) -> str:
                          " return `${e.tagName} ${e.getAttribute('role') || ''} ${names.slice(0, 6).join(' ')}`; }")
 
 
+def tiny_08(tmp: Path) -> None:
+    """Notebook 08 with its live cell on the tiny recipe: clicking Train takes seconds, not two minutes."""
+    nb = nbformat.read(NOTEBOOKS / "08_watch_the_heads_learn.ipynb", as_version=4)
+    for cell in nb.cells:
+        if "live-training" in cell.metadata.get("tags", []):
+            cell.source = cell.source.replace('"heads-12"', '"tiny"')
+    nbformat.write(nb, tmp / "work" / "08_watch_the_heads_learn.ipynb")
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("a11y")
     for name in LESSONS:
         notebook_copy(tmp, NOTEBOOKS / f"{name}.ipynb")
+    tiny_08(tmp)
     port = free_port()
     with server(lab_command(port, tmp), tmp, f"http://127.0.0.1:{port}/api/status", "jupyterlab"), \
             chromium() as browser:
@@ -173,6 +186,25 @@ WALKS = {"04_head_count_slider": walk_04, "05_all_144_heads": walk_05, "06_what_
          "07_shared_keys_and_values": walk_07, "08_watch_the_heads_learn": walk_08}
 
 
+def live_training_08(watched: Watched) -> None:
+    """Notebook 08's live cell: Train draws its plot while it trains (tiny recipe) and ends saying so."""
+    page = watched.page
+    page.locator(".live-train").first.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.locator(".live-train").first.click()
+    page.wait_for_function("() => (document.querySelector('.live-status')?.innerText || '').startsWith('finished')",
+                           timeout=SLOW)
+    shown = page.evaluate("() => { const i = document.querySelector('.live-plot'); "
+                          "return [i.naturalWidth, i.naturalHeight]; }")
+    assert shown[0] > 0 and shown[1] > 0, shown  # the live plot was drawn
+    assert not badly_shown(widget_images(page)), badly_shown(widget_images(page))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=ARTIFACTS / "08_live_training.png")
+    assert not page_problems(page)["widgetErrors"] and not watched.outside
+
+
+AFTER_LOOK = {"08_watch_the_heads_learn": live_training_08}  # what only one notebook has, checked last
+
+
 @pytest.mark.parametrize("name", LESSONS)
 def test_outputs_pass_axe_work_by_keyboard_and_look_right(lab, name):
     base, browser = lab
@@ -197,6 +229,8 @@ def test_outputs_pass_axe_work_by_keyboard_and_look_right(lab, name):
             page.screenshot(path=ARTIFACTS / f"{name}_keyboard.png")
         if name in LOOKED_AT:
             assert_looks_right(watched, name)
+        if name in AFTER_LOOK:
+            AFTER_LOOK[name](watched)
     except Exception:
         LAB_ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=LAB_ARTIFACTS / f"lab_{name}_failure.png")

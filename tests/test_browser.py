@@ -1,4 +1,4 @@
-"""Notebooks 01, 04, 05, 06 and 07 in a real browser: JupyterLab + ipywidgets in Debian's Chromium (Playwright).
+"""Notebooks 01 and 04–08 in a real browser: JupyterLab + ipywidgets in Debian's Chromium (Playwright).
 
 The launch helpers here (one JupyterLab server on 127.0.0.1, no token, every Jupyter folder temporary;
 one browser at 1920 × 1080) serve every browser test. `assert_looks_right(watched, name)` LOOKS at a
@@ -304,6 +304,10 @@ CONTROLS = {
         ("key/value-head slider", press(".kv-slider .noUi-handle", "ArrowRight"),
          press(".kv-slider .noUi-handle", "ArrowLeft"), ".kv-maps"),
     ],
+    "08_watch_the_heads_learn": [
+        ("training-step slider", press(".step-slider .noUi-handle", "ArrowLeft"),
+         press(".step-slider .noUi-handle", "ArrowRight"), ".step-maps"),
+    ],
 }
 
 
@@ -327,7 +331,8 @@ def screenshots(page, name: str) -> list[Path]:
 
 # --- what a teacher would look at --------------------------------------------------------------------
 LOOKED_AT = {"01_single_head_attention": 0, "04_head_count_slider": 3, "05_all_144_heads": 3,
-             "06_what_each_head_learns": 1, "07_shared_keys_and_values": 2}  # notebook -> widget pictures at least
+             "06_what_each_head_learns": 1, "07_shared_keys_and_values": 2,
+             "08_watch_the_heads_learn": 2}  # notebook -> widget pictures at least
 
 
 def assert_looks_right(watched: Watched, name: str) -> None:
