@@ -1,10 +1,10 @@
 """What this project puts on the screen, checked by tools made for accessibility, in Debian's Chromium.
 
 One JupyterLab server and one browser for the module (helpers from tests/test_browser.py). Each
-notebook is opened and run once, and that one page is checked for both: first what this file checks, then what a teacher looks at
-(test_browser.assert_looks_right: no error, pictures at their aspect, every control redraws its
-picture), for the notebooks test_browser.LOOKED_AT lists, and last notebook 08's live training (its
-Train button, on the tiny recipe):
+notebook is opened and run once, and that one page is checked for both: first what this file checks,
+then what a teacher looks at (test_browser.assert_looks_right: no error, pictures at their aspect, every
+control redraws its picture), for the notebooks test_browser.LOOKED_AT lists, and last notebook 08's
+live training (its Train button, on the tiny recipe):
 - axe-core (bundled by the PyPI package axe-playwright-python) over the output area of every cell of
   notebooks 01–07 after Run All, and over the offline page: no critical and no serious violation,
   except the one listed in UPSTREAM with its reason; every violation is printed by impact;
@@ -21,9 +21,9 @@ import json
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
-import nbformat
 from test_browser import (ARTIFACTS as LAB_ARTIFACTS, LOOKED_AT, NOTEBOOKS, SCREEN, SLOW, Watched, assert_looks_right,
                           badly_shown, chromium, close_notebook, free_port, lab_command, notebook_copy,
                           open_and_run_all, page_problems, server, widget_images)
