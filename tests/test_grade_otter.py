@@ -73,10 +73,19 @@ needs_otter = pytest.mark.skipif(importlib.util.find_spec("otter") is None,
                                  reason='otter-grader is not installed: pip install -e ".[grading]"')
 
 
+KERNEL_DID_NOT_START = "Kernel didn't respond in"  # otter's nbclient waits 60 s for a kernel, and says so
+
+
 def _otter(cwd: Path, *args: str) -> str:
+    """Run otter; once more only when its kernel did not start within otter's fixed 60 s, which a 2-core
+    machine running the other test file's grading workers beside it reached once (1 of 3 full runs)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run([str(Path(sys.executable).with_name("otter")), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    for attempt in (1, 2):
+        done = subprocess.run([str(Path(sys.executable).with_name("otter")), *args], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode == 0 or KERNEL_DID_NOT_START not in done.stderr + done.stdout or attempt == 2:
+            break
+        print(f"otter {args[0]}: its kernel did not start within 60 s; running it once more")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
 
