@@ -57,6 +57,24 @@ def test_each_picture_is_exactly_what_its_canvas_drew(explorer):
         assert (np.asarray(shown.convert("RGBA"))[..., 3] == 255).all()  # opaque, as the figure
 
 
+def test_another_head_recompresses_only_the_grid_rows_that_changed(explorer):
+    """The grid's PNG keeps the compressed bands of rows the highlight did not touch, and every
+    picture still decodes to exactly its canvas's pixels, also after a longer sentence (a new size)."""
+    assert explorer.select(0, 0)  # a move from (1, 0): the grid is drawn
+    writer = explorer.frames[0].writer
+    kept, rows = list(writer.bands), writer.rows.copy()
+    assert explorer.select(0, 1)  # the highlight moves along the top row of maps only
+    changed = (writer.rows != rows).any(axis=1)  # per row of pixels
+    band_changed = [changed[i:i + writer.BAND_ROWS].any() for i in range(0, len(changed), writer.BAND_ROWS)]
+    assert [new is not old for new, old in zip(writer.bands, kept)] == band_changed
+    assert 0 < sum(band_changed) <= len(band_changed) // 2  # the lower layers' rows kept their bytes
+    for sentence in ("the cat is tired . the dog is tired", "the cat is tired ."):  # 11 tokens (context 12), 6
+        assert explorer.set_sentence(sentence) and explorer.select(2, 1)
+        for frame, image in zip(explorer.frames, explorer.images):
+            shown = PIL.Image.open(io.BytesIO(bytes(image.value)))
+            np.testing.assert_array_equal(np.asarray(shown.convert("RGBA")), np.asarray(frame.canvas.buffer_rgba()))
+
+
 def test_select_changes_the_zoom_and_the_highlight(lm, explorer):
     before = shown(explorer)
     assert explorer.select(2, 1) is True

@@ -70,3 +70,32 @@ def test_the_colour_bar_takes_the_slide_style_it_was_made_in():
     with slide_style():
         view = AllHeadsView(np.random.default_rng(0).random((2, 3, 4, 4)))
     assert {t.get_fontsize() for t in view.bar.tick_texts} == {16} and view.bar.label.get_fontsize() == 18
+
+
+def _attention_pixels(ours: bool, T: int, size, dpi, rc=None) -> np.ndarray:
+    """plot_attention's figure as drawn, with its NearestImage or as plain imshow would draw it."""
+    from matplotlib.image import AxesImage
+
+    from helpers.figures.plots import plot_attention
+    weights = np.random.default_rng(T).dirichlet(np.ones(T), size=T)
+    with mpl.rc_context(rc or {}):
+        fig = plot_attention(weights, [f"w{i}" for i in range(T)], annotate=False, title="t")
+        fig.set_size_inches(*size)
+        fig.set_dpi(dpi)
+        image = fig.axes[0].images[0]
+        assert isinstance(image, NearestImage) and image.get_interpolation() == mpl.rcParams["image.interpolation"]
+        if not ours:
+            image.__class__ = AxesImage  # matplotlib's own make_image on the same artist
+        return _pixels(fig)
+
+
+@pytest.mark.parametrize("T, size, dpi, rc", [
+    (4, (5.6, 4.6), 72, None),  # the explorer's zoom, "I like to draw"
+    (15, (5.6, 4.6), 72, None),  # a long sentence: cells of about 15 px
+    (15, (13.33, 7.5), 144, None),  # on a slide
+    (120, (4, 3), 72, None),  # cells under 3 px: matplotlib's antialiasing, not nearest
+    (15, (5.6, 4.6), 72, {"image.interpolation": "bilinear"}),  # another rc: matplotlib's resampler
+    (15, (5.6, 4.6), 72, {"image.interpolation_stage": "rgba"}),
+])
+def test_every_attention_map_has_exactly_the_pixels_matplotlib_draws(T, size, dpi, rc):
+    np.testing.assert_array_equal(_attention_pixels(True, T, size, dpi, rc), _attention_pixels(False, T, size, dpi, rc))

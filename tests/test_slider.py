@@ -288,6 +288,26 @@ def test_a_new_sentence_redraws_both_views(explorer):
     assert e.set_sentence(H.SENTENCE)
 
 
+@pytest.mark.parametrize("heads, merge", [(2, 3), (12, 1)])  # big maps with words; a strip of 24 without
+def test_a_new_sentence_keeps_each_grid_and_draws_what_a_new_one_would(explorer, heads, merge):
+    """The grids are kept across sentences (a new figure costs more than new words): after a shorter and
+    a longer sentence each picture is, pixel for pixel, that of a grid built for the sentence shown."""
+    from helpers.widgets.live_grid import live_grid
+    e = explorer
+    assert e.set_heads(heads) and e.set_merge(merge)
+    figures = (e.maps_fig, e.merge_fig)
+    for sentence in ("the cat is tired .", "the cat near the dogs is tired .", H.SENTENCE):
+        assert e.set_sentence(sentence)
+        assert (e.maps_fig, e.merge_fig) == figures
+        for image, maps, tokens in ((e.maps_image, e.run.attentions, e.run.tokens),
+                                    (e.merge_image, e.merge_maps, e.merge_tokens)):
+            shown = np.asarray(PIL.Image.open(io.BytesIO(bytes(image.value))).convert("RGBA"))
+            view, frame = live_grid(maps, tokens, e.DPI)
+            frame.png()
+            assert [t.get_text() for t in view.token_texts] == [t for t in tokens] * 3  # 2 layers + the keys
+            np.testing.assert_array_equal(shown, np.asarray(frame.canvas.buffer_rgba()))
+
+
 @pytest.mark.parametrize("action, value", [("set_heads", 5), ("set_heads", "twelve"), ("set_merge", 5),
                                            ("set_sentence", "the zebra flies"), ("set_sentence", ""),
                                            ("set_sentence", " ".join(["cat"] * 80))])

@@ -122,7 +122,7 @@ def test_token_links_width_and_opacity_follow_the_weights():
     segments = lines.get_segments()
     widths = np.asarray(lines.get_linewidths())
     alphas = lines.get_colors()[:, 3]
-    assert len(segments) == 25
+    assert len(segments) == 15  # the pairs the causal mask leaves: a zero weight draws no line
     for (x0, y0), (x1, y1) in segments:  # keys on the left (x=0), queries on the right (x=1)
         assert (x0, x1) == (0, 1)
     weight = {(int(-s[1][1]), int(-s[0][1])): i for i, s in enumerate(segments)}  # (query, key) -> line
@@ -140,6 +140,25 @@ def test_token_links_with_a_selected_query_draws_only_its_lines():
         assert alpha == pytest.approx(a[q, k] if q == 3 else 0.0)
     with pytest.raises(ValueError, match="query=9"):
         view.update(a, list("abcde"), query=9)
+
+
+@pytest.mark.parametrize("query", [None, 3])
+def test_token_links_leave_out_only_lines_that_draw_nothing(query):
+    """The zero weights (the causal mask's half, the other queries' lines) are not drawn: the same
+    pixels as drawing every pair's line, with width and opacity 0 for those."""
+    a = random_maps(1, 1, 6)[0, 0]  # causal
+    view = TokenLinksView(a, list("abcdef"), query=query)
+    drawn = len(view.lines.get_segments())
+    assert drawn == (21 if query is None else 4)  # 6·7/2 pairs on or under the diagonal; query 3: 4 keys
+    canvas = FigureCanvasAgg(view.fig)
+    canvas.draw()
+    ours = np.asarray(canvas.buffer_rgba()).copy()
+    w = np.array([a[q, k] if query in (None, q) else 0.0 for q in range(6) for k in range(6)])
+    view.lines.set_segments(view.ends)  # every (query, key) line, the zero ones too
+    view.lines.set_color([(0.0, 0.447, 0.698, x) for x in w])
+    view.lines.set_linewidth(TokenLinksView.MAX_WIDTH * w)
+    canvas.draw()
+    np.testing.assert_array_equal(ours, np.asarray(canvas.buffer_rgba()))
 
 
 def test_all_heads_figure_exports_png_16_9_svg_and_one_page_pdf(tmp_path):

@@ -141,21 +141,23 @@ class AllHeadsView:
             text.set_fontsize(float(np.clip(0.9 * cell_pt / (0.6 * max(longest, 1)), 4, label_pt)))
 
     def _set_tokens(self, tokens) -> None:
-        """Query words left of the first map of every layer, key words under the last layer's first map."""
-        for text in self.token_texts:
-            text.remove()
-        self.token_texts = []
-        if not self.token_labels or tokens is None:
-            return
+        """Query words left of the first map of every layer, key words under the last layer's first map.
+        A new sentence changes the kept Text artists (making a Text costs more than changing one)."""
         L, _, T, _ = self.shape
+        wanted = (L + 1) * T if self.token_labels and tokens is not None else 0
+        while len(self.token_texts) > wanted:
+            self.token_texts.pop().remove()
+        while len(self.token_texts) < wanted:
+            self.token_texts.append(self.ax.text(0, 0, ""))
         left = transforms.offset_copy(self.ax.transData, fig=self.fig, x=-3, y=0, units="points")
         below = transforms.offset_copy(self.ax.transData, fig=self.fig, x=0, y=-3, units="points")
         bottom = (L - 1) * (T + 1) + T - 0.5
-        for layer in range(L):
-            self.token_texts += [self.ax.text(-0.5, layer * (T + 1) + q, word, ha="right", va="center",
-                                              transform=left) for q, word in enumerate(tokens)]
-        self.token_texts += [self.ax.text(k, bottom, word, ha="center", va="top", rotation=90, transform=below)
-                             for k, word in enumerate(tokens)]
+        for i, text in enumerate(self.token_texts[:L * T]):
+            layer, q = divmod(i, T)
+            text.set(text=tokens[q], x=-0.5, y=layer * (T + 1) + q, ha="right", va="center", rotation=0,
+                     transform=left)
+        for k, text in enumerate(self.token_texts[L * T:]):
+            text.set(text=tokens[k], x=k, y=bottom, ha="center", va="top", rotation=90, transform=below)
 
     @staticmethod
     def _cmap():

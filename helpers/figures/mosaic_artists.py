@@ -1,5 +1,6 @@
 """The two parts of the all-heads grid (mosaic.py) that it draws its own way, because matplotlib's
 usual ones were much of the time of building and saving it: the mosaic image and the colour bar.
+Every attention map (plots.plot_attention, the explorer's zoom) is a NearestImage too.
 
 Measured on bench/bench_views.py's grid (12 × 12 heads of 17 words, 1200 × 1200 px; CPU time,
 nice'd, on a shared 2-core machine): drawing the image took 43 ms with `imshow` and takes 5 ms
@@ -26,9 +27,11 @@ from .common import tick_label_colour
 class NearestImage(AxesImage):
     """An image that enlarges its small array by numpy indexing instead of matplotlib's resampler.
 
-    The same pixels as `imshow(..., interpolation="nearest")` (tests/test_views.py compares them),
-    but matplotlib resamples the floats at screen size and colours every screen pixel; here the
-    small array is coloured once and each screen pixel takes the colour of the cell under it."""
+    The same pixels as `imshow(..., interpolation="nearest")` (tests/test_mosaic_artists.py compares
+    them), but matplotlib resamples the floats at screen size and colours every screen pixel; here the
+    small array is coloured once and each screen pixel takes the colour of the cell under it.
+    Interpolation "auto" (imshow's default) is drawn this way where matplotlib itself would pick
+    nearest-neighbour: a map enlarged more than 3 times both ways; anything else goes to matplotlib."""
 
     def make_image(self, renderer, magnification=1.0, unsampled=False):
         A = self.get_array()
@@ -42,7 +45,7 @@ class NearestImage(AxesImage):
         shown = Bbox.intersection(extent, clip) if clip is not None else None
         m = to_px.get_matrix() if to_px.is_affine else None
         if (unsampled or A.ndim != 2 or shown is None or m is None or m[0, 1] or m[1, 0]
-                or self.get_alpha() is not None or self.get_interpolation() != "nearest"):
+                or self.get_alpha() is not None or not self._nearest(m)):
             return super().make_image(renderer, magnification, unsampled)  # rotated, log axes, unclipped...
         e = shown.extents * magnification  # rounded to whole pixels exactly as matplotlib rounds them
         x0, y0 = np.floor(e[0] + 0.5), np.ceil(e[1] - 0.5 - 1e-8)
@@ -55,11 +58,21 @@ class NearestImage(AxesImage):
         out = colours.take(np.clip(row, 0, rows - 1), axis=0).take(np.clip(col, 0, cols - 1), axis=1)
         return out, x0 / magnification, y0 / magnification, to_px + Affine2D().translate(-x0, -y0)
 
+    def _nearest(self, m) -> bool:
+        """Whether matplotlib would sample this image nearest-neighbour: asked for, or "auto" on cells
+        more than 3 pixels wide and tall, in the data stage (its rule in image._resample and _make_image)."""
+        interpolation = self.get_interpolation()
+        return interpolation == "nearest" or (
+            interpolation in ("auto", "antialiased") and abs(m[0, 0]) > 3 and abs(m[1, 1]) > 3
+            and self.get_interpolation_stage() in ("auto", "antialiased", "data"))
 
-def nearest_imshow(ax, data: np.ndarray, cmap) -> NearestImage:
-    """What `ax.imshow(data, cmap, vmin=0, vmax=1, interpolation="nearest")` makes, as a NearestImage."""
-    image = NearestImage(ax, cmap=cmap, norm=Normalize(0, 1), interpolation="nearest")
-    ax.set_aspect("equal")
+
+def nearest_imshow(ax, data: np.ndarray, cmap, vmax: float = 1.0, aspect: str = "equal",
+                   interpolation: str | None = "nearest") -> NearestImage:
+    """What `ax.imshow(data, cmap, vmin=0, vmax=vmax, aspect=aspect, interpolation=interpolation)` makes,
+    as a NearestImage (interpolation=None: the rc default, "auto")."""
+    image = NearestImage(ax, cmap=cmap, norm=Normalize(0, vmax), interpolation=interpolation)
+    ax.set_aspect(aspect)
     image.set_data(data)
     image.set_clip_path(ax.patch)  # as imshow: inside the axes' rectangle
     image.set_extent(image.get_extent())  # also fits the axes' limits to the image

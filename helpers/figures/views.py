@@ -188,18 +188,21 @@ class TokenLinksView:
         if query is not None and not 0 <= query < T:
             raise ValueError(f"query={query} is not a position of this {T}-token sentence (0..{T - 1}).")
         q, k = np.nonzero(np.ones((T, T), dtype=bool))  # every (query, key) pair, row by row
-        w = a[q, k]
+        w = np.clip(a[q, k], 0, 1)
         if query is not None:
             w = np.where(q == query, w, 0.0)
         if T != self.n_words:  # the lines' ends depend only on the sentence length
-            self.lines.set_segments(np.stack([np.stack([np.zeros(T * T), -k], 1),
-                                              np.stack([np.ones(T * T), -q], 1)], 1))  # (T·T, 2, 2)
-            self.n_words = T
-        colours = np.zeros((T * T, 4))
+            self.ends = np.stack([np.stack([np.zeros(T * T), -k], 1), np.stack([np.ones(T * T), -q], 1)], 1)
+            self.n_words = T  # (T·T, 2, 2): every pair's line, row by row
+        # A weight of 0 is a line of no width and no colour (the causal mask's half, the other queries'
+        # lines): it is left out, which changes no pixel and draws half the lines or fewer.
+        drawn = w > 0
+        colours = np.zeros((int(drawn.sum()), 4))
         colours[:] = (0.0, 0.447, 0.698, 0.0)  # Okabe–Ito blue, alpha set below
-        colours[:, 3] = np.clip(w, 0, 1)
+        colours[:, 3] = w[drawn]
+        self.lines.set_segments(self.ends[drawn])
         self.lines.set_color(colours)
-        self.lines.set_linewidth(self.MAX_WIDTH * np.clip(w, 0, 1))
+        self.lines.set_linewidth(self.MAX_WIDTH * w[drawn])
         if self.words != tokens:  # rewrite the words only when they change
             self._words(tokens)
             self.ax.set_xlim(-0.6, 1.6)

@@ -44,8 +44,8 @@ from ..figures.slide import slide_style
 from .frame import Frame, NamedImage, show_png
 from .controls import SyncedControls, name_controls
 from .guard import guard_selections
+from .live_grid import fit_to_notebook
 
-MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of the live grid, as the head-count slider's
 
 
 class CountSlider(widgets.SelectionSlider):
@@ -182,8 +182,7 @@ class KVHeadExplorer(SyncedControls):
         if n not in self._grids:
             run = self._run(n)
             view, boxes = grouped_heads_view(run.attentions, run.tokens, n, title=" ", token_labels=True)
-            view.fig.set_size_inches(MAPS_WIDTH, MAPS_MAX_HEIGHT)
-            view.fit_height(MAPS_MAX_HEIGHT)
+            fit_to_notebook(view)
             frame = Frame(view.fig, [view.image, view.gaps, *view.ax.spines.values(), *boxes], self.DPI)
             self._grids[n] = (view, frame)
         return self._grids[n]

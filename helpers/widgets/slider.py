@@ -5,7 +5,8 @@ over the trained head counts, and a second control that merges the trained 12-he
 model's neighbouring heads into wider ones (a thought experiment on trained weights).
 
 Each redraw changes the existing matplotlib artists and pastes back a cached background
-(the colour bar never changes), so only the maps and their H0 … / L0 … labels are drawn.
+(the colour bar never changes), so only the maps and their H0 … / L0 … labels are drawn;
+a new sentence gives each kept grid its words (live_grid.new_sentence_in), no new figure.
 A grid too small for readable words (12 heads) drops them, and its caption says so.
 Titles and the sentence are HTML captions above the images: text is the slowest thing
 Agg draws, and the browser draws HTML for free. Export builds fresh, titled figures.
@@ -32,20 +33,8 @@ from ..figures.slide import slide_style
 from .frame import Frame, NamedImage, show_png
 from .controls import SyncedControls, name_controls
 from .guard import guard_selections
+from .live_grid import live_grid, new_sentence_in
 
-MAPS_WIDTH, MAPS_MAX_HEIGHT = 16.0, 6.5  # inches of a live grid; at 80 dpi at most 1280 × 520 px
-
-
-def live_grid(maps, tokens, dpi: int) -> tuple[AllHeadsView, Frame]:
-    """An all-heads grid with token labels for a widget, and the Frame that renders it.
-
-    The figure is as wide as a notebook and only as tall as its maps need, so one head
-    gets big maps and twelve a strip. Only the maps redraw; titles, words and the colour
-    bar are background, laid out once per head count and sentence."""
-    view = AllHeadsView(maps, tokens, title=" ", token_labels=True)  # " ": the caption above is HTML
-    view.fig.set_size_inches(MAPS_WIDTH, MAPS_MAX_HEIGHT)
-    view.fit_height(MAPS_MAX_HEIGHT)
-    return view, Frame(view.fig, [view.image, view.gaps, *view.ax.spines.values()], dpi)  # spines go over the maps
 
 
 class HeadCountExplorer(SyncedControls):
@@ -69,7 +58,7 @@ class HeadCountExplorer(SyncedControls):
         self._merges: dict = {}
         self.run = self._run(self.heads)
         self.merge_tokens, self.merge_maps = self._merged(merge)
-        self._grids: dict = {}  # ("maps" or "merge", number of heads) -> (view, frame), for this sentence
+        self._grids: dict = {}  # ("maps" or "merge", number of heads) -> [view, frame, the tokens it shows]
         self.loss_plot = LossPlot(loss_by_heads(), self.heads)
         self.loss_frame = Frame(self.loss_plot.fig, [self.loss_plot.marker], self.DPI)  # only the ring moves
         self._build_widgets(W)
@@ -155,7 +144,6 @@ class HeadCountExplorer(SyncedControls):
             return self._fail(err)
         self.sentence, self._read, self.run = sentence, read, runs[self.heads]
         self.merge_tokens, self.merge_maps = merged
-        self._grids.clear()  # new words: every grid is laid out again
         self._runs, self._merges = runs, {self.merge: merged}
         self._sync(self.sentence_box, sentence)
         self._draw_heads()
@@ -239,9 +227,13 @@ class HeadCountExplorer(SyncedControls):
         """The live grid for this many heads (built on first use, then reused), holding `maps`."""
         key = (which, maps.shape[1])
         if key not in self._grids:
-            self._grids[key] = live_grid(maps, tokens, self.DPI)
-        view, frame = self._grids[key]
-        view.update(maps)
+            self._grids[key] = [*live_grid(maps, tokens, self.DPI), tokens]
+        view, frame, shown = self._grids[key]
+        if shown != tokens:  # another sentence: the kept grid takes its words and is laid out again
+            new_sentence_in(view, frame, maps, tokens)
+            self._grids[key][2] = tokens
+        else:
+            view.update(maps)
         return view, frame
 
     # The grids now shown (tests and benchmarks look at them).

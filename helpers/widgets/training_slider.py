@@ -21,7 +21,7 @@ from ..figures.slide import slide_style
 from .controls import SyncedControls, name_controls
 from .frame import Frame, NamedImage, show_png
 from .guard import guard_selections
-from .slider import live_grid
+from .live_grid import live_grid
 
 
 class TrainingStepExplorer(SyncedControls):
