@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 from .analysis.formation import formation_record
 from .analysis.headcount import record_merged_losses
 from .analysis.kvheads import record_pooled_results
+from .analysis.listloss import record_loss_split
 from .analysis.seeds import SEEDS, record_seed_runs, seed_numbers, seeds_of
 from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
 from .core.files import refuse_read_only
@@ -208,7 +209,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def train_and_record(name: str, path: Path, progress: bool = True) -> dict:
     """Train recipe `name`, write its model and manifest line at `path` (both or neither), then the
-    measurements that belong to that file (heads-12, kv-12); return its info. Ctrl-C raises Stopped."""
+    measurements that belong to that file (heads-12, kv-12, every kv-N); return its info. Ctrl-C raises Stopped."""
     model, info = train(name, progress)
     try:
         record_model(name, model, RECIPES[name].words, info, path)
@@ -219,6 +220,8 @@ def train_and_record(name: str, path: Path, progress: bool = True) -> dict:
             print("merged held-out losses:", record_merged_losses(path))
         if name == "kv-12":  # notebook 07's pooling thought experiment: its numbers belong to this file
             print("mean-pooled to fewer key/value heads:", record_pooled_results(path))
+        if name.startswith("kv-"):  # notebook 07 §4's loss split by word
+            print("loss split into list words and the others:", record_loss_split(name, path))
     except KeyboardInterrupt:
         raise Stopped(f"stopped while measuring; {path} and its line were written, its measurements not: "
                       f"run the command again") from None

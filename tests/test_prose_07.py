@@ -5,7 +5,9 @@ its executed outputs in test_notebooks.py (and by test_notebook_prints_what_its_
 """
 
 import dataclasses
+import json
 import re
+import shutil
 from types import SimpleNamespace
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from helpers import train
 from helpers.analysis import kvcache, kvheads, listloss
 from helpers.core import gpt2
 from helpers.core.evaluation import N_CTX, forced_hits, held_out_batch, story_ids
+from helpers.core import catalog
 from helpers.core.catalog import manifest
 from helpers.core.gpt2 import GPT2_SMALL
 from helpers.core.model import GPT, GPTConfig
@@ -337,6 +340,40 @@ def test_07_4_the_loss_split_by_word_adds_up_to_the_held_out_loss(splits):
     assert sum(len(s.forced["induction"]) for s in stories) == splits[1]["list_words"] == 673
     with pytest.raises(ValueError, match="does not read the classroom language"):
         listloss.loss_on_list_words(dataclasses.replace(lm, tokenizer=SimpleNamespace(vocab=["a", "b"])))
+
+
+def test_07_4_the_split_the_notebook_reads_is_what_each_shipped_file_measures(splits):
+    """Notebook 07 reads the six splits from data/models.json (record_loss_split wrote each beside its kv-N
+    file, so no class waits ~5 s for six forward passes): each is what the shipped file measures now, and
+    the table the notebook prints is the live measurement's table."""
+    read = listloss.loss_split_by_kv_heads()
+    assert list(read) == list(splits) == list(H.KV_COUNTS)
+    for n, live in splits.items():
+        assert read[n] == catalog.recorded(f"kv-{n}", "loss_split")
+        assert read[n].keys() == live.keys() and (read[n]["words"], read[n]["list_words"]) == (16128, 673)
+        for key, value in live.items():
+            assert read[n][key] == pytest.approx(value, abs=1e-5), (n, key)
+    assert H.describe_loss_split() == H.describe_loss_split(splits)
+
+
+def test_07_4_a_file_without_a_recorded_split_is_measured_and_training_records_it(tmp_path, monkeypatch):
+    shutil.copy(catalog.DATA_DIR / "kv-1.safetensors", tmp_path)
+    entries = manifest()
+    del entries["kv-1"]["loss_split"]  # what record_model leaves after a retrain
+    (tmp_path / "models.json").write_text(json.dumps(entries))
+    monkeypatch.setattr(catalog.manifest, "__defaults__", (tmp_path / "models.json", True))
+    live = {"list_loss": 9.0, "other_loss": 1.0, "list_share": 0.5, "other_share": 0.5, "loss": 5.0,
+            "list_words": 1, "words": 2}  # a live measurement, recognisable
+    monkeypatch.setattr(listloss, "loss_on_list_words", lambda lm: dict(live))
+    listloss._live_split.cache_clear()
+    try:
+        assert listloss.loss_split_by_kv_heads()[1] == live  # nothing recorded: measured
+        assert listloss.loss_split_by_kv_heads()[2] == entries["kv-2"]["loss_split"]  # recorded: read
+        assert listloss.record_loss_split("kv-1", tmp_path / "kv-1.safetensors") == live
+        assert json.loads((tmp_path / "models.json").read_text())["kv-1"]["loss_split"] == live
+    finally:
+        listloss._live_split.cache_clear()
+    assert "record_loss_split(name, path)" in Path(train.__file__).read_text()  # training records it
 
 
 def test_07_4_the_loss_rise_comes_from_the_list_words(splits):

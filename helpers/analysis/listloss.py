@@ -10,13 +10,15 @@ LanguageModel (another seed's kv-N model too) can be measured.
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 import torch
 from torch.nn import functional as F
 
+from ..core.catalog import DATA_DIR, recorded, record_measurements
 from ..core.evaluation import held_out_batch, one_thread, story_ids
 from ..core.model import LanguageModel
-from .kvheads import available_kv_counts, load_kv_variant
+from .kvheads import available_kv_counts, load_kv_variant, variant_name
 
 N_STORIES = 256  # the held-out stories evaluate() scores, so "loss" is the recorded held-out loss
 
@@ -50,10 +52,25 @@ def loss_rise_by_word(split: dict[str, float], reference: dict[str, float]) -> d
             "from_other_words": split["other_share"] * (split["other_loss"] - reference["other_loss"])}
 
 
-@cache
 def loss_split_by_kv_heads() -> dict[int, dict[str, float]]:
-    """loss_on_list_words for every shipped kv-N model (measured once per kernel)."""
-    return {n: loss_on_list_words(load_kv_variant(n)) for n in available_kv_counts()}
+    """loss_on_list_words for every shipped kv-N model.
+
+    Read from data/models.json, where `record_loss_split` wrote it for the shipped kv-N file (six
+    forward passes over 256 stories cost ~5 s of notebook 07's run); measured here (once per kernel)
+    for a file that has none recorded, e.g. one retrained since."""
+    return {n: recorded(variant_name(n), "loss_split") or _live_split(n) for n in available_kv_counts()}
+
+
+@cache
+def _live_split(n_kv_head: int) -> dict[str, float]:
+    return loss_on_list_words(load_kv_variant(n_kv_head))
+
+
+def record_loss_split(name: str, path: Path | None = None) -> dict[str, float]:
+    """Measure the split of the kv-N file at path (data/NAME.safetensors) and write it into its manifest
+    line: `python -m helpers.train kv-N` calls this after saving, so the numbers belong to that file."""
+    path = DATA_DIR / f"{name}.safetensors" if path is None else path
+    return record_measurements(name, "loss_split", loss_on_list_words, path)
 
 
 def describe_loss_split(splits: dict[int, dict[str, float]] | None = None) -> str:
