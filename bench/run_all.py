@@ -5,7 +5,9 @@
     .venv/bin/python bench/run_all.py --quick --jobs 2  # every bench in its quick mode: proves they run (the tests)
 
 Each bench runs in its own process (as `python bench/NAME.py`), so one bench's imports, threads and
-caches cannot colour another's figures; it hands its figures over through benchlib.record. A bench that
+caches cannot colour another's figures; it hands its figures over through benchlib.record. In --quick
+mode, which measures nothing, each bench is a process forked from one that has already imported torch,
+matplotlib and helpers (about 3 s of every fresh start), still one fresh process per bench. A bench that
 cannot run here (no Chromium, no transformers) says so in its row; a bench that fails is listed with
 its last error line, and the exit status is then 1. Figures that compare two things (the grid and the
 naive figure, our GPT-2 and transformers') are ratios measured side by side in one run. Kernel times are
@@ -16,12 +18,18 @@ quiet machine: the load average is printed before and after.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import multiprocessing
 import os
+import runpy
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -34,6 +42,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 NOT_BENCHES = {"run_all.py", "benchlib.py"}  # this runner and the library the benches share
 LAST_RUN = HERE / "last_run.md"
+PRELOAD = ["torch", "matplotlib.figure", "matplotlib.backends.backend_agg", "ipywidgets", "nbformat",
+           "helpers.widgets.explorer", "helpers.widgets.slider", "helpers.analysis.knockout", "benchlib"]
 
 
 def benches() -> list[Path]:
@@ -71,6 +81,73 @@ def run_bench(path: Path, quick: bool, timeout: float) -> Outcome:
         seconds = time.perf_counter() - start
         recorded = json.loads(figures.read_text()) if figures.exists() else []
     return Outcome(path.stem, status, seconds, "\n".join(out.strip().splitlines()[-15:]), recorded)
+
+
+def run_quick(paths: list[Path], jobs: int, timeout: float) -> list[Outcome]:
+    """Every bench in `paths` with --quick, `jobs` at a time, each in its own process forked from a
+    server that imported PRELOAD once (multiprocessing's forkserver): what a quick run of every bench
+    costs is then mostly the benches, not 15 starts of torch and matplotlib."""
+    os.environ.setdefault("MPLBACKEND", "Agg")  # before the server imports matplotlib
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    with context.Pool(max(1, jobs)) as pool:
+        return pool.starmap(_quick_outcome, [(path, timeout) for path in paths], chunksize=1)
+
+
+def _quick_outcome(path: Path, timeout: float) -> Outcome:
+    """In a pool worker: fork a child that runs `python NAME.py --quick` as __main__, and wait for it.
+    The worker never runs a bench itself, so each bench starts from the same preloaded state."""
+    folder = Path(tempfile.mkdtemp())  # no finalizer the child could inherit and run at its exit
+    try:
+        figures, log = folder / "figures.json", folder / "output.txt"
+        start = time.perf_counter()
+        child = os.fork()
+        if child == 0:  # the bench's own process
+            os._exit(_run_as_main(path, figures, log))
+        deadline, status = start + timeout, None
+        while status is None:
+            done, code = os.waitpid(child, os.WNOHANG)
+            if done:
+                status = os.waitstatus_to_exitcode(code)
+            elif time.perf_counter() > deadline:
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+                status = 124
+            else:
+                time.sleep(0.05)
+        out = log.read_text(errors="replace") if log.exists() else ""
+        out += f"\nstopped after {timeout:.0f} s" if status == 124 else ""
+        recorded = json.loads(figures.read_text()) if figures.exists() else []
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return Outcome(path.stem, status, time.perf_counter() - start, "\n".join(out.strip().splitlines()[-15:]),
+                   recorded)
+
+
+def _run_as_main(path: Path, figures: Path, log: Path) -> int:
+    """Run a bench script as `python path --quick` would, its output into `log`; its exit status."""
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)  # the bench's own subprocesses write here too
+    os.environ.update({FIGURES_ENV: str(figures), "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"})
+    os.chdir(ROOT)
+    sys.argv, sys.path[0] = [str(path), "--quick"], str(path.parent)
+    status = 0
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as stop:  # sys.exit(n), sys.exit("message") or argparse's exit
+        if isinstance(stop.code, int) or stop.code is None:
+            status = stop.code or 0
+        else:
+            print(stop.code, file=sys.stderr)
+            status = 1
+    except BaseException:  # noqa: BLE001 - the traceback is the bench's failure, as python prints it
+        traceback.print_exc()
+        status = 1
+    atexit._run_exitfuncs()  # what the interpreter does at exit (a bench's semaphores, temporary folders)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return status
 
 
 def verdict(figure: dict, quick: bool) -> str:
@@ -129,8 +206,11 @@ def main() -> int:
     if args.only and len(chosen) != len(set(args.only)):
         parser.error(f"--only names a bench that does not exist; choose from {', '.join(p.stem for p in benches())}")
     before = os.getloadavg()[0]
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        outcomes = list(pool.map(lambda p: run_bench(p, args.quick, 600 if args.quick else 3600), chosen))
+    if args.quick:
+        outcomes = run_quick(chosen, args.jobs, timeout=600)
+    else:
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            outcomes = list(pool.map(lambda p: run_bench(p, False, 3600), chosen))
     text = table(outcomes, args.quick, (before, os.getloadavg()[0]))
     print(text)
     for outcome in outcomes:

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -32,12 +31,12 @@ def _param(path: Path):
 
 @pytest.fixture(scope="module")
 def outcomes(request) -> dict[str, run_all.Outcome]:
-    """Each selected bench run once with --quick, two at a time (most of a quick run is imports)."""
+    """Each selected bench run once with --quick, two at a time, as `run_all.py --quick` runs them (each in
+    its own process, forked from one that has imported torch, matplotlib and helpers)."""
     wanted = {item.callspec.params["name"] for item in request.session.items
               if item.module is request.module and hasattr(item, "callspec") and "name" in item.callspec.params}
     chosen = [p for p in BENCHES if p.stem in wanted]
-    with ThreadPoolExecutor(2) as pool:
-        return {o.name: o for o in pool.map(lambda p: run_all.run_bench(p, quick=True, timeout=600), chosen)}
+    return {o.name: o for o in run_all.run_quick(chosen, jobs=2, timeout=600)}
 
 
 @pytest.mark.parametrize("name", [_param(p) for p in BENCHES])
@@ -53,16 +52,31 @@ def test_the_runner_runs_every_script_but_itself_and_its_library():
     assert {"run_all.py", "benchlib.py"} <= {p.name for p in SCRIPTS} and len(BENCHES) >= 12
 
 
-def test_a_bench_that_fails_or_lacks_quick_fails_the_run(tmp_path):
-    broken = tmp_path / "bench_broken.py"
-    broken.write_text("import helpers.no_such_module\n")
-    no_quick = tmp_path / "bench_old.py"
-    no_quick.write_text("import argparse\nargparse.ArgumentParser().parse_args()\n")
-    for path, says in ((broken, "No module named 'helpers.no_such_module'"), (no_quick, "unrecognized arguments")):
-        outcome = run_all.run_bench(path, quick=True, timeout=120)
-        assert outcome.failed and says in outcome.tail
+@pytest.mark.parametrize("runner", ["its own python", "forked, as --quick runs it"])
+def test_a_bench_that_fails_or_lacks_quick_fails_the_run(tmp_path, runner):
+    benches = {"bench_broken.py": ("import helpers.no_such_module\n", 1, "No module named 'helpers.no_such_module'"),
+               "bench_old.py": ("import argparse\nargparse.ArgumentParser().parse_args()\n", 2,
+                                "unrecognized arguments"),
+               "bench_says.py": ("import sys\nprint('half done')\nsys.exit('no data/ here')\n", 1, "no data/ here"),
+               "bench_ends.py": ("import os\nprint('bye', flush=True)\nos._exit(3)\n", 3, "bye")}
+    for name, (code, status, says) in benches.items():
+        (tmp_path / name).write_text(code)
+        path = tmp_path / name
+        if runner == "its own python":
+            outcome = run_all.run_bench(path, quick=True, timeout=120)
+        else:
+            outcome = run_all.run_quick([path], jobs=1, timeout=120)[0]
+        assert (outcome.status, outcome.failed) == (status, True) and says in outcome.tail, (name, outcome)
         row = run_all.rows(outcome, quick=True)
         assert len(row) == 1 and "FAILED" in row[0] and "✗" in row[0]
+
+
+def test_a_quick_bench_that_hangs_is_stopped_and_the_others_still_run(tmp_path):
+    (tmp_path / "bench_hangs.py").write_text("import time\nprint('waiting', flush=True)\ntime.sleep(600)\n")
+    (tmp_path / "bench_fine.py").write_text("print('fine')\n")
+    hangs, fine = run_all.run_quick([tmp_path / "bench_hangs.py", tmp_path / "bench_fine.py"], jobs=2, timeout=3)
+    assert (hangs.status, fine.status) == (124, 0) and hangs.seconds < 60
+    assert "waiting" in hangs.tail and "stopped after 3 s" in hangs.tail and fine.tail == "fine"
 
 
 def test_the_table_shows_figures_targets_and_what_could_not_run(tmp_path):
