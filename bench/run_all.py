@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchlib import FIGURES_ENV
+from helpers.analysis.seeds import cpu_kind
 from helpers.core.files import atomic_write
 
 HERE = Path(__file__).resolve().parent
@@ -185,7 +186,7 @@ def table(outcomes: list[Outcome], quick: bool, load: tuple[float, float]) -> st
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head = [f"# Speed figures ({'QUICK MODE: one repeat, small inputs; not measurements' if quick else 'full run'})",
             "",
-            f"{when}; {os.cpu_count()} cores; load average {load[0]:.1f} before, {load[1]:.1f} after; "
+            f"{when}; {cpu_kind().split(':')[0]}, {os.cpu_count()} cores; load average {load[0]:.1f} before, {load[1]:.1f} after; "
             f"`python bench/run_all.py{' --quick' if quick else ''}`. Lower is better; ✓ meets the target.",
             "", "| bench | figure | measured | target | |", "|---|---|---|---|---|"]
     body = [row for outcome in outcomes for row in rows(outcome, quick)]
