@@ -47,7 +47,6 @@ from .guard import guard_selections
 from .live_grid import fit_to_notebook
 
 
-
 class CountSlider(widgets.SelectionSlider):
     """A SelectionSlider that, set in code to a value it does not offer (`slider.value = 5`), stays
     where it is and hands the value to `refused` (which shows one line) instead of raising a TraitError."""

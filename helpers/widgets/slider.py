@@ -36,7 +36,6 @@ from .guard import guard_selections
 from .live_grid import live_grid, new_sentence_in
 
 
-
 class HeadCountExplorer(SyncedControls):
     """A slider over the trained head counts, and a second one that merges heads-12's heads.
 
