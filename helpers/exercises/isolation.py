@@ -151,13 +151,17 @@ def _child(fn, inputs: list[tuple], seconds: float, out: int, before: integrity.
         torch.set_num_threads(1)  # the parent's OpenMP threads do not exist here: one thread cannot wait on them
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Stop in the notebook ends the child too
         deadline, echo = time.monotonic() + seconds, sandbox.Echo()  # one time limit, one echo for all inputs
-        for args in inputs:
+        for i, args in enumerate(inputs):
             outcome = sandbox.run_student(fn, args, echo, max(0.01, deadline - time.monotonic()))
             if outcome.code == "too_slow":
                 outcome = sandbox.Outcome(problem=sandbox.too_slow(seconds), code="too_slow")
             patched = integrity.changes(before)
             os.write(out, _record(outcome, echo, patched))
-            if patched or outcome.problem or time.monotonic() > deadline:
+            if patched or outcome.problem:
+                break
+            if time.monotonic() > deadline and i + 1 < len(inputs):  # the time ran out between two inputs:
+                slow = sandbox.Outcome(problem=sandbox.too_slow(seconds), code="too_slow")  # say so, not "ended"
+                os.write(out, _record(slow, echo, []))
                 break
     except BaseException:
         pass
