@@ -161,6 +161,26 @@ def test_token_links_leave_out_only_lines_that_draw_nothing(query):
     np.testing.assert_array_equal(ours, np.asarray(canvas.buffer_rgba()))
 
 
+def test_exported_links_with_a_query_show_its_word_once_and_pass_the_slide_check():
+    """The slide check flagged "'tired' overlaps 'tired'": the bold marker lay over the plain word. On a slide
+    the plain word is hidden; its pixels were under the marker's opaque box, so the picture is the same."""
+    from helpers.figures.slide import slide_style
+    import helpers as H
+    tokens = ["<bos>", "the", "cat", "is", "tired", "."]
+    with slide_style():
+        fig = plot_token_links(random_maps(1, 1, 6)[0, 0], tokens, query=4, title="layer 1, head 3")
+    shown = [t.get_text() for t in fig.axes[0].texts if t.get_visible() and t.get_text() == "tired"]
+    assert shown == ["tired", "tired"]  # the key column's word and the marker
+    report = H.check_slide(fig)
+    assert report.ok, report.problems
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    hidden = np.asarray(canvas.buffer_rgba()).copy()
+    next(t for t in fig.axes[0].texts if t.get_text() == "tired" and not t.get_visible()).set_visible(True)
+    canvas.draw()
+    np.testing.assert_array_equal(hidden, np.asarray(canvas.buffer_rgba()))
+
+
 def test_all_heads_figure_exports_png_16_9_svg_and_one_page_pdf(tmp_path):
     fig = plot_all_heads(random_maps(L=12, H=12, T=5), tokens=["<bos>", "I", "like", "to", "draw"],
                          highlight=(1, 1))

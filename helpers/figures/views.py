@@ -252,5 +252,7 @@ def links_height(T: int) -> float:
 def plot_token_links(attn, tokens, ax=None, query=None, title=None) -> Figure:
     """Each query word (right) joined to the key words (left); `query=i` shows only word i's lines."""
     view = TokenLinksView(attn, tokens, ax, query, title)
+    if query is not None:  # one word, not two stacked: the bold marker's opaque box covers the plain one anyway
+        view.word_texts[2 * query + 1].set_visible(False)  # (a live view keeps it: its words are cached pixels)
     describe(view.ax, words.links_words(as_maps(attn, 2), list(tokens), query, title))
     return view.fig
