@@ -36,7 +36,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchlib import FIGURES_ENV
-from helpers.analysis.seeds import cpu_kind
 from helpers.core.files import atomic_write
 
 HERE = Path(__file__).resolve().parent
@@ -183,6 +182,8 @@ def rows(outcome: Outcome, quick: bool) -> list[str]:
 
 def table(outcomes: list[Outcome], quick: bool, load: tuple[float, float]) -> str:
     """The one table, in Markdown, with a header that says when, where and how quiet the machine was."""
+    from helpers.analysis.seeds import cpu_kind  # here: it imports torch, which the runner itself never needs
+
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head = [f"# Speed figures ({'QUICK MODE: one repeat, small inputs; not measurements' if quick else 'full run'})",
             "",

@@ -18,6 +18,7 @@ BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
 
 import run_all  # noqa: E402
+from helpers.analysis.seeds import cpu_kind  # noqa: E402
 
 SCRIPTS = sorted(BENCH.glob("*.py"))  # every script, new ones included: a bench without --quick fails here
 BENCHES = [p for p in SCRIPTS if p.name not in run_all.NOT_BENCHES]
@@ -88,7 +89,7 @@ def test_the_table_shows_figures_targets_and_what_could_not_run(tmp_path):
     outcome = run_all.run_bench(bench, quick=False, timeout=120)
     assert not outcome.failed, outcome.tail
     text = run_all.table([outcome], quick=False, load=(0.5, 0.7))
-    assert f"{run_all.cpu_kind().split(':')[0]}, {os.cpu_count()} cores" in text  # figures belong to one machine
+    assert f"{cpu_kind().split(':')[0]}, {os.cpu_count()} cores" in text  # figures belong to one machine
     assert "| bench_two | grid ÷ naive | 0.040× | ≤ 0.050× | ✓ |" in text
     assert "| bench_two | new sentence | 120 ms | ≤ 100 ms | ✗ |" in text
     assert "| bench_two | browser | not measured (no Chromium at /usr/bin/chromium) |" in text

@@ -13,11 +13,6 @@ from traitlets import Unicode
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def canvas_png(canvas) -> bytes:
-    """What an Agg canvas holds, as PNG bytes for an ipywidgets Image (PngWriter without a last picture)."""
-    return PngWriter().png(canvas)
-
-
 class PngWriter:
     """PNG bytes of one canvas's pictures, one after another, for an ipywidgets Image.
 
