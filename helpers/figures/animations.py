@@ -24,6 +24,7 @@ from PIL import Image
 from ..core.arrays import to_numpy
 from ..core.files import staged_files
 from ..core.walkthrough import Walkthrough, walkthrough_layer
+from .common import new_figure
 from .describe import ShownFigure
 from .export import check_folder, check_plain_name
 from .slide import SLIDE_INCHES, SLIDE_RC
@@ -61,8 +62,8 @@ class Animation:
 
 
 def _figure() -> tuple[Figure, FigureCanvasAgg]:
-    fig = Figure(figsize=SIZE, dpi=DPI, facecolor="white")
-    return fig, FigureCanvasAgg(fig)
+    fig = new_figure(figsize=SIZE, dpi=DPI, facecolor="white")
+    return fig, fig.canvas  # new_figure's canvas: its words come from kept glyphs
 
 
 def _grab(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), background=None) -> None:

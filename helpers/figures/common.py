@@ -9,6 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..core.arrays import to_numpy
+from .glyph_cache import GlyphCachingCanvas
 from .slide import SLIDE_CMAP
 
 
@@ -21,12 +22,19 @@ def as_maps(attentions, ndim: int) -> np.ndarray:
     return a
 
 
+def new_figure(**kwargs) -> Figure:
+    """Every figure of the package: a plain Figure, not pyplot (no global state, nothing leaks between
+    cells), on a canvas that draws its words from kept glyphs (glyph_cache.py: the same pixels, faster)."""
+    fig = Figure(**kwargs)
+    GlyphCachingCanvas(fig)
+    return fig
+
+
 def new_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
-    """The given axes and their figure, or a new constrained figure of `size` inches with one axes.
-    A plain Figure, not pyplot: no global state, nothing leaks between cells."""
+    """The given axes and their figure, or a new constrained figure of `size` inches with one axes."""
     if ax is not None:
         return ax.figure, ax
-    fig = Figure(figsize=size, layout="constrained")
+    fig = new_figure(figsize=size, layout="constrained")
     return fig, fig.add_subplot()
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import matplotlib as mpl
 import numpy as np
 import PIL.Image
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..analysis.formation import THRESHOLD, best_head, formation, maps_along, shipped_curves
 from ..analysis.headcount import SENTENCE
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .animations import Animation
+from .common import new_figure
 from .describe import describe
 from .mosaic import AllHeadsView
 
@@ -31,7 +31,7 @@ class FormationCurves:
     the in-context score. A dashed line marks the formation step, a grey one the step shown."""
 
     def __init__(self, curves: dict, found: dict, step: int | None = None, size=(10, 7.2)):
-        self.fig = Figure(figsize=size, layout="constrained")
+        self.fig = new_figure(figsize=size, layout="constrained")
         self.axes = self.fig.subplots(3, 1, sharex=True)
         steps = curves["steps"]
         induction, previous = found["head"] or best_head(curves, "induction"), found["previous_head"]
@@ -87,7 +87,7 @@ def plot_formation_curves(curves: dict, found: dict, step: int | None = None) ->
 
 def plot_knockout_along(knocked: dict, removed, watched, formed: int | None, ax=None) -> Figure:
     """List accuracy and the induction head's score along training, with and without the layer-0 head."""
-    fig = Figure(figsize=(10, 4.2), layout="constrained") if ax is None else ax.figure
+    fig = new_figure(figsize=(10, 4.2), layout="constrained") if ax is None else ax.figure
     ax = fig.add_subplot() if ax is None else ax
     steps = knocked["steps"]
     ax.plot(steps, knocked["accuracy"], "o-", ms=3, color=COLOURS["list"], label="lists said again")
@@ -123,7 +123,7 @@ class LivePlot:
     list accuracy at each evaluation. update() changes the lines' data; nothing is rebuilt."""
 
     def __init__(self, steps: int, n_head: int, size=(10, 4.2)):
-        self.fig = Figure(figsize=size, layout="constrained")
+        self.fig = new_figure(figsize=size, layout="constrained")
         self.loss_ax, self.score_ax = self.fig.subplots(1, 2)
         (self.loss_line,) = self.loss_ax.plot([], [], color=COLOURS["loss"], lw=1)
         self.loss_ax.set(xlim=(0, steps), ylim=(1.4, 5.4), xlabel="training step", ylabel="training loss")
@@ -163,7 +163,7 @@ def formation_animation(run: SnapshotRun | None = None, sentence: str = SENTENCE
     view = AllHeadsView(maps[steps[0]], tokens, title=" ", highlight=head)
     view.fig.set_size_inches(12.8, 6.0)
     view.fit_height(6.0)  # only as tall as two layers of maps need
-    canvas = FigureCanvasAgg(view.fig)
+    canvas = view.fig.canvas
     view.fig.set_dpi(100)
     where = f"{head_name(head)} forms at step {found['step']}" if head else "no induction head forms"
     anim = Animation("heads_forming", "Watch the heads learn",

@@ -16,6 +16,7 @@ from ..analysis import captions, descriptions as words
 from ..analysis.seeds import failed_runs, seed_values, shipped_number
 from ..core.arguments import whole_number
 from ..core.run import run_sentence
+from .common import new_figure
 from .describe import describe
 from .views import HeadView
 
@@ -49,7 +50,7 @@ def plot_head_count_results(current: int | None = None) -> Figure:
         raise ValueError("No heads-N seed runs recorded; train them first (python -m helpers.train heads-12 --seeds 5).")
     hs = [h for h, name in zip(hs, names) if name in losses]
     names = [f"heads-{h}" for h in hs]
-    fig = Figure(figsize=(10, 4.6), layout="constrained")
+    fig = new_figure(figsize=(10, 4.6), layout="constrained")
     left, right = fig.subplots(1, 2)
     xs = list(range(len(hs)))
     panels = []  # one sentence per panel, for the figure's words
@@ -98,7 +99,7 @@ class LossPlot:
         if not losses:
             raise ValueError("No losses to plot; train the heads-N models first (python -m helpers.train heads-12).")
         if ax is None:
-            ax = Figure(figsize=(3.6, 2.6), layout="constrained").add_subplot()
+            ax = new_figure(figsize=(3.6, 2.6), layout="constrained").add_subplot()
         self.ax, self.fig, self.losses = ax, ax.figure, dict(sorted(losses.items()))
         hs = list(self.losses)
         if seeds is None:  # the runs recorded for the heads-N models plotted here
@@ -140,7 +141,7 @@ def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0,
         raise ValueError(f"first={first} must be a head that starts a group of {group_size} (0, {group_size}, …).")
     tokens, merged = merged_maps(lm, sentence, group_size)  # (L, 12 / g, T, T)
     members = run_sentence(lm, sentence).attentions[layer, first:first + group_size]  # (g, T, T)
-    fig = Figure(figsize=(3.4 * (group_size + 1), 3.8), layout="constrained")
+    fig = new_figure(figsize=(3.4 * (group_size + 1), 3.8), layout="constrained")
     axes = fig.subplots(1, group_size + 1)
     for i, ax in enumerate(axes[:-1]):
         HeadView(members[i], tokens, ax=ax, title=f"trained L{layer} H{first + i} ({WIDTH // 12} numbers)")

@@ -23,7 +23,7 @@ from ..analysis.kvheads import (
 )
 from ..analysis.seeds import seed_values
 from ..core.run import run_sentence
-from .common import new_axes
+from .common import new_axes, new_figure
 from .describe import describe
 from .headcount_plots import SEED_DOT, SHIPPED_MARK, draw_seeds
 from .mosaic import AllHeadsView, all_heads_words
@@ -111,7 +111,7 @@ def plot_kv_results(current: int | None = None) -> Figure:
     results = kv_results()
     if not results:
         raise ValueError("No kv-N models shipped; train them first (python -m helpers.train kv-1 …).")
-    fig = Figure(figsize=(12, 4.6), layout="constrained")
+    fig = new_figure(figsize=(12, 4.6), layout="constrained")
     axes = fig.subplots(1, 3)
     ns = list(results)
     xs = list(range(len(ns)))
@@ -158,7 +158,7 @@ class KVPlot:
     def __init__(self, results: dict[int, dict], current: int | None = None):
         if not results:
             raise ValueError("No kv-N models shipped; train them first (python -m helpers.train kv-1 …).")
-        self.fig = Figure(figsize=(6.4, 2.6), layout="constrained")
+        self.fig = new_figure(figsize=(6.4, 2.6), layout="constrained")
         self.results = dict(sorted(results.items()))
         self.ns = list(self.results)
         left, right = self.fig.subplots(1, 2)
@@ -245,7 +245,7 @@ def plot_pooled(ax=None) -> Figure:
 def plot_pooling_on_text(results: dict[int, dict], name: str = "GPT-2 small") -> Figure:
     """pooling_on_text's numbers: the paragraph's loss per key/value-head count, and how far the maps of
     each layer moved (mean over its heads), one line per count."""
-    fig = Figure(figsize=(12, 4.2), layout="constrained")
+    fig = new_figure(figsize=(12, 4.2), layout="constrained")
     left, right = fig.subplots(1, 2)
     ns = sorted(results, reverse=True)
     losses = [results[n]["loss"] for n in ns]
@@ -282,7 +282,7 @@ def setting_title(n_kv_head: int) -> str:
 
 def kv_slide(settings: tuple[int, int] = (12, 1), sentence: str = SENTENCE) -> Figure:
     """A 16:9 slide: the slider's grouped grid at two settings, each titled with loss and cache size."""
-    fig = Figure(figsize=SLIDE_INCHES, layout="constrained")
+    fig = new_figure(figsize=SLIDE_INCHES, layout="constrained")
     axes = fig.subplots(len(settings), 1)
     for ax, n in zip(np.atleast_1d(axes), settings):
         run = run_sentence(load_kv_variant(n), sentence)

@@ -12,7 +12,7 @@ from matplotlib.transforms import Bbox
 
 from ..analysis import captions, descriptions as words
 from ..core.arguments import whole_number
-from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps
+from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps, new_figure
 from .mosaic_artists import ColourBar, nearest_imshow
 from .slide import current_cmap
 from .describe import describe
@@ -55,7 +55,7 @@ class AllHeadsView:
         self.token_labels = token_labels and tokens is not None and ax is None  # room for them comes from _place
         own = ax is None  # then placed by _place at every draw: no layout pass, right at any figure size
         if own:
-            ax = Figure(figsize=(9, 8)).add_axes((0, 0, 1, 1))
+            ax = new_figure(figsize=(9, 8)).add_axes((0, 0, 1, 1))
             ax.set_axes_locator(lambda *_: self._place())
             self.title = ax.figure.suptitle("", fontsize="large")
         else:

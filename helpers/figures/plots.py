@@ -20,7 +20,7 @@ from matplotlib.patches import Rectangle
 from ..analysis import captions, descriptions as words
 from ..analysis.recombination import head_scaling
 from ..core.arrays import to_numpy
-from .common import new_axes
+from .common import new_axes, new_figure
 from .describe import describe
 from .mosaic_artists import nearest_imshow
 from .slide import current_cmap, text_colour_on
@@ -72,7 +72,7 @@ def plot_heads(weights, tokens: Sequence[str], ncols: int = 6, title: str | None
     w = _as_array(weights, "weights", 3)
     n = w.shape[0]
     nrows, cols = -(-n // ncols), min(n, ncols)
-    fig = Figure(figsize=(1.9 * cols + 1.6, 2.1 * nrows + 1.0), layout="constrained")
+    fig = new_figure(figsize=(1.9 * cols + 1.6, 2.1 * nrows + 1.0), layout="constrained")
     axes = fig.subplots(nrows, cols, squeeze=False, sharex=True, sharey=True)
     size = _at_least(HEADS_FS, "xtick.labelsize")  # JupyterLab shows the grid ~1160 px wide: >= HEADS_FS
     for k, ax in enumerate(axes.flat):
@@ -172,7 +172,7 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
     total = _as_array(steps.concat, "steps.concat", 2)[word] @ _as_array(steps.recombination, "W_O", 2)  # (D,)
     own = ax is None
     if own:  # fixed placement: constrained layout would measure ~50 texts on every draw (~0.8 s)
-        fig = Figure(figsize=(13.3, 7.5))
+        fig = new_figure(figsize=(13.3, 7.5))
         ax = fig.add_axes((0.155, 0.01, 0.745, 0.88))
     fig = ax.figure
     scaling = head_scaling(steps, word)  # (H,) each: |z_h|, the block's factor, |z_h · W_O[h]|

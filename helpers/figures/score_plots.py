@@ -9,6 +9,7 @@ from matplotlib.patches import Patch
 
 from ..analysis import captions, descriptions as words
 from ..analysis.relations import TYPE_THRESHOLD, best_head_types, ranked_heads, score_table
+from .common import new_figure
 from .describe import describe
 
 
@@ -23,7 +24,7 @@ def plot_score_tables(scores: dict[str, np.ndarray], relations=None, fig: Figure
         score_table(scores, r)  # one-line error for an unknown relation
     cols = min(4, len(relations))
     rows = -(-len(relations) // cols)
-    fig = fig or Figure(figsize=(3.2 * cols + 1.0, 3.4 * rows))
+    fig = fig or new_figure(figsize=(3.2 * cols + 1.0, 3.4 * rows))
     grid = fig.add_gridspec(rows, cols + 1, width_ratios=[1] * cols + [0.06], left=0.05, right=0.93,
                             bottom=0.2 / rows, top=1 - 0.1 / rows, wspace=0.25, hspace=0.3)
     for i, r in enumerate(relations):
@@ -45,7 +46,7 @@ def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=No
     """Horizontal bars of the k best heads for one relation, best on top."""
     ranked = ranked_heads(scores, relation, k)
     if ax is None:
-        fig = Figure(figsize=(4.5, 0.3 * k + 1), layout="constrained")
+        fig = new_figure(figsize=(4.5, 0.3 * k + 1), layout="constrained")
         ax = fig.subplots()
     labels = [f"L{l} H{h}" for (l, h), _ in ranked]
     values = [s for _, s in ranked]
@@ -82,7 +83,7 @@ def plot_head_types(types, threshold: float = TYPE_THRESHOLD, ax=None) -> Figure
     names = [t for t in TYPE_COLOURS if (types == t).any()]  # legend order: positional, grammar, none
     index = np.vectorize(names.index)(types)  # (L, H) of colour numbers
     if ax is None:
-        ax = Figure(figsize=(9, 6), layout="constrained").subplots()
+        ax = new_figure(figsize=(9, 6), layout="constrained").subplots()
     ax.imshow(index, cmap=ListedColormap([TYPE_COLOURS[t] for t in names]), vmin=-0.5, vmax=len(names) - 0.5)
     ax.set_xticks(np.arange(-0.5, types.shape[1]), minor=True)
     ax.set_yticks(np.arange(-0.5, types.shape[0]), minor=True)

@@ -18,13 +18,14 @@ from ..analysis import headcount
 from ..analysis.relations import ranked_heads
 from ..core.run import run_sentence
 from . import mosaic, plots, views
+from .common import new_figure
 from .slide import SLIDE_INCHES
 
 SHORT_LIST = "list : red fox . again : red fox ."  # 11 tokens: 4 maps fit side by side with readable labels
 
 
 def _slide() -> Figure:
-    return Figure(figsize=SLIDE_INCHES, layout="constrained")
+    return new_figure(figsize=SLIDE_INCHES, layout="constrained")
 
 
 def shrunk_query(d_model: int = 768, d_head: int = 64, word: str = "draw") -> Figure:

@@ -7,8 +7,9 @@ import zlib
 
 import ipywidgets as W
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from traitlets import Unicode
+
+from ..figures.glyph_cache import GlyphCachingCanvas
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -77,7 +78,7 @@ class Frame:
 
     def __init__(self, fig, moving=(), dpi: int = 72, middle=()):
         fig.set_dpi(dpi)
-        self.fig, self.canvas = fig, FigureCanvasAgg(fig)
+        self.fig, self.canvas = fig, GlyphCachingCanvas(fig)  # words from kept glyphs, same pixels
         self.middle, self.moving = list(middle), list(moving)
         for artist in self.middle + self.moving:
             artist.set_animated(True)
