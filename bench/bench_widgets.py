@@ -8,7 +8,8 @@ the explorer's `select` (target <= 20 ms) and `set_sentence` (target <= 100 ms),
 head-count slider. The explorer's new sentence is timed here only (bench_views.py times the grid):
 "new length" cycles through sentences of 6, 8 and 15 tokens (<bos> included), so the grid and the
 links change shape every call (the zoom keeps its layout once its words have had the most room);
-"same length" alternates two of 6 tokens, whose layouts are all reused.
+"same length" alternates two of 6 tokens, whose layouts are all reused; "never seen" types sentences of
+4-14 random classroom words not shown before (the figures keep glyphs across sentences: figures/glyph_cache.py).
 Wall and CPU ms are printed, and run_all.py's table uses CPU: on a shared machine wall time also
 counts the wait for a core. bench/bench_browser.py times the same moves key-to-picture in
 a real browser.
@@ -16,6 +17,7 @@ a real browser.
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 
@@ -83,11 +85,24 @@ def main() -> None:
     sentences = ["the cat is tired .", "I like to draw my picture .", "list : red mat old fox . again : red mat old fox ."]
     report("explorer: new sentence, new length", *timed(lambda i: explorer.set_sentence(sentences[i % 3]), rounds),
            target=100.0)
+    fresh = never_seen_sentences(rounds)  # a class typing sentences: glyphs kept from others only
+    def read_fresh(i: int) -> None:
+        if not explorer.set_sentence(fresh[i]):
+            raise SystemExit(f"the explorer refused {fresh[i]!r}: {explorer.status.value}")
+    report("explorer: new sentence, never seen", *timed(read_fresh, rounds), target=100.0)
     same = ["the cat is tired .", "the dog is tired ."]  # the same length: the layout is reused
     report("explorer: new sentence, same length", *timed(lambda i: explorer.set_sentence(same[i % 2]), rounds),
            target=100.0)
 
     slider_rounds(rounds)  # an error here fails the bench (tests/test_benches.py); the figures above are printed
+
+
+def never_seen_sentences(n: int) -> list[str]:
+    """n sentences of 4 to 14 classroom words, none typed before in this process (fixed seed)."""
+    rng = random.Random(1)
+    words = "the cat dog is tired red mat old fox list again I like to draw my picture near dogs a . :".split()
+    return [" ".join(rng.choice(words) for _ in range(rng.choice([4, 6, 9, 14])))
+            for _ in range(n)]
 
 
 def slider_rounds(rounds: int) -> None:
