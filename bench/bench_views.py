@@ -7,16 +7,15 @@ Render + PNG of a 12 × 12 grid of attention maps at 1200 × 1200 px, measured s
    the labels and colour bar stay cached pixels, only the maps and title are drawn again, then the
    widgets' light PNG encoder).
 Each is printed as a ratio to the naive figure (target <= 0.05). Rows 1-2 are printed twice: with
-savefig's default PNG compression (zlib level 6) and with the light compression (level 1); row 3 is
-compared with the naive figure at level 1, the same encoding. The explorer's own timings (select,
+savefig's default PNG compression (zlib level 6) and with the light compression (level 1); row 3 (the widgets'
+encoder, level 2) is compared with the naive figure at level 1. The explorer's own timings (select,
 new sentence) are in bench/bench_widgets.py.
 
-Where row 2's time goes (per build, CPU ms: process_time around each phase and cProfile, Dec 2026, shared 2 cores):
-building ~20-30 (one Axes ~10, 28 texts ~7, the alt text's caption ~5), the first draw ~60-70 (its
-texts ~45: every text is laid out and rendered anew for a new figure, ~0.1 ms a glyph; the title is
-~13), PNG encoding ~33 at level 1 and ~55 at level 6 (a blank 1200 x 1200 RGBA PNG alone takes ~38
-at level 6). Text and encoding are matplotlib's and PIL's; the image and colour bar are ours
-(figures/mosaic_artists.py).
+Where row 2's time goes (per build, CPU ms: cProfile, Dec 2026, 2 cores, yardstick 0.21 s): building ~22
+(one Axes ~9), the first draw ~27 (its texts ~12, from kept glyphs: figures/glyph_cache.py), PNG
+encoding ~24 at level 6 (figures/png.py: the Up filter and zlib; PIL's encoder took ~37 for the same
+pixels). The naive figure's PNG is PIL's,
+as a notebook writes it; its 144 Axes are most of its time.
 
 Run:  nice -n 19 env OMP_NUM_THREADS=1 MPLBACKEND=Agg .venv/bin/python bench/bench_views.py [--quick]
 Wall time suffers when other processes share the CPU, so CPU time of this process is printed too,

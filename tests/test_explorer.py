@@ -48,7 +48,7 @@ def test_every_picture_is_shown_at_its_own_pixel_size(explorer):
 
 
 def test_each_picture_is_exactly_what_its_canvas_drew(explorer):
-    """The PNG bytes (written by frame.PngWriter, not by PIL) decode to the canvas's own pixels."""
+    """The PNG bytes (written by figures/png.PngWriter, not by PIL) decode to the canvas's own pixels."""
     explorer.set_sentence("the cat is tired .")
     for frame, image in zip(explorer.frames, explorer.images):
         shown = PIL.Image.open(io.BytesIO(bytes(image.value)))

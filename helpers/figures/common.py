@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..core.arrays import to_numpy
-from .glyph_cache import GlyphCachingCanvas
+from .canvas import Canvas
 from .slide import SLIDE_CMAP
 
 
@@ -24,9 +24,10 @@ def as_maps(attentions, ndim: int) -> np.ndarray:
 
 def new_figure(**kwargs) -> Figure:
     """Every figure of the package: a plain Figure, not pyplot (no global state, nothing leaks between
-    cells), on a canvas that draws its words from kept glyphs (glyph_cache.py: the same pixels, faster)."""
+    cells), on the package's canvas (canvas.py: words from kept glyphs, PNG files from png.py; the same
+    pixels, sooner)."""
     fig = Figure(**kwargs)
-    GlyphCachingCanvas(fig)
+    Canvas(fig)
     return fig
 
 
