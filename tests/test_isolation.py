@@ -132,6 +132,32 @@ def test_exits_unstoppable_loops_and_base_exceptions_end_in_one_line_within_the_
     assert float(timing.split()[1]) < 1.0 + 1.0, out  # within the limit plus one second
 
 
+def test_a_process_the_function_leaves_running_does_not_hold_the_check_up(tmp_path):
+    """It inherits the pipe the answers come back through, so the pipe stays open: the check reads until
+    every answer is in, not until the pipe closes (it waited for the whole time limit, 8 s here)."""
+    pids = tmp_path / "pids"
+    script = f"""
+        import signal
+        sb.TIME_LIMIT_S = 8.0
+        def f(Q, K):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            open({str(pids)!r}, "a").write(f"{{pid}}\\n")
+            return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)
+        t = time.monotonic()
+        v = H.check_attention_weights(f)
+        print(v.outcome, round(time.monotonic() - t, 2))
+        for pid in open({str(pids)!r}).read().split():
+            os.kill(int(pid), signal.SIGKILL)
+    """
+    out, _ = _fresh(script, 8.0)
+    outcome, seconds = out.splitlines()[-2].split()
+    assert outcome == "right" and float(seconds) < 4.0, out
+    assert len(pids.read_text().split()) >= 1  # the function did fork
+
+
 def test_the_sandbox_docs_say_where_the_child_process_holds():
     assert "Windows" in isolation.__doc__ and "os.fork" in isolation.__doc__
     assert sandbox.TIME_LIMIT_S == 10.0

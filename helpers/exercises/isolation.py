@@ -170,10 +170,11 @@ def _child(fn, inputs: list[tuple], seconds: float, out: int, before: integrity.
 
 
 # --- the parent ------------------------------------------------------------------------------------------
-def _read_records(fd: int, pid: int, deadline: float) -> tuple[list[dict], str | None]:
-    """Records until the child ends; (records, None), or (records, why it ended early)."""
+def _read_records(fd: int, pid: int, deadline: float, expected: int) -> tuple[list[dict], str | None]:
+    """Records until the child ends or all `expected` are in; (records, None), or (records, why it ended early).
+    Not until the pipe closes: a process the function forked holds the pipe open (it was 10 s, the time limit)."""
     buffer, records = b"", []
-    while True:
+    while len(records) < expected:
         left = deadline - time.monotonic()
         if left <= 0:
             return records, "slow"
@@ -188,6 +189,7 @@ def _read_records(fd: int, pid: int, deadline: float) -> tuple[list[dict], str |
             size = _HEADER.unpack_from(buffer)[0]
             records.append(marshal.loads(buffer[_HEADER.size:_HEADER.size + size]))
             buffer = buffer[_HEADER.size + size:]
+    return records, None
 
 
 def _outcome(record: dict) -> sandbox.Outcome:
@@ -225,7 +227,7 @@ def run_cases(fn, inputs: list[tuple], seconds: float) -> tuple[list[sandbox.Out
     os.close(write_fd)
     status, stopped, records, why = None, False, [], None
     try:
-        records, why = _read_records(read_fd, pid, time.monotonic() + seconds + GRACE_S)
+        records, why = _read_records(read_fd, pid, time.monotonic() + seconds + GRACE_S, len(inputs))
     except KeyboardInterrupt:
         records, why, stopped = [], "stopped", True
     finally:
