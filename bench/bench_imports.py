@@ -58,7 +58,8 @@ def self_time_top(code: str, n: int = 5) -> list[tuple[int, str]]:
 
 def helpers_own_seconds(code: str = "import torch, helpers") -> float:
     """What `import helpers` itself took after torch, in the same process (its cumulative -X importtime
-    line): unlike the difference of two processes' wall times (~1.3 s each, ±0.1 s), it is not noise."""
+    line): one process and no interpreter start, unlike the difference of two processes' wall times
+    (~1.3 s each, ±0.1 s apart from run to run)."""
     return next(us for us, m in import_times(code) if m.strip() == "helpers") / 1e6
 
 

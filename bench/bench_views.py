@@ -14,8 +14,8 @@ new sentence) are in bench/bench_widgets.py.
 Where row 2's time goes (per build, CPU ms: cProfile, Dec 2026, 2 cores, yardstick 0.21 s): building ~22
 (one Axes ~9), the first draw ~27 (its texts ~12, from kept glyphs: figures/glyph_cache.py), PNG
 encoding ~21 at level 6 (figures/png.py: the Up filter and zlib; PIL's encoder took ~37 for the same
-pixels). The naive figure's PNG is PIL's,
-as a notebook writes it; its 144 Axes are most of its time.
+pixels). The naive figure's PNG is PIL's, as a
+notebook writes it; its 144 Axes are most of its time.
 
 Run:  nice -n 19 env OMP_NUM_THREADS=1 MPLBACKEND=Agg .venv/bin/python bench/bench_views.py [--quick]
 Wall time suffers when other processes share the CPU, so CPU time of this process is printed too,
