@@ -170,7 +170,7 @@ def _child(fn, inputs: list[tuple], seconds: float, out: int, before: integrity.
 
 
 # --- the parent ------------------------------------------------------------------------------------------
-def _read_records(fd: int, pid: int, deadline: float, expected: int) -> tuple[list[dict], str | None]:
+def _read_records(fd: int, deadline: float, expected: int) -> tuple[list[dict], str | None]:
     """Records until the child ends or all `expected` are in; (records, None), or (records, why it ended early).
     Not until the pipe closes: a process the function forked holds the pipe open (it was 10 s, the time limit)."""
     buffer, records = b"", []
@@ -227,7 +227,7 @@ def run_cases(fn, inputs: list[tuple], seconds: float) -> tuple[list[sandbox.Out
     os.close(write_fd)
     status, stopped, records, why = None, False, [], None
     try:
-        records, why = _read_records(read_fd, pid, time.monotonic() + seconds + GRACE_S, len(inputs))
+        records, why = _read_records(read_fd, time.monotonic() + seconds + GRACE_S, len(inputs))
     except KeyboardInterrupt:
         records, why, stopped = [], "stopped", True
     finally:

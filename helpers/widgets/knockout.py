@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from matplotlib.figure import Figure
-
 from ..analysis.descriptions import bars_words
 from ..analysis.knockout import MODES, cached_head_means, check_head_list, head_label, next_word_change, parse_head
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
 from ..core.run import run_sentence
+from ..figures.common import new_figure
 from ..figures.knockout_plots import draw_bars
 from .controls import SyncedControls, live_html, name_controls
 from .frame import Frame, NamedImage, show_png
@@ -41,7 +40,7 @@ class KnockoutExplorer(SyncedControls):
                        self.mode: "zero: a removed head adds nothing; mean: it adds its average output",
                        self.clear: "put every head back"})
         self.change = None  # the last good next_word_change
-        self.figure = Figure(figsize=(7.5, 3.8))
+        self.figure = new_figure(figsize=(7.5, 3.8))
         self._before: dict = {}  # sentence -> next-word probabilities with all heads
         self._shown: dict = {}  # (sentence, heads, mode) -> (change, PNG), for the current sentence
         self.frame = Frame(self.figure, dpi=96)  # the widgets' shared Agg-to-PNG path
