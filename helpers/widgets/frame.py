@@ -24,7 +24,8 @@ class Frame:
 
     def __init__(self, fig, moving=(), dpi: int = 72, middle=()):
         fig.set_dpi(dpi)
-        self.fig, self.canvas = fig, Canvas(fig)  # words from kept glyphs, same pixels
+        # the package's canvas (words from kept glyphs, same pixels): a figure from new_figure has it already
+        self.fig, self.canvas = fig, fig.canvas if isinstance(fig.canvas, Canvas) else Canvas(fig)
         self.middle, self.moving = list(middle), list(moving)
         for artist in self.middle + self.moving:
             artist.set_animated(True)
