@@ -21,7 +21,7 @@ from .analysis.formation import formation_record
 from .analysis.headcount import record_merged_losses
 from .analysis.kvheads import record_pooled_results
 from .analysis.listloss import record_loss_split
-from .analysis.seeds import SEEDS, record_seed_runs, seed_numbers, seeds_of
+from .analysis.seeds import SEEDS, record_seed_run, seed_numbers, seeds_of
 from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
 from .core.files import refuse_read_only
 from .core.evaluation import N_CTX, evaluate, next_token_loss, story_batch
@@ -228,20 +228,34 @@ def train_and_record(name: str, path: Path, progress: bool = True) -> dict:
     return info
 
 
+def train_seed(name: str, seed: int, progress: bool = False) -> dict:
+    """Train recipe `name` on `seed` and return what a seed's run records (seeds.seed_numbers); no weights."""
+    recipe = RECIPES[name]
+    model, info = train(name, progress, recipe=replace(recipe, seed=seed))
+    shipped_precision = model.half().float()  # the split is measured as a shipped (fp16) file would be
+    lm = LanguageModel(name, shipped_precision, WordTokenizer(recipe.words), info, bos=recipe.bos)
+    return seed_numbers(lm, info)
+
+
 def train_seeds(name: str, count: int, listing: Path, progress: bool = True) -> dict[int, dict]:
-    """Train recipe `name` on `count` seeds (its own and the next ones) and record every seed's numbers in
-    its line of the manifest `listing`. No weights are written: the shipped file stays the one for the maps."""
-    recipe, runs = RECIPES[name], {}
+    """Train recipe `name` on `count` seeds (its own and the next ones), skipping seeds already recorded, and
+    record each seed's numbers in its line of the manifest `listing` as soon as it finishes (an interrupted
+    run keeps what it had). No weights are written: the shipped file stays the one for the maps.
+    tools/run_seeds.py does the same for many recipes on several processes."""
     if name not in manifest(listing, required=False):  # before the first step, not after an hour of training
         raise ValueError(f"--seeds: {listing} has no line for {name}; train it first (python -m helpers.train {name}).")
-    for seed in seeds_of(recipe.seed, count):
-        model, info = train(name, progress, recipe=replace(recipe, seed=seed))
-        shipped_precision = model.half().float()  # the split is measured as a shipped (fp16) file would be
-        lm = LanguageModel(name, shipped_precision, WordTokenizer(recipe.words), info, bos=recipe.bos)
-        runs[seed] = seed_numbers(lm, info)
+    runs = {}
+    for seed in missing_seeds(name, count, listing):
+        runs[seed] = train_seed(name, seed, progress)
+        record_seed_run(name, seed, runs[seed], listing)
         print(f"{name} seed {seed}: {runs[seed]}")
-    record_seed_runs(name, runs, listing)
     return runs
+
+
+def missing_seeds(name: str, count: int, listing: Path) -> list[int]:
+    """The seeds of recipe `name`'s first `count` that `listing` has not recorded yet."""
+    done = manifest(listing, required=False).get(name, {}).get("seeds", {})
+    return [seed for seed in seeds_of(RECIPES[name].seed, count) if str(seed) not in done]
 
 
 def train_snapshots(name: str, path: Path, progress: bool = True, recipe: Recipe | None = None) -> dict:

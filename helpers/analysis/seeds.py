@@ -60,12 +60,14 @@ def cpu_kind(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
             f" ({field.get('model name', '?')}): {' '.join(vector)}")
 
 
-def record_seed_runs(name: str, runs: dict[int, dict], path: Path = MANIFEST) -> None:
-    """Store every seed's numbers under "seeds" in name's manifest line (written in one step)."""
+def record_seed_run(name: str, seed: int, numbers: dict, path: Path = MANIFEST) -> None:
+    """Store one seed's numbers under "seeds" in name's manifest line, beside the seeds already there
+    (the manifest is written in one step)."""
     entries = manifest(path)
     if name not in entries:
         raise ValueError(f"{path} has no line for {name!r}: train it first (python -m helpers.train {name}).")
-    entries[name]["seeds"] = {str(seed): numbers for seed, numbers in sorted(runs.items())}
+    runs = {int(s): n for s, n in entries[name].get("seeds", {}).items()} | {seed: numbers}
+    entries[name]["seeds"] = {str(s): n for s, n in sorted(runs.items())}
     write_manifest(entries, path)
 
 
