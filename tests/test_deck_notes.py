@@ -175,9 +175,9 @@ def test_07_loss_list_and_cache_as_the_notebook_prints_them(notes):
 
 
 def test_08_the_formation_slide_says_what_08_finds_and_how_far_it_holds(notes):
-    """08 finds the step with H.formation(curves) and states the seeds with H.describe_formation_seeds()."""
+    """08 finds the step with H.formation(curves) and states the seeds with H.formation_seeds_table()."""
     code = source("08_watch_the_heads_learn.ipynb")
-    assert "H.formation(curves)" in code and "H.describe_formation_seeds()" in code
+    assert "H.formation(curves)" in code and "H.formation_seeds_table()" in code
     curves = H.shipped_record("heads-12")["curves"]
     found = H.formation(curves)
     head = f"L{found['head'][0]} H{found['head'][1]}"
@@ -187,7 +187,7 @@ def test_08_the_formation_slide_says_what_08_finds_and_how_far_it_holds(notes):
     caption = notes["08_heads_forming"]
     assert f"the induction head {head} reaches 0.5 at step {found['step']}" in caption
     assert f"lists said again rise to {curves['list_accuracy'][-1]:.0%}" in caption
-    runs = H.describe_formation_seeds().splitlines()[1:-2]
+    runs = H.formation_seeds_table().splitlines()[1:-2]
     steps = sorted(int(line.split()[1]) for line in runs)
     assert f"over {len(runs)} seeds" in caption and f"between steps {steps[0]} and {steps[-1]}" in caption
 

@@ -27,11 +27,11 @@ from safetensors.torch import save
 import helpers as H
 from helpers import doctor, train
 from helpers.analysis import headcount, kvheads
-from helpers.analysis.kvcache import describe_kv_cache_table
+from helpers.analysis.kvcache import kv_cache_table
 from helpers.core import catalog
 from helpers.core.files import finish_interrupted
 from helpers.core.model import GPT, GPTConfig
-from helpers.core.weights import read_model, sha256, to_checkpoint_layout
+from helpers.core.weights import checked_config, read_model, sha256, to_checkpoint_layout
 from helpers.exercises import kv_checks
 from helpers.figures import export
 from helpers.figures.page import MAX_MAP_BYTES, MAX_TOKENS, export_page, read_page
@@ -391,7 +391,7 @@ def test_a_model_file_with_a_bad_config_is_one_line_naming_the_file(tmp_path, co
                                            ({"ln_eps": 0.0}, "ln_eps=0.0"), ({"mlp": 1}, "mlp=1")])
 def test_a_config_with_nan_eps_or_a_word_for_mlp_is_refused(kwargs, words):
     with pytest.raises(ValueError, match=words):
-        GPTConfig(vocab_size=10, **kwargs)
+        checked_config(vocab_size=10, **kwargs)
 
 
 # --- weak cases: the KV slider, the recorded numbers, the KV arithmetic -------------------------------------
@@ -417,8 +417,8 @@ def test_a_model_line_without_its_held_out_loss_is_one_line(monkeypatch, read, n
 
 def test_a_kv_table_for_an_absurd_context_is_refused_in_one_line():
     with pytest.raises(ValueError, match="context="):
-        describe_kv_cache_table(10 ** 400)
-    assert "GiB for 8,000 tokens" in describe_kv_cache_table()
+        kv_cache_table(10 ** 400)
+    assert "GiB for 8,000 tokens" in kv_cache_table()
 
 
 def test_a_kv_cache_answer_past_float_range_is_a_verdict(capsys):

@@ -18,7 +18,7 @@ KIB = 1024
                                       ("Qwen2-7B", 56)])
 def test_cache_per_token_of_the_published_configs(name, kib):
     """The issue's examples (512 KiB, 128 KiB, 36 KiB in 16-bit), computed from the config numbers."""
-    row = next(r for r in H.kv_cache_table() if r["model"] == name)
+    row = next(r for r in H.kv_cache_rows() if r["model"] == name)
     assert row["bytes per token"] == kib * KIB and row["KiB per token"] == kib
 
 
@@ -31,12 +31,12 @@ def test_published_heads_are_the_config_files_numbers():
 
 def test_an_8000_token_context():
     """07 §1: Llama 2 7B keeps 3.9 GiB of keys and values for 8,000 tokens, Llama 3 8B a quarter."""
-    rows = {r["model"]: r for r in H.kv_cache_table(8000)}
+    rows = {r["model"]: r for r in H.kv_cache_rows(8000)}
     assert round(rows["Llama 2 7B"]["GiB per context"], 2) == 3.91
     assert round(rows["Llama 3 8B"]["GiB per context"], 2) == 0.98
     assert rows["Llama 2 7B"]["GiB per context"] == 4 * rows["Llama 3 8B"]["GiB per context"]
     assert round(rows["GPT-2 small"]["GiB per context"], 2) == 0.27
-    assert "3.91" in H.describe_kv_cache_table() and "GiB for 8,000 tokens" in H.describe_kv_cache_table()
+    assert "3.91" in H.kv_cache_table() and "GiB for 8,000 tokens" in H.kv_cache_table()
 
 
 def test_cache_formula_and_its_one_line_errors():
@@ -94,7 +94,7 @@ def test_every_variant_is_shipped_with_its_setting_and_records():
     results = H.kv_results()
     assert list(results) == list(H.KV_COUNTS)
     assert [r["cache_bytes_per_token"] for r in results.values()] == [64, 128, 192, 256, 384, 768]
-    table = H.describe_kv_results()
+    table = H.kv_results_table()
     assert len(table.splitlines()) == 7 and "kv-12" in table and "kv-1 " in table
 
 
@@ -156,7 +156,7 @@ def test_pooling_on_text_is_generic_and_agrees_with_the_recorded_pooling_on_kv_1
     assert results[12]["mean_change"] == 0 and results[12]["loss"] == kvheads.text_loss(lm, kvheads.SENTENCE)[0]
     assert all(results[n]["loss"] > results[12]["loss"] and results[n]["mean_change"] > 0.1 for n in (1, 2, 3, 4, 6))
     assert results[1]["map_change"].shape == (2, 12)
-    assert "kv-12 mean-pooled, NOT retrained" in H.describe_pooling_on_text(results, "kv-12")
+    assert "kv-12 mean-pooled, NOT retrained" in H.pooling_table(results, "kv-12")
 
 
 def test_a_map_that_did_not_move_moved_exactly_nothing_and_others_move_one_minus_their_overlap():

@@ -79,7 +79,7 @@ def test_the_paragraph_and_sentence_are_a_few_english_sentences(stand_in):
 
 
 def test_the_description_and_figure(pooling):
-    text = H.describe_pooling_on_text(pooling)
+    text = H.pooling_table(pooling)
     lines = text.splitlines()
     assert len(lines) == 7 and "NOT retrained" in lines[0] and "(80 tokens)" in lines[0]
     assert lines[1].startswith(" 12 key/value heads:") and "(+0.000)" in lines[1] and "as before" in lines[1]

@@ -69,7 +69,7 @@ def test_07_1_cache_numbers():
     """"Llama 2 7B keeps 512 KiB for every token … the 3.91 GiB in the 8,000-token column … Llama 3 8B … only 8
     key/value heads: 128 KiB per token, four times less … GPT-2 small keeps 36 KiB per token … and Gemma 2B,
     whose 8 query heads all share one key/value head, 18 KiB.\""""
-    rows = {r["model"]: r for r in H.kv_cache_table(8000)}
+    rows = {r["model"]: r for r in H.kv_cache_rows(8000)}
     llama2, llama3 = rows["Llama 2 7B"], rows["Llama 3 8B"]
     assert llama2["KiB per token"] == 512 and f"{llama2['GiB per context']:.2f}" == "3.91"
     assert (llama3["layers"], llama3["query heads"], llama3["head size"]) == \
@@ -86,7 +86,7 @@ def test_07_1_cache_numbers():
 def test_07_1_grouped_query_models_of_section_4():
     """§4: "Llama 2 70B, Llama 3, Mistral and Qwen2 in the table above all use grouped-query attention; Gemma 2B
     uses multi-query.\""""
-    rows = {r["model"]: r for r in H.kv_cache_table()}
+    rows = {r["model"]: r for r in H.kv_cache_rows()}
     for name in ("Llama 2 70B", "Llama 3 8B", "Mistral 7B", "Qwen2-7B"):
         assert 1 < rows[name]["kv heads"] < rows[name]["query heads"]
     assert rows["Gemma 2B"]["kv heads"] == 1 and rows["Llama 2 7B"]["kv heads"] == rows["Llama 2 7B"]["query heads"]
@@ -254,7 +254,7 @@ def test_07_1_each_model_reads_its_own_context_length():
     would be the cache of a text twice as long as Llama 2 can read … it reads up to 8,192 tokens, so 8,000 fit: 0.98
     GiB. GPT-2 small … reads at most 1,024 tokens (0.04 GiB) … Mistral 7B (v0.1) accepts 32,768 positions, but each
     of its layers attends only to the last 4,096 tokens (a sliding window) … 0.50 GiB, however long the text.\""""
-    rows = {r["model"]: r for r in H.kv_cache_table(8000)}
+    rows = {r["model"]: r for r in H.kv_cache_rows(8000)}
     lengths = {name: r["context length"] for name, r in rows.items()}
     assert lengths == {"GPT-2 small": 1024, "Llama 2 7B": 4096, "Llama 2 70B": 4096, "Llama 3 8B": 8192,
                        "Mistral 7B": 32768, "Qwen2-7B": 131072, "Gemma 2B": 8192}
@@ -265,7 +265,7 @@ def test_07_1_each_model_reads_its_own_context_length():
     assert f"{llama2['GiB at most']:.2f}" == "2.00" and 8000 / llama2["context length"] > 1.95  # "twice as long"
     assert f"{llama3['GiB per context']:.2f}" == "0.98" and llama3["context length"] >= 8000
     assert f"{gpt['GiB at most']:.2f}" == "0.04" and f"{mistral['GiB at most']:.2f}" == "0.50"
-    table = H.describe_kv_cache_table(8000).splitlines()
+    table = H.kv_cache_table(8000).splitlines()
     assert "reads at most" in table[0]
     marked = {line.split("  ")[0]: line for line in table[1:8]}
     for name, r in rows.items():  # * = more tokens than it reads, † = more than its sliding window
@@ -298,7 +298,7 @@ def test_07_1_the_head_size_rule_and_its_exceptions():
     assert not any("head_dim" in args[0] for _, args in kv_checks.KV_CACHE.cases)  # "None of the configs … sets"
     gemma_2b = next(c for c in kvcache.PUBLISHED if c.name == "Gemma 2B")
     assert gemma_2b.d_head == H.head_size({"hidden_size": 2048, "num_attention_heads": 8, "head_dim": 256})
-    lines = H.describe_head_sizes().splitlines()
+    lines = H.head_sizes_table().splitlines()
     assert "3072 // num_attention_heads 16 = 192, but its config sets head_dim 256" in lines[1]
     assert lines[2].startswith("GPT-2 small  n_embd 768 // n_head 12 = 64")
     text = prose()
@@ -353,7 +353,7 @@ def test_07_4_the_split_the_notebook_reads_is_what_each_shipped_file_measures(sp
         assert read[n].keys() == live.keys() and (read[n]["words"], read[n]["list_words"]) == (16128, 673)
         for key, value in live.items():
             assert read[n][key] == pytest.approx(value, abs=1e-5), (n, key)
-    assert H.describe_loss_split() == H.describe_loss_split(splits)
+    assert H.loss_split_table() == H.loss_split_table(splits)
 
 
 def test_07_4_a_file_without_a_recorded_split_is_measured_and_training_records_it(tmp_path, monkeypatch):
@@ -392,7 +392,7 @@ def test_07_4_the_loss_rise_comes_from_the_list_words(splits):
         ("0.041", "0.0406", "0.0008")
     for n in H.KV_COUNTS:  # in every variant, the words without a list move the loss by less than 0.001
         assert abs(listloss.loss_rise_by_word(splits[n], splits[12])["from_other_words"]) < 0.001
-    table = H.describe_loss_split(splits)
+    table = H.loss_split_table(splits)
     assert "16,128 predicted words of 256 held-out stories: 673 say a list again (4.2%)" in table
     text = prose()
     for phrase in ("The loss and the list are one measurement.", "lie between 1.635 and 1.637",
@@ -400,7 +400,7 @@ def test_07_4_the_loss_rise_comes_from_the_list_words(splits):
                    "0.0406 comes from the list words and 0.0008 from all the others",
                    "The loss is not a second, milder sign", "the six shipped models' losses lie between 1.635 and 1.637"):
         assert phrase in text, phrase
-    assert "H.describe_loss_split()" in " ".join(c.source for c in cells() if c.cell_type == "code")
+    assert "H.loss_split_table()" in " ".join(c.source for c in cells() if c.cell_type == "code")
 
 
 def test_07_4_the_papers_results_are_theirs():
@@ -440,7 +440,7 @@ def test_07_exercise_2_comes_before_any_result_of_the_six_models():
     sources = [c.source for c in cells()]
     exercise = next(i for i, s in enumerate(sources) if "H.check_grouped_attention" in s)
     results = [i for i, s in enumerate(sources) if any(name in s for name in (
-        "H.describe_kv_results", "H.KVHeadExplorer", "H.similarity_by_kv_heads", "H.kv_results", "H.plot_kv_results"))]
+        "H.kv_results_table", "H.KVHeadExplorer", "H.similarity_by_kv_heads", "H.kv_results", "H.plot_kv_results"))]
     assert exercise < min(results)
     assert ids.index("c16") == exercise - 1 and ids.index("c09") < exercise  # the definition, then the exercise
     before = " ".join(cells()[i].source for i in range(exercise) if cells()[i].cell_type == "markdown")

@@ -1,9 +1,10 @@
-"""Trained variants compared across seeds (the seeds-and-true-sentences issue): the training command
-records every seed's numbers, the shipped records hold five seeds per compared variant, and a recorded
-seed comes out again when it is trained again on a CPU of the same kind."""
+"""Trained variants compared across seeds: the training command records every seed's numbers (topping up,
+one seed at a time), the shipped records hold at least 16 seeds per compared variant, a recorded seed comes
+out again when it is trained again on a CPU of the same kind, and the rates and intervals are right."""
 
 import dataclasses
 import json
+import math
 
 import pytest
 import torch
@@ -45,15 +46,33 @@ def test_seeds_for_a_model_not_yet_listed_are_refused_before_training(tmp_path, 
     assert "has no line for tiny; train it first" in capsys.readouterr().err
 
 
+def test_seeds_are_topped_up_not_trained_again(tmp_path, monkeypatch):
+    """--seeds N trains only the seeds the listing lacks, and records each beside the others as it finishes."""
+    out = tmp_path / "tiny.safetensors"
+    train.main(["tiny", "--out", str(out)])
+    listing = tmp_path / "models.json"
+    seeds.record_seed_run("tiny", 0, {"held_out_loss": 9.0}, listing)
+    trained = []
+    monkeypatch.setattr(train, "train_seed", lambda name, seed, progress=False: trained.append(seed) or {"s": seed})
+    train.main(["tiny", "--out", str(out), "--seeds", "3"])
+    runs = json.loads(listing.read_text())["tiny"]["seeds"]
+    assert trained == [1, 2] and runs == {"0": {"held_out_loss": 9.0}, "1": {"s": 1}, "2": {"s": 2}}
+
+
 @pytest.mark.parametrize("name", FAMILIES)
-def test_every_compared_variant_ships_five_seeds(name):
+def test_every_compared_variant_ships_sixteen_seeds(name):
     runs = seeds.seed_runs(name)
     first = train.RECIPES[name].seed
-    assert sorted(runs) == seeds.seeds_of(first) and len(runs) == seeds.SEEDS == 5
+    assert sorted(runs)[:seeds.SEEDS] == seeds.seeds_of(first) and seeds.SEEDS == 16
     for numbers in runs.values():
         assert set(seeds.KEYS) <= set(numbers) and 0 <= numbers["list_accuracy"] <= 1
         # the split adds up to the loss: about 4 % of the words repeat a list
         assert numbers["list_loss"] < numbers["other_loss"] + 1.5
+
+
+def test_heads_12_and_kv_12_are_one_recipe_with_one_set_of_runs():
+    assert seeds.seed_runs("kv-12") == seeds.seed_runs("heads-12")
+    assert train.RECIPES["kv-12"].seed == train.RECIPES["heads-12"].seed
 
 
 def test_a_recorded_seed_comes_out_again_on_a_cpu_of_its_kind():
@@ -82,14 +101,41 @@ def test_the_cpu_kind_names_maker_model_and_vector_instructions(tmp_path):
     assert seeds.cpu_kind(tmp_path / "absent")  # not Linux: what platform says, never an error
 
 
-def test_spread_and_comparison_words():
+def test_counts_and_pairs_over_seeds():
     a = seeds.Spread("a", "list_accuracy", {1: 0.9, 2: 0.8, 3: 0.85})
-    b = seeds.Spread("b", "list_accuracy", {1: 0.5, 2: 0.6, 3: 0.7})
-    c = seeds.Spread("c", "list_accuracy", {1: 0.95, 2: 0.5, 3: 0.6})
-    assert seeds.how_far(a, b) == "in all 3 runs of each"
-    assert seeds.how_far(a, c).startswith("on average, but not in every run (better in 2 of 3 seeds)")
-    assert seeds.how_far(b, a) == "not even on average"
-    assert seeds.percent_range(a) == "85 % (80–90 %)" and seeds.loss_range(a) == "0.850 (0.800–0.900)"
+    c = seeds.Spread("c", "list_accuracy", {1: 0.95, 2: 0.5, 3: 0.6, 4: 0.1})
+    assert seeds.paired_wins(a, c) == (2, 3) and seeds.paired_text(a, c) == "better in 2 of 3 pairs of the same seed"
+    loss_a, loss_c = (dataclasses.replace(s, key="held_out_loss") for s in (a, c))
+    assert seeds.paired_wins(loss_a, loss_c) == (1, 3)  # lower is better for a loss
     with pytest.raises(ValueError, match="has no seed runs recorded"):
         seeds.spread("classroom", "list_accuracy")
     assert "classroom" in manifest()
+
+
+@pytest.mark.parametrize("k, n", [(0, 16), (16, 16), (9, 16), (1, 5), (6, 13)])
+def test_the_exact_binomial_interval(k, n):
+    """Clopper–Pearson: at its ends the tail is exactly 2.5 %; all or none have closed forms."""
+    low, high = seeds.binomial_interval(k, n)
+
+    def at_least(j, p):
+        return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(j, n + 1))
+
+    if k == 0:
+        assert low == 0 and math.isclose(high, 1 - 0.025 ** (1 / n), rel_tol=1e-9)
+    elif k == n:
+        assert high == 1 and math.isclose(low, 0.025 ** (1 / n), rel_tol=1e-9)
+    else:
+        assert math.isclose(at_least(k, low), 0.025, abs_tol=1e-9)
+        assert math.isclose(1 - at_least(k + 1, high), 0.025, abs_tol=1e-9)
+    assert (9, 16) != (k, n) or (round(low, 3), round(high, 3)) == (0.299, 0.802)  # the published table's values
+
+
+def test_the_formatter_says_counts_with_their_interval():
+    assert seeds.rate_text(9, 16) == "9 of 16 runs (30–80 %)"
+    assert seeds.rate_text(16, 16) == "all 16 of our 16 runs (79–100 %)"
+    assert seeds.rate_text(0, 16) == "none of our 16 runs (0–21 %)"
+    low, high = seeds.bootstrap_interval([0.8, 0.9, 0.85, 0.95])
+    assert 0.8 <= low < 0.875 < high <= 0.95 and seeds.bootstrap_interval([0.8, 0.9, 0.85, 0.95]) == (low, high)
+    assert seeds.mean_text([1.6, 1.6, 1.6]) == "1.600 (1.600–1.600)"
+    with pytest.raises(ValueError, match="need 0 <= k <= n"):
+        seeds.binomial_interval(3, 2)

@@ -45,7 +45,7 @@ def test_the_guides_answers_are_the_models_numbers():
 
 def test_the_guides_07_answers_are_the_variants_numbers():
     trained, pooled, alike = H.kv_results(), H.pooled_results(), H.similarity_by_kv_heads()
-    table = H.describe_kv_cache_table(context=8000)
+    table = H.kv_cache_table(context=8000)
     assert "Llama 2 7B       32     32   32   128        512                    3.91" in table and "**3.91 GiB.**" in GUIDE
     assert "Llama 3 8B       32     32    8   128        128" in table and "**128 KiB, four times less.**" in GUIDE
     within = sorted(round(s["within"], 2) for s in alike.values())

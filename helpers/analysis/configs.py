@@ -50,7 +50,7 @@ def field_name(config: dict, field: str) -> str:
     return next((key for key in FIELDS[field] if key in config), FIELDS[field][0])
 
 
-def describe_head_sizes(examples: dict[str, dict] = EXAMPLES) -> str:
+def head_sizes_table(examples: dict[str, dict] = EXAMPLES) -> str:
     """One line per config: the rule width // heads, the head size the config really has, its key/value heads."""
     lines = []
     for name, config in examples.items():

@@ -220,7 +220,7 @@ def five_steps(curves: dict, found: dict) -> list[int]:
     return [steps[0], steps[max(0, at - 1)], steps[at], steps[(at + len(steps) - 1) // 2], steps[-1]]
 
 
-def describe_formation(curves: dict, found: dict) -> str:
+def formation_table(curves: dict, found: dict) -> str:
     """The curves at five snapshots, then what the code found (formation step, order, bump) as text."""
     steps, head = list(curves["steps"]), found["head"] or best_head(curves, "induction")
     prev = found["previous_head"]

@@ -55,7 +55,7 @@ def seed_findings(runs: dict[int, dict]) -> dict:
                                     max(r["final_list_accuracy"] for r in runs.values()))}
 
 
-def describe_formation_seeds(runs: dict[int, dict] | None = None) -> str:
+def formation_seeds_table(runs: dict[int, dict] | None = None) -> str:
     """A table of the seeds' summaries and a line on what changes and what does not."""
     runs = formation_seeds() if runs is None else runs
     if not runs:

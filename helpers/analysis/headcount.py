@@ -44,7 +44,7 @@ def head_shapes(width: int, n_heads: int, n_tokens: int) -> dict[str, tuple[int,
     }
 
 
-def describe_shapes(width: int, n_heads: int, n_tokens: int) -> str:
+def shapes_table(width: int, n_heads: int, n_tokens: int) -> str:
     """head_shapes as aligned text lines, for printing."""
     rows = head_shapes(width, n_heads, n_tokens)
     return "\n".join(f"{name:<30}{' × '.join(map(str, shape))}" for name, shape in rows.items())

@@ -1,13 +1,19 @@
 """Knock-out experiments: remove heads and watch what the model can no longer predict.
 
-A head is removed through the model's own forward arguments: head_scale (n_layer, n_head)
-of 1 (keep) / 0 (remove), and for mean ablation head_mean (n_layer, n_head, d_head), the
-head's average output, which replaces it (so the rest of the network still gets a
-typical input from that slot, just not one that depends on the sentence).
+    with knock_out(lm, [(0, 9), (1, 3)], mode="mean"):
+        run = run_sentence(lm, "list : bed fox mat . again : bed")   # L0 H9 and L1 H3 removed
+
+A head is removed with a PyTorch forward hook, as TransformerLens ablates, so the model itself
+knows nothing of experiments: the hook sits before each layer's output projection (c_proj),
+whose input is the heads side by side, (B, T, n_head * d_head), and overwrites the removed
+heads' slices: with zeros ("zero"), or with the head's average output ("mean", so the rest of
+the network still gets a typical input from that slot, just not one that depends on the
+sentence). The hooks are removed when the `with` block ends, however it ends.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import weakref
 
@@ -17,7 +23,7 @@ import torch
 from ..core.arguments import is_whole_number, whole_number
 from ..core.evaluation import HELD_OUT_SEED, forced_hits, held_out_stories, one_thread, story_ids
 from ..core.language import FORCED
-from ..core.model import LanguageModel
+from ..core.model import GPT, LanguageModel
 from ..core.run import run_sentence
 from .detectors import repeated_random_tokens
 from .relations import pair_scores, ranked_heads, relation_pairs, residual_stream
@@ -90,18 +96,48 @@ def cached_head_means(lm: LanguageModel) -> torch.Tensor:
     return _MEANS[lm.model]
 
 
-def knock_out(lm: LanguageModel, heads, mode: str = "zero"):
-    """The forward arguments that remove `heads`: (head_scale (L, H), head_mean (L, H, d) or None).
+def knock_out(lm: LanguageModel, heads, mode: str = "zero") -> "KnockOut":
+    """A context manager that removes `heads` from every forward pass of lm inside its `with` block.
 
-    mode "zero" silences a head; "mean" replaces its output by its average output.
+    mode "zero" silences a head; "mean" replaces its output by its average output (head_means).
+    The heads and the mode are checked now, before any `with`: a bad one is a one-line ValueError.
     """
     if mode not in MODES:
         raise ValueError(f"Unknown mode {mode!r}; choose 'zero' or 'mean'.")
-    cfg = lm.config
-    head_scale = torch.ones(cfg.n_layer, cfg.n_head)
-    for layer, head in check_head_list(lm, heads):
-        head_scale[layer, head] = 0.0
-    return head_scale, (cached_head_means(lm) if mode == "mean" else None)
+    heads = check_head_list(lm, heads)
+    return KnockOut(lm.model, heads, cached_head_means(lm) if mode == "mean" else None)
+
+
+class KnockOut:
+    """Forward pre-hooks on the output projections of the layers that lose a head; see knock_out."""
+
+    def __init__(self, model: GPT, heads: list[tuple[int, int]], means: torch.Tensor | None = None):
+        self.model, self.heads, self.means = model, heads, means  # means: (L, H, d_head), or None for zeros
+        self.handles: list = []
+
+    def __enter__(self) -> "KnockOut":
+        layers = sorted({layer for layer, _ in self.heads})
+        try:
+            for layer in layers:
+                removed = sorted({head for l, head in self.heads if l == layer})
+                hook = functools.partial(self._replace, layer=layer, removed=removed)
+                self.handles.append(self.model.h[layer].attn.c_proj.register_forward_pre_hook(hook))
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        while self.handles:
+            self.handles.pop().remove()
+
+    def _replace(self, module, args, layer: int, removed: list[int]) -> tuple[torch.Tensor]:
+        """c_proj's input (B, T, n_head * d_head) with each removed head's slice replaced."""
+        d = self.model.config.d_head
+        merged = args[0].clone()
+        for head in removed:
+            merged[..., head * d:(head + 1) * d] = 0.0 if self.means is None else self.means[layer, head]
+        return (merged,)
 
 
 @torch.no_grad()
@@ -145,7 +181,7 @@ def _knocked(lm: LanguageModel, relation: str, heads_knocked, mode: str, n_stori
     if relation not in FORCED:
         raise ValueError(f"Relation {relation!r} decides no next word; choose one of {', '.join(FORCED)}.")
     heads = tuple(sorted(set(check_head_list(lm, heads_knocked))))
-    head_scale, head_mean = knock_out(lm, heads, mode)
+    removal = knock_out(lm, heads, mode)
     run = _forced_run(lm, relation, n_stories, seed)
     if (heads, mode) not in run["results"]:
         # below the first removed head nothing changes: start there, with the scores of a pass with every head
@@ -153,8 +189,8 @@ def _knocked(lm: LanguageModel, relation: str, heads_knocked, mode: str, n_stori
         table = _knocked(lm, relation, (), "zero", n_stories, seed)[1].copy() if heads else \
             np.full((lm.config.n_layer, lm.config.n_head), np.nan)
         triples = relation_pairs(run["stories"], relation)  # rows of this batch; all lie before its cut
-        with one_thread():  # small products: see evaluation.one_thread
-            out = lm.model.run_blocks(run["xs"][first], first, head_scale, head_mean)  # from layer `first` up
+        with one_thread(), removal:  # small products: see evaluation.one_thread
+            out = lm.model.run_blocks(run["xs"][first], first)  # from layer `first` up
         if triples:
             table[first:] = pair_scores(out.attentions, triples)  # (B', L - first, H, T', T') -> (L - first, H)
         hits = forced_hits(out.logits, run["ids"], run["stories"], relation) if run["stories"] else 0.0
@@ -176,11 +212,13 @@ def next_word_change(lm: LanguageModel, sentence: str, heads_knocked=(), mode: s
     Returns {"words", "before", "after"}: the union of both top-k lists, most likely (before) first.
     `before`: the all-heads probabilities (V,) if already known (the knock-out widget keeps them).
     """
-    head_scale, head_mean = knock_out(lm, heads_knocked, mode)
+    removal = knock_out(lm, heads_knocked, mode)
     if before is None:
         before = run_sentence(lm, sentence).next_word_probs()  # (V,)
-    after = before if bool((head_scale == 1).all()) else run_sentence(  # nothing removed: nothing to rerun
-        lm, sentence, head_scale=head_scale, head_mean=head_mean).next_word_probs()
+    after = before  # nothing removed: nothing to rerun
+    if removal.heads:
+        with removal:
+            after = run_sentence(lm, sentence).next_word_probs()
     ids = list(dict.fromkeys(before.topk(top_k).indices.tolist() + after.topk(top_k).indices.tolist()))
     ids.sort(key=lambda i: (-before[i].item(), -after[i].item()))
     return {"words": [_word(lm, i) for i in ids], "before": before[ids].numpy(), "after": after[ids].numpy()}

@@ -55,7 +55,7 @@ def kv_cache_bytes_per_token(n_layer: int, n_kv_head: int, d_head: int, bytes_pe
     return 2 * n_layer * n_kv_head * d_head * size
 
 
-def kv_cache_table(context: int = CONTEXT, bytes_per_number: int = 2) -> list[dict]:
+def kv_cache_rows(context: int = CONTEXT, bytes_per_number: int = 2) -> list[dict]:
     """One row per published model: its heads, cache per token, and the cache of a `context`-token text."""
     context = check_context(context)
     rows = []
@@ -76,14 +76,14 @@ def check_context(context) -> int:
                         valid=f"a context length in tokens from 1 to {MAX_CONTEXT:,}, e.g. 8000")
 
 
-def describe_kv_cache_table(context: int = CONTEXT) -> str:
-    """kv_cache_table as aligned text lines, for printing; each model's own context length beside the
+def kv_cache_table(context: int = CONTEXT) -> str:
+    """kv_cache_rows as aligned text lines, for printing; each model's own context length beside the
     `context`-token column, marked where that is more than the model reads or than its sliding window."""
     context = check_context(context)  # before the header formats it
     lines = [f"{'model':<12}{'layers':>7}{'query':>7}{'kv':>5}{'head':>6}{'KiB/token':>11}"
              f"{f'GiB for {context:,} tokens':>24} {'reads at most':>14}{'GiB at most':>13}"]
     notes = {}
-    for r in kv_cache_table(context):
+    for r in kv_cache_rows(context):
         mark = "*" if context > r["context length"] else "†" if context > r["tokens kept at most"] else " "
         if mark == "*":
             notes["*"] = "* more than it reads: its cache stops at its own context length (GiB at most)"

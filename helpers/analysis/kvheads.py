@@ -95,7 +95,7 @@ def kv_results() -> dict[int, dict]:
     return out
 
 
-def describe_kv_results() -> str:
+def kv_results_table() -> str:
     """The table of the six variants (the closing table of issue 25), as text."""
     lines = [f"{'kv heads':>8} {'model':<9}{'group':>6}{'held-out loss':>15}{'list right':>12}"
              f"{'attn params/layer':>19}{'cache B/token':>15}"]
@@ -245,7 +245,7 @@ def pooling_on_text(lm: LanguageModel, text: str = POOL_TEXT, sentence: str = PO
     return out
 
 
-def describe_pooling_on_text(results: dict[int, dict], name: str = "gpt2") -> str:
+def pooling_table(results: dict[int, dict], name: str = "gpt2") -> str:
     """pooling_on_text as lines: loss, its rise over the unpooled model, and the mean and largest map change."""
     full = max(results)
     lines = [(f"{name} mean-pooled, NOT retrained: loss on the paragraph ({results[full]['tokens']} tokens), and how "

@@ -73,7 +73,7 @@ def record_loss_split(name: str, path: Path | None = None) -> dict[str, float]:
     return record_measurements(name, "loss_split", loss_on_list_words, path)
 
 
-def describe_loss_split(splits: dict[int, dict[str, float]] | None = None) -> str:
+def loss_split_table(splits: dict[int, dict[str, float]] | None = None) -> str:
     """The split of every kv-N model as text: the loss on all words, on the list words, on the others."""
     splits = loss_split_by_kv_heads() if splits is None else splits
     first = next(iter(splits.values()))

@@ -80,7 +80,7 @@ def resting_scores(attn: torch.Tensor, stories: list[Story]) -> np.ndarray:
     return (mass / (mask.sum(-1) > 0).sum()).numpy()
 
 
-def describe_links(story: Story, relations=RELATIONS[2:], n: int = 1) -> list[str]:
+def links_table(story: Story, relations=RELATIONS[2:], n: int = 1) -> list[str]:
     """Readable lines: for each relation, its first n (query -> key) pairs with their words."""
     lines = []
     for r in relations:

@@ -1,27 +1,32 @@
 """Trained variants compared across training seeds: a result is a distribution, not one run.
 
 One trained model is one draw. Notebooks 04 and 07 compare variants (head counts, key/value heads),
-so each variant's recipe is trained on SEEDS seeds (`python -m helpers.train kv-3 --seeds 5`); the
+so each variant's recipe is trained on SEEDS seeds (`python -m helpers.train kv-3 --seeds 16`); the
 numbers of every seed are recorded under "seeds" in its data/models.json line (the weights of the
 recipe's own seed are the shipped file; the other seeds keep only their numbers, so data/ stays
 small). A comparison is then stated only as far as the seeds agree:
 - `spread(name, key)`: every seed's value, the lowest, the highest and the mean;
-- `compare(a, b, key)`: does a beat b in every pair of runs, on average only, or not at all.
+- `learned`, `paired_wins`: counts over the seeds; `binomial_interval` (exact) and `bootstrap_interval` (for a
+  mean) say how far a count or a mean carries to the recipe;
+- `rate_text`, `mean_text`, `paired_text`: the one formatter of those numbers, so a notebook, the guide and the
+  tests print the same "9 of 16 runs (30–80 %)".
 """
 
 from __future__ import annotations
 
+import math
 import platform
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from ..core.catalog import MANIFEST, manifest, recorded, write_manifest
 from ..core.model import LanguageModel
 from .listloss import loss_on_list_words
 
-SEEDS = 5  # runs per recipe: the recipe's own seed and the next four
+SEEDS = 16  # runs per recipe: the recipe's own seed and the next 15
 KEYS = ("held_out_loss", "list_accuracy", "list_loss", "other_loss")
 HIGHER_IS_BETTER = {"held_out_loss": False, "list_accuracy": True, "list_loss": False, "other_loss": False}
 
@@ -108,29 +113,80 @@ def spread(name: str, key: str) -> Spread:
     return Spread(name, key, {seed: numbers[key] for seed, numbers in runs.items()})
 
 
-def compare(a: Spread, b: Spread) -> dict:
-    """How far "a is better than b" holds: in every pair of runs (each of a's runs beats each of b's),
-    in every shared seed (same stories, same order), or on average only."""
+# --- rates with their intervals: what a sentence about runs may say ------------------------------------------
+LEARNED = 0.5  # a run "learned the list game" when it says more than half of a list's second copy right
+LEVEL = 0.95
+
+
+def binomial_interval(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """The exact (Clopper–Pearson) interval for a rate of k successes in n runs. Bisection on the binomial tail
+    in plain Python: the one formula we need does not justify scipy as a dependency."""
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"{k} of {n}: need 0 <= k <= n and n >= 1.")
+    alpha = (1 - level) / 2
+
+    def at_least(j: int, p: float) -> float:  # P(X >= j) for X ~ Binomial(n, p): rises with p
+        return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(j, n + 1))
+
+    def solve(j: int, target: float) -> float:  # the p where P(X >= j) = target
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if at_least(j, mid) < target else (lo, mid)
+        return (lo + hi) / 2
+
+    low = 0.0 if k == 0 else solve(k, alpha)  # the smallest p under which k or more is still likely enough
+    high = 1.0 if k == n else solve(k + 1, 1 - alpha)  # the largest p under which k or fewer is
+    return low, high
+
+
+def bootstrap_interval(values, level: float = LEVEL, resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """A percentile bootstrap interval for the mean over seeds (seeded: the same numbers every run)."""
+    x = np.asarray(list(values), dtype=float)
+    means = np.random.default_rng(seed).choice(x, size=(resamples, len(x))).mean(1)
+    return float(np.quantile(means, (1 - level) / 2)), float(np.quantile(means, (1 + level) / 2))
+
+
+def learned(name: str, below: float = LEARNED) -> tuple[int, int]:
+    """(runs that learned the list game, runs) over name's recorded seeds."""
+    values = spread(name, "list_accuracy").values.values()
+    return sum(v >= below for v in values), len(values)
+
+
+def paired_wins(a: Spread, b: Spread) -> tuple[int, int]:
+    """(seeds on which a is better than b, seeds both ran): the same seed gives both the same stories."""
     sign = 1 if HIGHER_IS_BETTER[a.key] else -1
-    pairs = [(x, y) for x in a.values.values() for y in b.values.values()]
     shared = sorted(set(a.values) & set(b.values))
-    return {"every_pair": all(sign * (x - y) > 0 for x, y in pairs),
-            "seed_wins": sum(sign * (a.values[s] - b.values[s]) > 0 for s in shared), "shared_seeds": len(shared),
-            "on_average": sign * (a.mean - b.mean) > 0, "difference": a.mean - b.mean}
+    return sum(sign * (a.values[s] - b.values[s]) > 0 for s in shared), len(shared)
 
 
-def how_far(a: Spread, b: Spread) -> str:
-    """The words a notebook may use for "a is better than b", from compare()."""
-    result = compare(a, b)
-    if result["every_pair"]:
-        return f"in all {len(a.values)} runs of each"
-    if result["shared_seeds"] and result["seed_wins"] == result["shared_seeds"]:
-        return f"seed by seed in all {result['shared_seeds']} seeds, though the ranges overlap"
-    if result["on_average"]:
-        wins = (f" (better in {result['seed_wins']} of {result['shared_seeds']} seeds)"
-                if result["shared_seeds"] else "")
-        return f"on average, but not in every run{wins}"
-    return "not even on average"
+def failed_runs(name: str, below: float = LEARNED) -> list[int]:
+    """The seeds whose run said a list again correctly less than `below` of the time (had not learned the
+    list game)."""
+    return [seed for seed, value in spread(name, "list_accuracy").values.items() if value < below]
+
+
+# --- the words for them: one formatter, so the notebooks, the guide and the tests print the same numbers --------
+def rate_text(k: int, n: int) -> str:
+    """'9 of 16 runs (30–80 %)'; all or none as 'all 16 of our 16 runs (79–100 %)'."""
+    low, high = binomial_interval(k, n)
+    count = f"all {n} of our {n} runs" if k == n else f"none of our {n} runs" if k == 0 else f"{k} of {n} runs"
+    return f"{count} ({100 * low:.0f}–{100 * high:.0f} %)"
+
+
+def mean_text(values, percent: bool = False) -> str:
+    """'90 % (88–92 %)' or '1.599 (1.596–1.602)': the mean over seeds and its 95 % bootstrap interval."""
+    values = list(values)
+    mean, (low, high) = sum(values) / len(values), bootstrap_interval(values)
+    if percent:
+        return f"{100 * mean:.0f} % ({100 * low:.0f}–{100 * high:.0f} %)"
+    return f"{mean:.3f} ({low:.3f}–{high:.3f})"
+
+
+def paired_text(a: Spread, b: Spread, word: str = "better") -> str:
+    """'better in 9 of 14 pairs of the same seed'."""
+    k, n = paired_wins(a, b)
+    return f"{word} in {k} of {n} pairs of the same seed"
 
 
 # --- tables of a whole family (notebooks 04 and 07 print these; the figures draw the same numbers) -------
@@ -150,48 +206,24 @@ def seed_values(names, key: str) -> dict[str, dict[int, float]]:
     return {name: spread(name, key).values for name in names if seed_runs(name)}
 
 
-def failed_runs(name: str, below: float = 0.5) -> list[int]:
-    """The seeds whose run said a list again correctly less than `below` of the time (had not learned the
-    list game)."""
-    return [seed for seed, value in spread(name, "list_accuracy").values.items() if value < below]
-
-
 def family_range(names, key: str) -> tuple[float, float]:
     """The lowest and highest value of key over every seed of every one of `names`."""
     values = [v for name in names for v in spread(name, key).values.values()]
     return min(values), max(values)
 
 
-def percent_range(s: Spread) -> str:
-    """'81 % (22–99 %)': the mean over the seeds and the lowest and highest run."""
-    return f"{100 * s.mean:.0f} % ({100 * s.low:.0f}–{100 * s.high:.0f} %)"
-
-
-def loss_range(s: Spread) -> str:
-    """'1.602 (1.582–1.676)'."""
-    return f"{s.mean:.3f} ({s.low:.3f}–{s.high:.3f})"
-
-
-def describe_seed_table(names) -> str:
-    """Every variant's numbers over its seeds (mean and lowest–highest run), beside the shipped run's."""
+def seed_table(names) -> str:
+    """Every variant over its seeds: runs that learned the list game, and each number's mean with its 95 %
+    interval (bootstrap over seeds), beside the shipped file's own run."""
     names = list(names)
-    first = sorted(seed_runs(names[0]))
-    lines = [f"{len(first)} training runs per model (the recipe's own seed and the next {len(first) - 1}, trained "
-             f"by today's code; {names[0]}: seeds {first[0]}–{first[-1]}); mean (lowest–highest run)",
-             f"{'model':<9}{'list said again':>17}{'held-out loss':>22}{'loss, list words':>22}"
-             f"{'other words':>22}   the shipped file: list, loss"]
+    lines = [f"{'model':<9}{'runs':>5}{'learned the list game':>24}{'list said again':>18}{'held-out loss':>22}"
+             f"{'loss, other words':>22}   shipped file: list, loss"]
     for name in names:
-        acc, loss, lst, other = (spread(name, key) for key in KEYS[1::-1] + KEYS[2:])
-        lines.append(f"{name:<9}{percent_range(acc):>17}{loss_range(loss):>22}{loss_range(lst):>22}"
-                     f"{loss_range(other):>22}   {100 * shipped_number(name, 'list_accuracy'):.0f} %, "
-                     f"{shipped_number(name, 'held_out_loss'):.3f}")
+        k, n = learned(name)
+        low, high = binomial_interval(k, n)
+        acc, loss, other = (spread(name, key).values.values() for key in ("list_accuracy", "held_out_loss",
+                                                                          "other_loss"))
+        lines.append(f"{name:<9}{n:>5}{f'{k} ({100 * low:.0f}–{100 * high:.0f} %)':>24}{mean_text(acc, True):>18}"
+                     f"{mean_text(loss):>22}{mean_text(other):>22}   "
+                     f"{100 * shipped_number(name, 'list_accuracy'):.0f} %, {shipped_number(name, 'held_out_loss'):.3f}")
     return "\n".join(lines)
-
-
-def describe_comparisons(names, key: str, reference: str, reference_better: bool = True) -> str:
-    """One line per variant: how far `reference` beats it on key (how_far's words), over the seeds; with
-    reference_better=False, how far each variant beats `reference`."""
-    ref = spread(reference, key)
-    pairs = [(ref, spread(name, key)) if reference_better else (spread(name, key), ref)
-             for name in names if name != reference]
-    return "\n".join(f"{a.name} better than {b.name} ({key}): {how_far(a, b)}" for a, b in pairs)

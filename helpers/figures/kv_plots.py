@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..analysis import descriptions as words
-from ..analysis.kvcache import CONTEXT, kv_cache_table
+from ..analysis.kvcache import CONTEXT, kv_cache_rows
 from ..analysis.kvheads import (
     N_QUERY_HEADS,
     SENTENCE,
@@ -87,7 +87,7 @@ def cache_note(row: dict, context: int) -> str:
 def plot_kv_cache(context: int = CONTEXT, ax=None) -> Figure:
     """KiB of keys and values each new token adds, for the published configs (16-bit numbers)."""
     fig, ax = new_axes(ax, (10, 4.6))
-    rows = kv_cache_table(context)[::-1]  # the first row on top
+    rows = kv_cache_rows(context)[::-1]  # the first row on top
     y = np.arange(len(rows))
     values = [r["KiB per token"] for r in rows]
     ax.barh(y, values, color=[SHARED if r["kv heads"] < r["query heads"] else FULL for r in rows])
