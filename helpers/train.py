@@ -26,9 +26,10 @@ from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
 from .core.files import refuse_read_only
 from .core.evaluation import N_CTX, evaluate, next_token_loss, story_batch
 from .core.language import StoryWriter, vocabulary
-from .core.model import GPT, GPTConfig, LanguageModel
+from .core.model import GPT, LanguageModel
 from .core.snapshots import SnapshotRun, record_snapshots, snapshot_state, snapshot_steps
 from .core.tokenizer import WordTokenizer
+from .core.weights import checked_config
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snap
            on_step=None) -> tuple[GPT, dict]:
     torch.manual_seed(recipe.seed)
     tokenizer = WordTokenizer(recipe.words)
-    config = GPTConfig(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)
+    config = checked_config(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)  # a recipe may be new
     model = GPT(config).to(device)  # initialised on the CPU, so every device starts from the same weights
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.95), weight_decay=recipe.weight_decay)
     writer = StoryWriter(recipe.seed)

@@ -27,9 +27,24 @@ def tiny_lm(seed=0) -> LanguageModel:
 
 
 def logits(lm, ids, heads=(), mode="zero"):
-    head_scale, head_mean = A.knock_out(lm, heads, mode)
-    with torch.no_grad():
-        return lm.model(ids, head_scale=head_scale, head_mean=head_mean).logits
+    with torch.no_grad(), A.knock_out(lm, heads, mode):
+        return lm.model(ids).logits
+
+
+@torch.no_grad()
+def by_hand(lm, ids, heads, means=None):
+    """The forward pass written out, each removed head's slice of c_proj's input overwritten by hand."""
+    model, d = lm.model, lm.config.d_head
+    x = model.embed(ids)
+    for i, block in enumerate(model.h):
+        _, _, z = block.attn(block.ln_1(x))  # (B, H, T, d)
+        merged = z.transpose(1, 2).reshape(x.shape)  # the heads side by side: what c_proj reads
+        for layer, head in heads:
+            if layer == i:
+                merged[..., head * d:(head + 1) * d] = 0.0 if means is None else means[layer, head]
+        x = x + block.attn.c_proj(merged)
+        x = x + block.mlp(block.ln_2(x))
+    return model.unembed(x)
 
 
 def test_parse_and_check_heads():
@@ -42,15 +57,37 @@ def test_parse_and_check_heads():
         A.check_head_list(lm, [(2, 0)])
 
 
-def test_knock_out_builds_the_forward_arguments():
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+def test_the_hook_knock_out_equals_overwriting_the_heads_slice_by_hand(mode):
     lm = tiny_lm()
-    scale, mean = A.knock_out(lm, [(1, 3), (0, 0)])
-    assert scale.shape == (2, 4) and mean is None
-    assert scale[1, 3] == 0 and scale[0, 0] == 0 and scale.sum() == 6
-    scale, mean = A.knock_out(lm, [(1, 3)], mode="mean")
-    assert mean.shape == (2, 4, 8)
+    ids = torch.tensor([lm.tokenizer.encode(SENTENCE)])
+    heads = [(1, 3), (0, 0), (1, 1)]
+    means = A.cached_head_means(lm) if mode == "mean" else None
+    hooked = logits(lm, ids, heads, mode)
+    assert torch.allclose(hooked, by_hand(lm, ids, heads, means), atol=1e-6)
+    assert not torch.allclose(hooked, logits(lm, ids), atol=1e-4)  # the heads did something
+
+
+def test_the_hooks_are_gone_after_the_block_even_after_an_error():
+    lm = tiny_lm()
+    ids = torch.tensor([lm.tokenizer.encode(SENTENCE)])
+    plain = logits(lm, ids)
+    removal = A.knock_out(lm, [(0, 1), (1, 2)], "mean")
+    with pytest.raises(RuntimeError, match="stopped inside"), removal:
+        assert not torch.allclose(lm.model(ids).logits, plain, atol=1e-4)
+        raise RuntimeError("stopped inside the with block")
+    assert torch.equal(logits(lm, ids), plain)
+    with removal:  # the same knock-out can be entered again, and leaves nothing behind again
+        pass
+    assert torch.equal(logits(lm, ids), plain)
+
+
+def test_bad_heads_or_mode_are_refused_before_the_with_block():
+    lm = tiny_lm()
     with pytest.raises(ValueError, match="'zero' or 'mean'"):
         A.knock_out(lm, [], mode="half")
+    with pytest.raises(ValueError, match="L2 H0 does not exist"):
+        A.knock_out(lm, [(2, 0)])
 
 
 def test_zero_knock_out_removes_exactly_the_named_head():

@@ -11,6 +11,7 @@ from helpers.analysis import headcount as S
 from helpers.core.arguments import is_whole_number, whole_number
 from helpers.core.attention import check_heads
 from helpers.core.model import GPTConfig
+from helpers.core.weights import checked_config
 from helpers.core.multihead import MultiHead
 from helpers.core.walkthrough import walkthrough_layer
 from helpers.figures.headcount_plots import plot_merge_example
@@ -94,18 +95,18 @@ def test_load_variant_still_refuses_bools_floats_and_text(bad):
     one_line(err)
 
 
-# --- GPTConfig: bools and floats were stored as sizes ---------------------------------------------------
+# --- checked_config (sizes from a file or a recipe): bools and floats were stored as sizes -----------------
 @pytest.mark.parametrize("field", ["vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"])
 @pytest.mark.parametrize("bad", [True, 4.0, 2.5, "4"])
 def test_gpt_config_refuses_bools_and_floats_for_every_size(field, bad):
     sizes = {"vocab_size": 8, "n_ctx": 8, "n_layer": 2, "n_head": 4, "n_embd": 16}
     with pytest.raises(ValueError) as err:
-        GPTConfig(**{**sizes, field: bad})
+        checked_config(**{**sizes, field: bad})
     assert f"{field}={bad!r}" in one_line(err) and "positive integer" in one_line(err)
 
 
 def test_gpt_config_stores_numpy_sizes_as_plain_ints():
-    config = GPTConfig(vocab_size=np.int64(8), n_head=np.int64(4), n_embd=torch.tensor(16), n_layer=2)
+    config = checked_config(vocab_size=np.int64(8), n_head=np.int64(4), n_embd=torch.tensor(16), n_layer=2)
     assert config == GPTConfig(vocab_size=8, n_head=4, n_embd=16, n_layer=2)
     assert all(type(v) is int for k, v in config.to_dict().items() if k not in ("mlp", "ln_eps"))
 

@@ -24,7 +24,7 @@ import helpers as H
 from helpers.core import catalog, gpt2
 from helpers.core.model import GPT, GPTConfig
 from helpers.core.walkthrough import SeededWeightsWarning, walkthrough_layer
-from helpers.core.weights import model_from_checkpoint, read_model, save_model, sha256
+from helpers.core.weights import checked_config, model_from_checkpoint, read_model, save_model, sha256
 from helpers.figures import deck
 
 
@@ -137,7 +137,7 @@ ROWS = [
     Row("heads that do not divide the width", lambda c: H.split_heads(torch.zeros(4, 768), 5), ValueError,
         "does not divide"),
     Row("zero heads", lambda c: H.split_heads(torch.zeros(4, 768), 0), ValueError, "positive whole number"),
-    Row("negative heads", lambda c: GPTConfig(vocab_size=5, n_head=-2), ValueError, "positive integer"),
+    Row("negative heads", lambda c: checked_config(vocab_size=5, n_head=-2), ValueError, "positive integer"),
     Row("walkthrough head count", lambda c: walkthrough_layer("classroom", n_heads=5), ValueError,
         "use n_heads=1 or n_heads=12"),
     Row("layer out of range", lambda c: H.knock_out(c.lm, [(12, 0)]), ValueError, "layers 0..11"),

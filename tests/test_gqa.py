@@ -13,7 +13,7 @@ from torch.nn import functional as F
 
 from helpers.core.catalog import load_model, manifest
 from helpers.core.model import GPT, GPTConfig, SelfAttention, head_weights
-from helpers.core.weights import read_model, save_model
+from helpers.core.weights import checked_config, read_model, save_model
 
 
 def _layer(n_head=12, n_kv_head=3, n_embd=96, seed=0):
@@ -89,7 +89,7 @@ def test_parameter_count_shrinks_only_in_the_keys_and_values():
                                          ("4", "not a whole number")])
 def test_bad_settings_get_one_line_naming_the_fix(value, words):
     with pytest.raises(ValueError) as err:
-        GPTConfig(vocab_size=10, n_head=12, n_embd=96, n_kv_head=value)
+        checked_config(vocab_size=10, n_head=12, n_embd=96, n_kv_head=value)
     message = str(err.value)
     assert words in message and "\n" not in message
     assert "n_kv_head" in message and ("divisor" in message or "1..n_head=12" in message)

@@ -71,13 +71,15 @@ def oracle_sentences(n: int = 50, seed: int = 33) -> list[str]:
     return texts
 
 
-def compare(lm, results, texts, head_scale=None) -> tuple[float, float]:
-    """The worst map and probability difference between the page and run_sentence; asserts the
-    tokens, the drawn bytes and every head's caption too."""
+def compare(lm, results, texts, knocked=()) -> tuple[float, float]:
+    """The worst map and probability difference between the page and run_sentence with the heads
+    `knocked` removed (zeroed, as the page does); asserts the tokens, the drawn bytes and every
+    head's caption too."""
     worst_map = worst_prob = 0.0
     for text, got in zip(texts, results):
-        with one_thread():  # small products on a busy 2-core machine: one thread is 10 times faster
-            run = H.run_sentence(lm, text, head_scale=head_scale)
+        # one thread: small products on a busy 2-core machine are 10 times faster
+        with one_thread(), knock_out(lm, knocked, "zero"):
+            run = H.run_sentence(lm, text)
         assert got["ok"] and got["problem"] == "", f"{text!r}: {got['problem']}"
         assert got["tokens"] == run.tokens, text
         maps = run.attentions.numpy()
@@ -179,14 +181,13 @@ def test_knock_outs_match_analysis_knockout(browser, pages):
     page.locator("#knock").click()  # L9 H1 by the button
     heads = [(2, 4), (5, 7), (9, 1)]
     assert page.locator("#knocked-list").inner_text() == "Knocked out: L2 H4, L5 H7, L9 H1"
-    scale, _ = knock_out(lm, heads, "zero")
-    worst = compare(lm, page.evaluate(RESULTS, [None]), [KNOCKOUT_SENTENCE], head_scale=scale)
+    worst = compare(lm, page.evaluate(RESULTS, [None]), [KNOCKOUT_SENTENCE], knocked=heads)
     after = next_word_change(lm, KNOCKOUT_SENTENCE, heads)["after"]
     shown = [float(li.split(": ", 1)[1].split(" ")[0]) for li in page.locator("#prediction li").all_inner_texts()]
     assert np.allclose(sorted(shown, reverse=True), sorted(after, reverse=True)[:5], atol=0.005)
     many = [(l, h) for l in range(4, 12) for h in (0, 3, 6, 9)]  # 32 heads at once, through the page's API
     page.evaluate("hs => { const api = window.attentionPage; api.restore(); hs.forEach(([l, h]) => api.toggleKnockout(l, h)); }", many)
-    worst_many = compare(lm, page.evaluate(RESULTS, [None]), [KNOCKOUT_SENTENCE], head_scale=knock_out(lm, many)[0])
+    worst_many = compare(lm, page.evaluate(RESULTS, [None]), [KNOCKOUT_SENTENCE], knocked=many)
     page.keyboard.press("r")
     assert page.locator("#knocked-list").inner_text() == ""
     print(f"knock-outs: worst map difference {max(worst[0], worst_many[0]):.2e}, "

@@ -20,7 +20,7 @@ import torch
 
 from .files import staged_files
 from .model import GPTConfig, LanguageModel
-from .weights import model_from_checkpoint, sha256
+from .weights import checked_config, model_from_checkpoint, sha256
 
 REPO_ID = "openai-community/gpt2"
 REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"  # the hub commit whose files are pinned below
@@ -172,8 +172,8 @@ def _config_for(folder: Path) -> GPTConfig:
     if not config_file.is_file():
         return GPT2_SMALL
     c = json.loads(config_file.read_text())
-    return GPTConfig(vocab_size=c["vocab_size"], n_ctx=c["n_positions"], n_layer=c["n_layer"],
-                     n_head=c["n_head"], n_embd=c["n_embd"], ln_eps=c.get("layer_norm_epsilon", 1e-5))
+    return checked_config(vocab_size=c["vocab_size"], n_ctx=c["n_positions"], n_layer=c["n_layer"],
+                          n_head=c["n_head"], n_embd=c["n_embd"], ln_eps=c.get("layer_norm_epsilon", 1e-5))
 
 
 def _local_files(path: Path) -> dict[str, Path]:

@@ -22,7 +22,8 @@ from .attention import mask_future
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """Sizes of a model. GPT-2 small is vocab_size=50257, n_ctx=1024, 12 × 12 × 768."""
+    """Sizes of a model. GPT-2 small is vocab_size=50257, n_ctx=1024, 12 × 12 × 768.
+    Sizes are not checked here: weights.checked_config does that where they come from a file or a recipe."""
 
     vocab_size: int
     n_ctx: int = 64  # longest input, in tokens (GPT-2 calls this n_positions)
@@ -33,28 +34,9 @@ class GPTConfig:
     ln_eps: float = 1e-5
     n_kv_head: int | None = None  # key/value heads; None = n_head (GPT-2). Fewer: grouped-query attention
 
-    def __post_init__(self):
-        for size in ("vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"):  # True or 4.0 is no size
-            number = whole_number(getattr(self, size), size, low=1, valid="sizes are positive integers")
-            object.__setattr__(self, size, number)  # frozen: np.int64(4) is stored as the plain int 4
-        if self.n_embd % self.n_head:
-            raise ValueError(
-                f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; "
-                f"pick a head count that divides the width."
-            )
-        n_kv = self.n_head if self.n_kv_head is None else self.n_kv_head
-        n_kv = whole_number(n_kv, "n_kv_head", low=1, high=self.n_head,
-                            valid=f"n_kv_head counts key/value heads: 1..n_head={self.n_head}")
-        if self.n_head % n_kv:
-            raise ValueError(f"n_kv_head={n_kv} does not divide n_head={self.n_head}; each key/value head "
-                             f"serves a whole group of query heads: pick a divisor of {self.n_head}.")
-        object.__setattr__(self, "n_kv_head", n_kv)
-        if not isinstance(self.mlp, bool):  # "no" or 0 would be read as a wish it does not say
-            raise ValueError(f"mlp={self.mlp!r} is not True or False; pass mlp=False for an attention-only model.")
-        eps = self.ln_eps
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
-            raise ValueError(f"ln_eps={eps!r} is not a small positive number; LayerNorm needs one, e.g. 1e-5.")
-        object.__setattr__(self, "ln_eps", float(eps))
+    def __post_init__(self):  # None: one key/value head per query head, as in GPT-2
+        if self.n_kv_head is None:
+            object.__setattr__(self, "n_kv_head", self.n_head)
 
     @property
     def d_head(self) -> int:
@@ -79,7 +61,7 @@ class GPTOutput:
     # Kept only when forward(..., keep=True): what the analyses read, so none reruns the blocks.
     residuals: torch.Tensor | None = None  # (B, n_layer + 1, T, D): what enters each block, then the last output
     attention_inputs: torch.Tensor | None = None  # (B, n_layer, T, D): each block's input after ln_1
-    head_outputs: torch.Tensor | None = None  # (B, n_layer, n_head, T, d_head): weights @ v, knock-outs applied
+    head_outputs: torch.Tensor | None = None  # (B, n_layer, n_head, T, d_head): weights @ v, before c_proj
 
 
 class SelfAttention(nn.Module):
@@ -92,7 +74,7 @@ class SelfAttention(nn.Module):
         self.c_attn = nn.Linear(config.n_embd, config.n_embd + 2 * kv_width)  # Q, K, V in one matrix
         self.c_proj = nn.Linear(config.n_embd, config.n_embd)  # the multihead recombination
 
-    def forward(self, x, head_scale=None, head_mean=None):
+    def forward(self, x):
         """x (B, T, D) -> (update (B, T, D), weights (B, H, T, T), per-head outputs (B, H, T, d))."""
         B, T, D = x.shape
         kv_width = self.n_kv_head * self.d_head
@@ -105,11 +87,6 @@ class SelfAttention(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, H, T, T)
         weights = mask_future(scores).softmax(dim=-1)  # (B, H, T, T)
         heads = weights @ v  # (B, H, T, d)
-        if head_scale is not None:  # knock-out experiments: 1 keeps a head, 0 removes it
-            keep = head_scale.view(1, self.n_head, 1, 1)
-            heads = heads * keep
-            if head_mean is not None:  # mean ablation: removed heads output their average instead
-                heads = heads + (1 - keep) * head_mean.view(1, self.n_head, 1, self.d_head)
         merged = heads.transpose(1, 2).reshape(B, T, D)  # concatenate the heads: (B, T, D)
         return self.c_proj(merged), weights, heads
 
@@ -133,10 +110,10 @@ class Block(nn.Module):
             self.ln_2 = nn.LayerNorm(config.n_embd, eps=config.ln_eps)
             self.mlp = MLP(config)
 
-    def forward(self, x, head_scale=None, head_mean=None):
+    def forward(self, x):
         """x (B, T, D) -> (output, weights, attention input after ln_1, per-head outputs)."""
         normed = self.ln_1(x)
-        update, weights, heads = self.attn(normed, head_scale, head_mean)
+        update, weights, heads = self.attn(normed)
         x = x + update  # the residual add: each word's embedding plus its update
         if hasattr(self, "mlp"):
             x = x + self.mlp(self.ln_2(x))
@@ -165,22 +142,17 @@ class GPT(nn.Module):
             )
         return self.wte(ids) + self.wpe(torch.arange(T, device=ids.device))
 
-    def forward(self, ids: torch.Tensor, head_scale=None, head_mean=None, keep: bool = False) -> GPTOutput:
-        """ids (B, T). head_scale (n_layer, n_head) of 1/0 knocks heads out;
-        head_mean (n_layer, n_head, d_head) replaces knocked-out heads by their mean output.
-        keep=True also returns each block's input and each head's output (see GPTOutput)."""
-        return self.run_blocks(self.embed(ids), 0, head_scale, head_mean, keep)
+    def forward(self, ids: torch.Tensor, keep: bool = False) -> GPTOutput:
+        """ids (B, T). keep=True also returns each block's input and each head's output (see GPTOutput)."""
+        return self.run_blocks(self.embed(ids), 0, keep)
 
-    def run_blocks(self, x: torch.Tensor, first: int = 0, head_scale=None, head_mean=None,
-                   keep: bool = False) -> GPTOutput:
+    def run_blocks(self, x: torch.Tensor, first: int = 0, keep: bool = False) -> GPTOutput:
         """The one loop over the blocks: x (B, T, D) enters block `first` and goes on to the logits.
         A knock-out restarts here from a kept residual: the blocks below its first removed head
         cannot tell. Maps and kept tensors cover blocks first..n_layer-1."""
         maps, residuals, normed, heads = [], [x], [], []
         for i in range(first, self.config.n_layer):
-            scale = None if head_scale is None else head_scale[i]
-            mean = None if head_mean is None else head_mean[i]
-            x, weights, block_input, z = self.h[i](x, scale, mean)
+            x, weights, block_input, z = self.h[i](x)
             maps.append(weights)
             if keep:
                 residuals.append(x)

@@ -23,6 +23,7 @@ class Run:
     residuals: torch.Tensor  # (n_layer + 1, T, D): what enters each block, then the last block's output
     attention_inputs: torch.Tensor  # (n_layer, T, D): what each layer's heads read (after its LayerNorm)
     head_outputs: torch.Tensor  # (n_layer, n_head, T, d_head): each head's weighted sum of values
+    # (what a knock-out hook replaces is what c_proj reads, so these stay the heads' own outputs)
 
     def next_word_probs(self, position: int = -1) -> torch.Tensor:
         return self.logits[position].softmax(-1)
@@ -37,19 +38,19 @@ def read_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None) -> 
 
 
 @torch.no_grad()
-def run_ids(lm: LanguageModel, tokens: list[str], ids: list[int], head_scale=None, head_mean=None) -> Run:
-    """The one forward pass of a tokenized sentence, everything kept. head_scale/head_mean knock
-    heads out (see analysis.knockout)."""
+def run_ids(lm: LanguageModel, tokens: list[str], ids: list[int]) -> Run:
+    """The one forward pass of a tokenized sentence, everything kept. Inside
+    `with analysis.knockout.knock_out(lm, heads):` the heads are removed."""
     if len(ids) > lm.config.n_ctx:
         raise ValueError(
             f"The sentence is {len(ids)} tokens long but {lm.name} reads at most {lm.config.n_ctx}; shorten it."
         )
-    out = lm.model(torch.tensor([ids]), head_scale=head_scale, head_mean=head_mean, keep=True)
+    out = lm.model(torch.tensor([ids]), keep=True)
     return Run(tokens=tokens, ids=ids, attentions=out.attentions[0], logits=out.logits[0],
                residuals=out.residuals[0], attention_inputs=out.attention_inputs[0],
                head_outputs=out.head_outputs[0])
 
 
-def run_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None, head_scale=None, head_mean=None) -> Run:
+def run_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None) -> Run:
     """Tokenize, check the length against the context, and run the model once."""
-    return run_ids(lm, *read_sentence(lm, sentence, bos), head_scale=head_scale, head_mean=head_mean)
+    return run_ids(lm, *read_sentence(lm, sentence, bos))

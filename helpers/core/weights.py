@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import fields
 from pathlib import Path
 
@@ -16,11 +17,36 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save
 
+from .arguments import whole_number
 from .files import atomic_write
 from .model import GPT, GPTConfig
 
 # Conv1D weights in the checkpoint are [in, out]; nn.Linear wants [out, in].
 CONV1D_SUFFIXES = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+
+
+def checked_config(**fields) -> GPTConfig:
+    """A GPTConfig from sizes that came from outside (a model file, a Hugging Face config.json, a
+    training recipe), each checked with a one-line error; the model itself trusts its config.
+    Numpy and tensor integers are stored as plain ints, so the config saves as JSON."""
+    for size in ("vocab_size", "n_ctx", "n_layer", "n_head", "n_embd"):  # True or 4.0 is no size
+        if size in fields:
+            fields[size] = whole_number(fields[size], size, low=1, valid="sizes are positive integers")
+    config = GPTConfig(**fields)
+    if config.n_embd % config.n_head:
+        raise ValueError(f"n_embd={config.n_embd} is not divisible by n_head={config.n_head}; "
+                         f"pick a head count that divides the width.")
+    n_kv = whole_number(config.n_kv_head, "n_kv_head", low=1, high=config.n_head,
+                        valid=f"n_kv_head counts key/value heads: 1..n_head={config.n_head}")
+    if config.n_head % n_kv:
+        raise ValueError(f"n_kv_head={n_kv} does not divide n_head={config.n_head}; each key/value head "
+                         f"serves a whole group of query heads: pick a divisor of {config.n_head}.")
+    if not isinstance(config.mlp, bool):  # "no" or 0 would be read as a wish it does not say
+        raise ValueError(f"mlp={config.mlp!r} is not True or False; pass mlp=False for an attention-only model.")
+    eps = config.ln_eps
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
+        raise ValueError(f"ln_eps={eps!r} is not a small positive number; LayerNorm needs one, e.g. 1e-5.")
+    return GPTConfig(**{**config.__dict__, "n_kv_head": n_kv, "ln_eps": float(eps)})
 
 
 def sha256(path: str | Path) -> str:
@@ -152,7 +178,7 @@ def read_metadata(metadata: dict, path: Path, fix: str) -> tuple[GPTConfig, list
         raise bad(f"a config with {'unknown key' if unknown else 'no key'} {(unknown or missing)[0]!r} "
                   f"(a config has {', '.join(known)})")
     try:
-        config = GPTConfig(**config)
+        config = checked_config(**config)
     except (ValueError, TypeError) as err:
         raise bad(f"an invalid config ({str(err).splitlines()[0]})") from None
     if not (isinstance(vocab, list) and all(isinstance(w, str) for w in vocab) and len(vocab) == config.vocab_size):
