@@ -9,7 +9,7 @@ head-count slider. The explorer's new sentence is timed here only (bench_views.p
 "new length" cycles through sentences of 6, 8 and 15 tokens (<bos> included), so the grid and the
 links change shape every call (the zoom keeps its layout once its words have had the most room);
 "same length" alternates two of 6 tokens, whose layouts are all reused; "never seen" types sentences of
-4-14 random classroom words not shown before (the figures keep glyphs across sentences: figures/glyph_cache.py).
+4-14 random classroom words not shown before.
 Wall and CPU ms are printed, and run_all.py's table uses CPU: on a shared machine wall time also
 counts the wait for a core. bench/bench_browser.py times the same moves key-to-picture in
 a real browser.
@@ -85,7 +85,7 @@ def main() -> None:
     sentences = ["the cat is tired .", "I like to draw my picture .", "list : red mat old fox . again : red mat old fox ."]
     report("explorer: new sentence, new length", *timed(lambda i: explorer.set_sentence(sentences[i % 3]), rounds),
            target=100.0)
-    fresh = never_seen_sentences(rounds)  # a class typing sentences: glyphs kept from others only
+    fresh = never_seen_sentences(rounds)  # a class typing sentences it has not typed before
     def read_fresh(i: int) -> None:
         if not explorer.set_sentence(fresh[i]):
             raise SystemExit(f"the explorer refused {fresh[i]!r}: {explorer.status.value}")

@@ -9,8 +9,8 @@ caches cannot colour another's figures; it hands its figures over through benchl
 mode, which measures nothing, each bench is a process forked from one that has already imported torch,
 matplotlib and helpers (about 3 s of every fresh start), still one fresh process per bench. A bench that
 cannot run here (no Chromium, no transformers) says so in its row; a bench that fails is listed with
-its last error line, and the exit status is then 1. Figures that compare two things (the grid and the
-naive figure, our GPT-2 and transformers') are ratios measured side by side in one run. Kernel times are
+its last error line, and the exit status is then 1. A figure that compares two things (our GPT-2 and
+transformers') is a ratio measured side by side in one run. Kernel times are
 CPU times, notebook times are scaled to the quiet machine by bench_notebooks.py's yardstick. Run it on a
 quiet machine: the load average is printed before and after.
 """

@@ -6,10 +6,10 @@ from __future__ import annotations
 import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..core.arrays import to_numpy
-from .canvas import Canvas
 from .slide import SLIDE_CMAP
 
 
@@ -23,11 +23,10 @@ def as_maps(attentions, ndim: int) -> np.ndarray:
 
 
 def new_figure(**kwargs) -> Figure:
-    """Every figure of the package: a plain Figure, not pyplot (no global state, nothing leaks between
-    cells), on the package's canvas (canvas.py: words from kept glyphs, PNG files from png.py; the same
-    pixels, sooner)."""
+    """Every figure of the package: a plain Figure on matplotlib's Agg canvas, not pyplot (no global
+    state, nothing leaks between cells); savefig writes its PNG files through Pillow."""
     fig = Figure(**kwargs)
-    Canvas(fig)
+    FigureCanvasAgg(fig)
     return fig
 
 

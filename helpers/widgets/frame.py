@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import io
+
 import ipywidgets as W
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from PIL import Image
 from traitlets import Unicode
 
-from ..figures.canvas import Canvas
-from ..figures.png import PngWriter
+PNG_LEVEL = 1  # zlib's fastest level: a widget's picture is sent once and thrown away, so speed beats size
 
 
 class Frame:
@@ -24,13 +28,12 @@ class Frame:
 
     def __init__(self, fig, moving=(), dpi: int = 72, middle=()):
         fig.set_dpi(dpi)
-        # the package's canvas (words from kept glyphs, same pixels): a figure from new_figure has it already
-        self.fig, self.canvas = fig, fig.canvas if isinstance(fig.canvas, Canvas) else Canvas(fig)
+        # matplotlib's Agg canvas: a figure from new_figure has it already, and blitting needs it
+        self.fig, self.canvas = fig, fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
         self.middle, self.moving = list(middle), list(moving)
         for artist in self.middle + self.moving:
             artist.set_animated(True)
         self.engine = fig.get_layout_engine()
-        self.writer = PngWriter()  # keeps the compressed bands of the last picture
         self.background = self.filled = None
         self.relayout = True
 
@@ -60,7 +63,7 @@ class Frame:
             self.canvas.restore_region(self.filled)
         for artist in self.moving:
             self.fig.draw_artist(artist)
-        return self.writer.png(self.canvas)
+        return png_bytes(self.canvas)
 
     def _draw_background(self) -> None:
         """Everything but the middle and moving artists; the layout engine runs only when asked."""
@@ -74,6 +77,14 @@ class Frame:
                 self.fig.set_layout_engine(self.engine)
         self.relayout = False
         self.background = self.canvas.copy_from_bbox(self.fig.bbox)
+
+
+def png_bytes(canvas: FigureCanvasAgg) -> bytes:
+    """The canvas's pixels as it holds them now (blitted layers included, which savefig would redraw
+    away), written by Pillow as an RGBA PNG."""
+    buffer = io.BytesIO()
+    Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, "PNG", compress_level=PNG_LEVEL)
+    return buffer.getvalue()
 
 
 class NamedImage(W.Image):
