@@ -63,7 +63,7 @@ class Animation:
 
 def _figure() -> tuple[Figure, FigureCanvasAgg]:
     fig = new_figure(figsize=SIZE, dpi=DPI, facecolor="white")
-    return fig, fig.canvas  # new_figure's canvas: its words come from kept glyphs
+    return fig, fig.canvas  # new_figure's FigureCanvasAgg
 
 
 def _grab(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), background=None) -> None:
@@ -259,8 +259,3 @@ def save_animation(anim: Animation, folder: str | Path = "figures/animations") -
 def build_animations(one: Walkthrough | None = None, twelve: Walkthrough | None = None) -> list[Animation]:
     """Both animations: one head of 768 (notebook 01) and twelve heads of 64 recombining (notebook 03)."""
     return [one_head_animation(one), recombination_animation(twelve)]
-
-
-def export_animations(folder: str | Path = "figures/animations") -> list[Path]:
-    """Build and write both animations; returns the GIF paths."""
-    return [save_animation(anim, folder)[0] for anim in build_animations()]

@@ -96,11 +96,6 @@ class Slide:
     composed: str | None = None  # why a narrow layout is deliberate (the layout check then skips the width rule)
 
 
-def _draw_head(m: Models, n_heads: int) -> int:
-    w = m.walk(n_heads)
-    return w.pick_head(len(w.tokens) - 1, w.tokens.index("I"))
-
-
 def _one_head(m: Models) -> Figure:
     w = m.walk(1)
     return plots.plot_attention(w.head(0).weights, w.tokens, title="One head reads 'I like to draw'")

@@ -112,12 +112,6 @@ def step_grid_title(step: int, tokens_per_step: int) -> str:
     return f"step {step} ({step * tokens_per_step:,} tokens)"
 
 
-def nearest_step(steps, step: int) -> int:
-    """The snapshot step closest to `step` (a slider may be asked for any number)."""
-    steps = np.asarray(steps)
-    return int(steps[np.argmin(np.abs(steps - step))])
-
-
 class LivePlot:
     """The live cell's figure: the training loss per step, and every layer-1 head's induction score with the
     list accuracy at each evaluation. update() changes the lines' data; nothing is rebuilt."""

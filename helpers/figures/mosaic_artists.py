@@ -1,12 +1,8 @@
 """The two parts of the all-heads grid (mosaic.py) that it draws its own way, because matplotlib's
 usual ones were much of the time of building and saving it: the mosaic image and the colour bar.
-Every attention map (plots.plot_attention, the explorer's zoom) is a NearestImage too.
-
-Measured on bench/bench_views.py's grid (12 × 12 heads of 17 words, 1200 × 1200 px; CPU time,
-nice'd, on a shared 2-core machine): drawing the image took 43 ms with `imshow` and takes 5 ms
-here, pixel for pixel the same (mean of 10 `image.draw` calls); with the bar below instead of
-`fig.colorbar` in a second Axes, `mosaic_grid` (build + PNG) went from 121-125 to 108-112 ms at
-compress_level 1 and from 147-149 to 132-133 ms at the default level (medians of 15, two runs).
+Every attention map (plots.plot_attention, the explorer's zoom) is a NearestImage too; it draws
+the same pixels as `imshow` with nearest interpolation, without its resampling. bench/bench_views.py
+times the grid.
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ within PRECISION (0.5 / 255 ≈ 0.002) of the model's, and it shows them with tw
 
 A page must open in about a second, so longer input is refused in one line before the model runs:
 the token links draw one line per (query, key) pair, so the time grows with the square of a
-sentence's length. In headless Chromium on a busy 2-core machine (bench/bench_page_sizes.py), a
-12 × 12 page of one 128-token sentence drew in ~0.55 s, 160 tokens in ~1.4 s, 192 in ~2.3 s; eight
-128-token sentences (19 MB of maps, a 24 MB page) drew their first picture in ~1 s.
+sentence's length. bench/bench_page_sizes.py measures the drawing time by length, from which
+MAX_TOKENS and MAX_MAP_BYTES are chosen.
 
 A classroom model also travels in the page (live=True, the default when it fits: page_weights.py),
 and page_model.js, a plain JavaScript copy of core/model.py, runs it: type any sentence, knock heads
@@ -52,7 +51,7 @@ FAMILIES = {  # kind -> (the slider's label, its unit, the notebook whose slider
     "kv": ("Key/value heads shared by the 12 query heads", "key/value heads", "notebook 07")}
 LEVELS = 255  # 8 bits: a weight is stored as round(LEVELS · w)
 PRECISION = 0.5 / LEVELS  # the largest difference between a number on the page and the model's
-MAX_TOKENS = 128  # per sentence: 160 took ~1.4 s to draw (the module docstring)
+MAX_TOKENS = 128  # per sentence: longer ones draw too slowly (bench/bench_page_sizes.py)
 MAX_MAP_BYTES = 16_000_000  # all sentences' maps together (L · H · T² bytes each)
 SPLIT = "shorten or split it, or pass fewer sentences (several pages are fine)"
 

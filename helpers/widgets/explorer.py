@@ -34,7 +34,6 @@ from ..figures.slide import slide_style
 from ..figures.views import HeadView, TokenLinksView, links_height, plot_head, plot_token_links
 from .controls import SyncedControls, name_controls
 from .frame import Frame, NamedImage, show_png
-from .guard import guard_selections
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
 
@@ -194,11 +193,6 @@ class Explorer(SyncedControls):
         self.status.value = f"<span style='color:#b00020'>⚠ {html.escape(self.error)} ({html.escape(shown)})</span>"
         return False
 
-    def _say(self, line: str) -> None:
-        """Show a one-line message (already starting with ⚠) in the status line."""
-        self.error = line
-        self.status.value = f"<span style='color:#b00020'>{html.escape(line)}</span>"
-
     def _clear_error(self) -> None:
         self.error = ""
         T = len(self.run.tokens)
@@ -278,7 +272,6 @@ class Explorer(SyncedControls):
                              (self.images[0], "explorer-grid"), (self.images[1], "explorer-zoom"),
                              (self.images[2], "explorer-links")):
             widget.add_class(name)  # names for the browser tests
-        guard_selections(self.widget, self._say)  # a value the browser sends out of range: one line, no traceback
 
     def _select_from_controls(self) -> None:
         word = self.word.value

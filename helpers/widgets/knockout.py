@@ -11,7 +11,6 @@ from ..figures.common import new_figure
 from ..figures.knockout_plots import draw_bars
 from .controls import SyncedControls, live_html, name_controls
 from .frame import Frame, NamedImage, show_png
-from .guard import guard_selections
 
 
 class KnockoutExplorer(SyncedControls):
@@ -52,7 +51,6 @@ class KnockoutExplorer(SyncedControls):
         for widget, name in ((self.heads, "knockout-heads"), (self.mode, "knockout-mode"), (self.live, "knockout-live"),
                              (self.image, "knockout-bars"), (self.message, "knockout-message")):
             widget.add_class(name)  # names for the browser tests
-        guard_selections(self.widget, lambda line: setattr(self.message, "value", line))
         self.update()
         with one_thread():  # the other mode for the chosen heads, ready before the class asks for it
             other = MODES[1 - MODES.index(self.mode.value)]

@@ -43,7 +43,6 @@ from ..figures.kv_plots import (
 from ..figures.slide import slide_style
 from .frame import Frame, NamedImage, show_png
 from .controls import SyncedControls, name_controls
-from .guard import guard_selections
 from .live_grid import fit_to_notebook
 
 
@@ -118,7 +117,6 @@ class KVHeadExplorer(SyncedControls):
         self.widget = W.VBox([self.sentence_box, W.HBox([self.kv_slider, self.export_button]), self.status,
                               self.live, self.caption, self.maps_image,
                               W.HBox([self.info, self.plot_image], layout=W.Layout(align_items="flex-start"))])
-        guard_selections(self.widget, self._warn)  # a value the browser sends out of range: one line
 
     def showing(self) -> str:
         return f"still showing {self.kv_heads} key/value heads reading “{self.sentence}”"

@@ -32,7 +32,6 @@ from ..figures.mosaic import AllHeadsView
 from ..figures.slide import slide_style
 from .frame import Frame, NamedImage, show_png
 from .controls import SyncedControls, name_controls
-from .guard import guard_selections
 from .live_grid import live_grid, new_sentence_in
 
 
@@ -68,8 +67,8 @@ class HeadCountExplorer(SyncedControls):
         self._prepare()
 
     def _prepare(self) -> None:
-        """Run and lay out every head count and merge group now (~0.1-0.4 s each), so that no
-        first move of a slider waits for a model run or a first full draw (measured 0.4 s -> 60 ms)."""
+        """Run and lay out every head count and merge group now, so that no first move of a slider
+        waits for a model run or a first full draw (bench/bench_slider.py times the moves)."""
         for n in self.counts:
             self._grid("maps", self._run(n).attentions, self.run.tokens)[1].png()
         for group_size in self.merge_slider.options:
@@ -111,7 +110,6 @@ class HeadCountExplorer(SyncedControls):
             self.maps_caption, self.maps_image,
             W.HBox([self.info, self.loss_image], layout=W.Layout(align_items="flex-start")),
             caption, self.merge_slider, self.merge_info, self.merge_caption, self.merge_image])
-        guard_selections(self.widget, self._warn)  # a value the browser sends out of range: one line
 
     def showing(self) -> str:
         return f"still showing heads-{self.heads}, merged in groups of {self.merge}, reading “{self.sentence}”"

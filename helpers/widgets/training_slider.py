@@ -20,7 +20,6 @@ from ..figures.formation_plots import FormationCurves, curves_words, plot_format
 from ..figures.slide import slide_style
 from .controls import SyncedControls, name_controls
 from .frame import Frame, NamedImage, show_png
-from .guard import guard_selections
 from .live_grid import live_grid
 
 
@@ -64,7 +63,6 @@ class TrainingStepExplorer(SyncedControls):
         self.export_button.on_click(lambda _: self.export())
         self.widget = W.VBox([W.HBox([self.slider, self.export_button]), self.status, self.live, self.caption,
                               self.maps_image, W.HBox([self.curve_image, self.scores])])
-        guard_selections(self.widget, self._warn)
 
     def showing(self) -> str:
         return f"still showing step {self.step}"
