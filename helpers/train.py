@@ -45,6 +45,8 @@ class Recipe:
     relay_steps: int = 0  # first steps train on stories that are one long relay game
     warmup: int = 100
     bos: bool = True  # start every story with <bos>; the walkthrough models read bare sentences
+    list_markers: bool = True  # False: lists are said twice with no `list :` / `again :` (issue 50's sweep)
+    repeat_chance: float = 0.0  # share of stories that are one random word sequence said again and again
     threads: int = 1  # CPU threads: part of the recipe, since another count sums in another order
     note: str = ""
 
@@ -138,8 +140,7 @@ def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snap
                 snapshots[step] = snapshot_state(model)
             for group in opt.param_groups:
                 group["lr"] = learning_rate(step, steps, recipe)
-            ids, _ = story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos, recipe.relay_chance,
-                                 relay_only=step < recipe.relay_steps)
+            ids = recipe_batch(writer, tokenizer, recipe, step)
             loss = next_token_loss(model, ids.to(device))
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -162,6 +163,18 @@ def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snap
         bar.close()
         raise Stopped(f"stopped at step {step} of {steps}; nothing written") from None
     return model, info
+
+
+def recipe_batch(writer: StoryWriter, tokenizer: WordTokenizer, recipe: Recipe, step: int) -> torch.Tensor:
+    """One training batch (batch, N_CTX) of ids. Recipes with lists' markers and no repeated random
+    sequences read exactly the stories they always did (story_batch); the others choose story by story."""
+    if recipe.list_markers and not recipe.repeat_chance or step < recipe.relay_steps:
+        return story_batch(writer, tokenizer, recipe.batch, recipe.list_chance, recipe.bos, recipe.relay_chance,
+                           relay_only=step < recipe.relay_steps)[0]
+    stories = [writer.repeat_story(N_CTX, recipe.bos) if recipe.repeat_chance and writer.rng.random() < recipe.repeat_chance
+               else writer.story(N_CTX, recipe.list_chance, recipe.bos, relay_chance=recipe.relay_chance,
+                                 markers=recipe.list_markers) for _ in range(recipe.batch)]
+    return torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
 
 
 def check_out(path: str | os.PathLike, name: str) -> Path:

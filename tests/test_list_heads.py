@@ -89,3 +89,48 @@ def test_07_the_shared_key_groups_list_heads():
     expected = {(1, 0): (0.498, 0.142), (1, 1): (0.522, 0.081), (1, 4): (0.688, 0.096),
                 (1, 5): (0.808, 0.112), (1, 6): (0.851, 0.143), (1, 7): (0.737, 0.072)}
     assert_close(measured("kv-3", list(expected)), expected)
+
+
+# --- the sweep's recipe knobs (issue 50 item 1): defaults leave every shipped recipe's stories as they were ----
+def test_a_list_without_markers_is_the_same_words_twice():
+    """Recipe(list_markers=False): `a b c . a b c .`; each of its forced words (from the second word on)
+    followed an earlier copy of the word before it."""
+    from helpers.core.language import StoryWriter
+    for seed in range(20):
+        s = StoryWriter(seed).story(64, list_chance=1.0, markers=False)
+        assert not {"list", "again", ":"} & set(s.tokens)
+        assert s.forced["induction"], s.tokens
+        for p in s.forced["induction"]:
+            assert any(s.tokens[j] == s.tokens[p - 1] and s.tokens[j + 1] == s.tokens[p] for j in range(p - 2))
+
+
+def test_a_repeat_story_is_one_random_sequence_said_again_and_again():
+    from helpers.core.language import StoryWriter
+    s = StoryWriter(5).repeat_story(64)
+    body = s.tokens[1:]
+    period = next(k for k in range(1, len(body)) if body[k] == body[0])
+    assert 4 <= period <= 24 and len(s.tokens) == 64
+    assert all(body[i] == body[i % period] for i in range(len(body)))
+    assert set(s.forced["induction"]) == set(range(1 + period + 1, 64))
+
+
+def test_default_recipes_read_the_stories_they_always_did():
+    """recipe_batch with the new knobs at their defaults is story_batch exactly; with them on, it differs."""
+    from dataclasses import replace
+
+    import torch
+
+    from helpers.core.evaluation import story_batch
+    from helpers.core.language import StoryWriter
+    from helpers.core.tokenizer import WordTokenizer
+    from helpers.train import RECIPES, recipe_batch
+    for name in ("heads-12", "classroom"):
+        recipe = RECIPES[name]
+        tok = WordTokenizer(recipe.words)
+        for step in (0, 500):
+            old = story_batch(StoryWriter(1), tok, recipe.batch, recipe.list_chance, recipe.bos, recipe.relay_chance,
+                              relay_only=step < recipe.relay_steps)[0]
+            assert torch.equal(recipe_batch(StoryWriter(1), tok, recipe, step), old)
+    free = replace(RECIPES["heads-12"], list_markers=False, list_chance=1.0)
+    ids = recipe_batch(StoryWriter(1), WordTokenizer(free.words), free, 0)
+    assert WordTokenizer(free.words).ids["again"] not in ids

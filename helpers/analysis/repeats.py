@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
 from ..core.evaluation import N_CTX, one_thread, story_ids
 from ..core.language import LIST_WORDS, Story, StoryWriter
 from ..core.model import LanguageModel
 from ..core.tokenizer import BOS
-from .relations import pair_scores
 
 REPEAT_SEED = 1_000_050  # its own held-out seed: no training run draws stories from it
 
@@ -62,22 +62,30 @@ def repeat_run(lm: LanguageModel, markers: bool, n_stories: int = 64, seed: int 
         return stories, lm.model(story_ids(lm, stories))
 
 
+def repeat_numbers(lm: LanguageModel, markers: bool = False, n_stories: int = 64, seed: int = REPEAT_SEED) -> dict:
+    """From one pass over the repeat stories: "scores" (L, H), each head's mean attention from a word of the
+    second copy to the token after its earlier copy; "accuracy", the share of those next words the model
+    guesses right; "loss", its mean loss on them (the repeat loss)."""
+    stories, out = repeat_run(lm, markers, n_stories, seed)
+    b, q, k = (torch.tensor(col) for col in zip(*[(b, q, k) for b, s in enumerate(stories) for q, k in s.links["induction"]]))
+    target = story_ids(lm, stories)[b, k]  # the word after the earlier copy: what comes next at q
+    logits = out.logits[b, q].float()  # (P, vocab)
+    return {"scores": out.attentions[b, :, :, q, k].float().mean(0).numpy(),
+            "accuracy": (logits.argmax(-1) == target).float().mean().item(),
+            "loss": F.cross_entropy(logits, target).item()}
+
+
 def repeat_scores(lm: LanguageModel, markers: bool = False, n_stories: int = 64, seed: int = REPEAT_SEED) -> np.ndarray:
     """Every head's induction score on a repeat inside a story -> (L, H): mean attention from each word
     of the second copy to the token after its earlier copy. markers=False: `a b c . a b c .`;
     markers=True: the list game's `list : a b c . again : a b c .` with the same words."""
-    stories, out = repeat_run(lm, markers, n_stories, seed)
-    return pair_scores(out.attentions, [(b, q, k) for b, s in enumerate(stories) for q, k in s.links["induction"]])
+    return repeat_numbers(lm, markers, n_stories, seed)["scores"]
 
 
 def repeat_accuracy(lm: LanguageModel, markers: bool = False, n_stories: int = 64, seed: int = REPEAT_SEED) -> float:
     """Share of the second copy's next words the model gets right (its top guess at each word of the
     second copy is the token after that word's earlier copy): does the model copy the repeat at all?"""
-    stories, out = repeat_run(lm, markers, n_stories, seed)
-    pairs = [(b, q, k) for b, s in enumerate(stories) for q, k in s.links["induction"]]
-    b, q, k = (torch.tensor(col) for col in zip(*pairs))
-    ids = story_ids(lm, stories)
-    return (out.logits[b, q].argmax(-1) == ids[b, k]).float().mean().item()
+    return repeat_numbers(lm, markers, n_stories, seed)["accuracy"]
 
 
 def marker_table(lm: LanguageModel, heads, n_stories: int = 64, seed: int = REPEAT_SEED) -> dict:

@@ -200,14 +200,16 @@ class StoryWriter:
         s.link("object", obj - 1, verb)
         s.add(".")
 
-    def word_list(self, s: Story) -> None:
-        # "list : red cup old fox . again : red cup old fox ." : the second copy is induction
+    def word_list(self, s: Story, markers: bool = True) -> None:
+        # "list : red cup old fox . again : red cup old fox ." : the second copy is induction.
+        # markers=False says "red cup old fox . red cup old fox ." (issue 50): nothing announces the copy,
+        # so only "find this word earlier and read what followed it" predicts it, from its second word on.
         r = self.rng
         words = r.sample(LIST_WORDS, r.randint(3, 8))
-        first = s.add("list", ":", *words, ".") + 2
-        second = s.add("again", ":", *words, ".") + 2
-        s.forced["induction"].extend(range(second, second + len(words)))
-        for i in range(-1, len(words) - 1):  # from the second ":" on, each word recalls its successor
+        first = s.add(*(("list", ":") if markers else ()), *words, ".") + (2 if markers else 0)
+        second = s.add(*(("again", ":") if markers else ()), *words, ".") + (2 if markers else 0)
+        s.forced["induction"].extend(range(second + (0 if markers else 1), second + len(words)))
+        for i in range(-1 if markers else 0, len(words) - 1):  # from the second ":" on, each word recalls its successor
             s.link_induction(second + i, first + i + 1)
 
     def relay(self, s: Story, length: int = 0) -> None:
@@ -240,11 +242,26 @@ class StoryWriter:
         self.relay(s, length=n_ctx)
         return s.cut(n_ctx)
 
+    def repeat_story(self, n_ctx: int, bos: bool = True, shortest: int = 4, longest: int = 24) -> Story:
+        """Random words said again and again until n_ctx (issue 50): Olsson et al.'s repeated random
+        tokens, in this vocabulary. Only an induction circuit predicts the copies; the first is noise."""
+        r = self.rng
+        s = Story(tokens=[BOS] if bos else [])
+        words = r.sample(RELAY_WORDS, r.randint(shortest, longest))
+        first = s.add(*words)
+        while len(s.tokens) < n_ctx:
+            s.add(*words)
+        s.forced["induction"] = list(range(first + len(words) + 1, len(s.tokens)))  # from the second copy's 2nd word
+        for i in range(len(words) - 1):  # the second copy: each word recalls its successor in the first
+            s.link_induction(first + len(words) + i, first + i + 1)
+        return s.cut(n_ctx)
+
     def story(self, n_ctx: int, list_chance: float = 0.5, bos: bool = True, refrain_chance: float = 0.5,
-              relay_chance: float = 0.0) -> Story:
+              relay_chance: float = 0.0, markers: bool = True) -> Story:
         """Sentences until n_ctx tokens are filled; a word list somewhere with list_chance,
         an earlier sentence repeated with refrain_chance, a relay game with relay_chance.
-        bos=False starts with the first word (the walkthrough models read sentences that way)."""
+        bos=False starts with the first word (the walkthrough models read sentences that way).
+        markers=False writes the word list without `list :` and `again :` (word_list)."""
         r = self.rng
         s = Story(tokens=[BOS] if bos else [])
         writers = [self.hobby, self.agreement, self.pronoun, self.verb_object]
@@ -259,7 +276,7 @@ class StoryWriter:
                 self.relay(s)
                 relay_at = -1
             elif n == list_at:
-                self.word_list(s)
+                self.word_list(s, markers)
                 list_at = -1
             elif n == refrain_at:
                 self.refrain(s, *r.choice(sentences))
