@@ -3,6 +3,7 @@ in layer 1, on repeats with no marker?
 
     python tools/induction_sweep.py rand-attn4 --seed 0        # one run, one thread, appended to the record
     python tools/induction_sweep.py --list                     # the recipes and what is recorded
+    python tools/induction_sweep.py --table                    # the recorded runs as data/README.md's table
 
 Every run measures the model at about a dozen steps and at the end: the best layer-0 previous-word score
 (held-out stories, as notebooks 06 and 08 score it), the best layer-1 induction score on marker-free repeats
@@ -120,9 +121,24 @@ def summary(rows: list[dict], info: dict) -> dict:
 def save(record: dict) -> None:
     fd, tmp = tempfile.mkstemp(dir=RECORD.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as f:
-        json.dump(record, f, indent=1, sort_keys=True)
+        json.dump(record, f, indent=1)
         f.write("\n")
     os.replace(tmp, RECORD)
+
+
+def table(record: dict) -> str:
+    """One markdown row per recorded run, in the order they were recorded."""
+    rows = ["| recipe | seed | steps | s | previous L0 (end) | formed at | induction L1, no marker (end) | formed at "
+            "| with markers | random words | repeat loss | repeat said right | circuit |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, seeds in record.items():
+        for seed, run in seeds.items():
+            f = run["final"]
+            rows.append(f"| `{name}` | {seed} | {run['steps']} | {run['train_seconds']:.0f} | {f['previous_l0']:.2f} "
+                        f"| {run['previous_step'] or '–'} | {f['induction_l1']:.2f} | {run['induction_step'] or '–'} "
+                        f"| {f['induction_l1_markers']:.2f} | {f['random_l1']:.2f} | {f['repeat_loss']:.2f} "
+                        f"| {f['repeat_accuracy']:.0%} | {'yes' if run['circuit'] else 'no'} |")
+    return "\n".join(rows)
 
 
 def main(argv=None) -> None:
@@ -131,8 +147,12 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--measures", type=int, default=12, help="measurements along the run")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--table", action="store_true")
     args = parser.parse_args(argv)
     record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+    if args.table:
+        print(table(record))
+        return
     if args.list or not args.name:
         for name, recipe in SWEEP.items():
             print(f"{name:>12}: {recipe.note}; recorded seeds {sorted(record.get(name, {}))}")
