@@ -12,9 +12,9 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from helpers.grade import definitions, submissions
-from helpers.grade.classroom import _chosen
 from helpers.grade.lessons import lessons, which_lesson
-from helpers.grade.submissions import Submission, cells_of, collect, read_zip, student_key
+from helpers.grade.reading import cells_of
+from helpers.grade.submissions import collect, read_zip, student_key
 from helpers.grade.synthetic import notebook
 
 
@@ -61,7 +61,7 @@ def test_the_lesson_comes_from_the_content_not_the_file_name(tmp_path):
     path = tmp_path / "ana_01_single_head_attention.ipynb"  # the name says 01, the notebook is 03
     path.write_bytes(_bytes(notebook(lessons()["03"].path, {})))
     (sub,), _ = collect([path])
-    assert which_lesson(sub.cells, lessons()) == "03"
+    assert which_lesson(cells_of(sub.data)[0], lessons()) == "03"
 
 
 def test_without_a_heading_the_exercises_name_the_lesson():
@@ -99,26 +99,25 @@ def test_10000_cells_are_read():
 
 
 @pytest.mark.parametrize("name, student", [
-    ("Ana Lima_4321_assignsubmission_file_01.ipynb", "Ana Lima"),  # Moodle
-    ("limaana_4321_98765_01_single_head_attention.ipynb", "limaana"),  # Canvas
+    ("Ana Lima_4321_assignsubmission_file_01.ipynb", "Ana Lima (4321)"),  # Moodle: name and participant id
+    ("Ana Lima_5555_assignsubmission_file_01.ipynb", "Ana Lima (5555)"),  # … another Ana Lima
+    ("limaana_4321_98765_01_single_head_attention.ipynb", "limaana (4321)"),  # Canvas: login and user id
+    ("limaana_LATE_4321_98765_lesson.ipynb", "limaana (4321)"),
+    ("johnson_katherine_01.ipynb", "johnson_katherine"),  # last_first_NN
+    ("johnson_bob_01.ipynb", "johnson_bob"),
+    ("ana_01-1.ipynb", "ana"),  # a platform's re-upload
+    ("student07_03.ipynb", "student07"),
     ("O'Brien; \"Zoë\" Ñandú_77_x.ipynb", "O'Brien; \"Zoë\" Ñandú"),
     ("plain name.ipynb", "plain name"),
     ("bad\nname_1.ipynb", "bad name"),
+    ("Zoe\u0308_01.ipynb", "Zo\u00eb"),  # NFD (a Mac's zip) and NFC are one spelling
 ])
-def test_the_student_is_the_file_name_up_to_the_first_underscore(name, student):
+def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student
 
 
 def test_inside_a_folder_the_folder_names_the_student():
-    assert student_key(PurePosixPath("Ana Lima_4321_assignsubmission_file_/lesson.ipynb")) == "Ana Lima"
-
-
-def test_two_files_of_one_student_say_which_was_graded():
-    subs = [Submission("ana", "b/ana_01-1.ipynb", [], lesson="01"), Submission("ana", "b/ana_01.ipynb", [], lesson="01")]
-    rows = {}
-    chosen = _chosen(subs, rows)
-    assert [s.source for s in chosen] == ["b/ana_01-1.ipynb"]  # the later upload
-    assert rows["ana"].notes == ["2 notebooks of lesson 01: graded b/ana_01-1.ipynb; not graded: b/ana_01.ipynb."]
+    assert student_key(PurePosixPath("Ana Lima_4321_assignsubmission_file_/lesson.ipynb")) == "Ana Lima (4321)"
 
 
 def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
@@ -139,8 +138,9 @@ def test_zip_slip_absolute_paths_and_symlinks_are_skipped_and_nothing_is_extract
     archive = _zip(tmp_path / "class.zip", [("../../evil_01.ipynb", good), ("/etc/evil_01.ipynb", good),
                                             _symlink("link_01.ipynb", "/etc/passwd"), ("ana_01.ipynb", good)])
     before = sorted(p for p in tmp_path.parent.rglob("*") if p.name == "evil_01.ipynb")  # not other tests' files
-    subs, notes = read_zip(archive)
-    assert [s.student for s in subs] == ["ana"]
+    subs, _ = read_zip(archive)
+    assert [s.student for s in subs if not s.skipped] == ["ana"]
+    notes = [s.problem for s in subs if s.skipped]
     assert len(notes) == 3 and any("../" in n for n in notes) and any("absolute" in n for n in notes) \
         and any("symbolic link" in n for n in notes)
     assert sorted(p for p in tmp_path.parent.rglob("*") if p.name == "evil_01.ipynb") == before == []
@@ -226,3 +226,79 @@ def test_nothing_is_written_while_reading(tmp_path):
     before = sorted(os.listdir(tmp_path))
     collect([tmp_path])
     assert sorted(os.listdir(tmp_path)) == before
+
+
+# --- one bad file costs one row: every reader turns a failure into one line --------------------------------
+def _patched_zip(path: Path, data: bytes, patch) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("ana_01.ipynb", data)
+    raw = bytearray(path.read_bytes())
+    patch(raw)
+    path.write_bytes(bytes(raw))
+    return path
+
+
+def _encrypted(raw: bytearray) -> None:
+    local, central = raw.index(b"PK\x03\x04"), raw.index(b"PK\x01\x02")
+    raw[local + 6] |= 1
+    raw[central + 8] |= 1
+
+
+def _bad_crc(raw: bytearray) -> None:
+    at = raw.index(b'"cells"')
+    raw[at + 1] ^= 0x20  # one byte of the notebook changed after its CRC was written
+
+
+def _method_99(raw: bytearray) -> None:
+    """The compression method set to 99 (AES, which zipfile cannot unpack) in both headers."""
+    local, central = raw.index(b"PK\x03\x04"), raw.index(b"PK\x01\x02")
+    raw[local + 8:local + 10] = (99).to_bytes(2, "little")
+    raw[central + 10:central + 12] = (99).to_bytes(2, "little")
+
+
+@pytest.mark.parametrize("patch, words", [(_encrypted, "encrypted"), (_bad_crc, "CRC check fails"),
+                                          (_method_99, "compression method (number 99)")])
+def test_a_zip_entry_that_cannot_be_unpacked_is_one_line_in_its_row(tmp_path, patch, words):
+    archive = _patched_zip(tmp_path / "class.zip", _bytes(notebook(lessons()["01"].path, {})), patch)
+    (sub,), _ = read_zip(archive)
+    assert sub.student == "ana" and sub.data is None and words in sub.problem and "\n" not in sub.problem
+
+
+def test_nbformat_4_written_as_text_and_a_utf16_notebook_are_read():
+    nb = notebook(lessons()["01"].path, {})
+    nb["nbformat"] = "4"
+    cells, problem = cells_of(json.dumps(nb).encode("utf-16"))
+    assert problem == "" and which_lesson(cells, lessons()) == "01"
+    nb["nbformat"] = "five"
+    assert "nbformat 'five'" in cells_of(_bytes(nb))[1]
+
+
+def test_json_nested_past_the_recursion_limit_is_one_line():
+    cells, problem = cells_of(b"[" * 200_000 + b"]" * 200_000)
+    assert cells is None and "nested too deeply" in problem
+
+
+@pytest.mark.parametrize("code", ["-" * 200_000 + "1", "(" * 300 + ")" * 300, "[" * 5000 + "]" * 5000])
+def test_a_cell_that_overflows_or_recurses_the_parser_is_one_line(code):
+    taken = _take(f"def attention_weights(Q, K):\n    return {code}\n")
+    assert taken.code is None and taken.problem and "\n" not in taken.problem
+
+
+def test_a_file_name_that_is_not_utf8_is_read_and_written_as_text(tmp_path):
+    name = os.fsdecode(b"Jos\xe9_01.ipynb")  # Latin-1 bytes, as an old zip tool or a Windows share writes them
+    (tmp_path / name).write_bytes(_bytes(notebook(lessons()["01"].path, {})))
+    (sub,), _ = collect([tmp_path])
+    assert sub.student == "José" and sub.source.encode("utf-8")
+
+
+def test_files_that_are_not_notebooks_are_said_in_one_line_each(tmp_path):
+    (tmp_path / "ana_01.ipynb").write_bytes(_bytes(notebook(lessons()["01"].path, {})))
+    (tmp_path / "ana_02.py").write_text("def f(): pass")
+    (tmp_path / "ana_report.pdf").write_bytes(b"%PDF-1.4")
+    (tmp_path / "ana_03.ipynb").symlink_to(tmp_path / "ana_01.ipynb")
+    _zip(tmp_path / "bea.zip", [("bea_01.zip", b"PK"), ("bea_01.ipynb", _bytes(notebook(lessons()["01"].path, {})))])
+    subs, _ = collect([tmp_path])
+    said = {Path(s.source).name.split(": ")[-1]: s.problem for s in subs if s.skipped}
+    assert set(said) == {"ana_02.py", "ana_report.pdf", "ana_03.ipynb", "bea_01.zip"}
+    assert "a .py file, not a notebook" in said["ana_02.py"] and "symbolic link" in said["ana_03.ipynb"]
+    assert "a zip inside the zip" in said["bea_01.zip"] and all("\n" not in p for p in said.values())

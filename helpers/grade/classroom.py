@@ -1,5 +1,11 @@
-"""Grading a class, start to end: read the submissions, know each one's lesson, prepare each lesson once,
-grade every submission in its worker, and build the table the files are written from."""
+"""Grading a class, start to end: read the files, grade each notebook in a worker of its own (keeping
+each result as it comes, store.py), then know each student's notebooks and lessons and build the table
+the files are written from. Nothing of a submission is parsed here: its worker does that.
+
+A student is the key of student_key (submissions.py). Two keys are two students, even when they look
+alike: a key that shows the same as another once invisible characters are removed is shown with a
+number ("ana (2)") and a note, never merged.
+"""
 
 from __future__ import annotations
 
@@ -9,47 +15,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from . import store
 from .confine import Limits
-from .definitions import take
-from .lessons import lessons, which_lesson
+from .lessons import lessons
 from .results import Row, Table
-from .setup import prepare
-from .submissions import Submission, collect
+from .submissions import Submission, collect, visible
 from .worker import Job, grade_jobs
-
-
-def _assign_lessons(subs: list[Submission]) -> None:
-    known = lessons()
-    for sub in subs:
-        if sub.cells is not None and not sub.problem:
-            try:
-                sub.lesson = which_lesson(sub.cells, known)
-            except ValueError as err:
-                sub.problem = str(err)
-
-
-def _chosen(subs: list[Submission], rows: dict[str, Row]) -> list[Submission]:
-    """One notebook per student and lesson: when there are several, the one whose name without ".ipynb"
-    sorts last (a platform numbers a later upload higher: "ana_01-1" after "ana_01"); the row says which."""
-    by_pair: dict[tuple[str, str], list[Submission]] = {}
-    for sub in subs:
-        row = rows.setdefault(sub.student, Row(sub.student))
-        row.sources.append(sub.source)
-        if sub.problem:
-            row.notes.append(f"{sub.source} {sub.problem}.")
-            row.unnamed.append(f"a notebook {sub.problem}.")
-        else:
-            by_pair.setdefault((sub.student, sub.lesson), []).append(sub)
-    chosen = []
-    for (student, lesson), group in sorted(by_pair.items()):
-        group.sort(key=lambda s: s.source.removesuffix(".ipynb"))
-        if len(group) > 1:
-            rows[student].notes.append(f"{len(group)} notebooks of lesson {lesson}: graded {group[-1].source}; "
-                                       f"not graded: {', '.join(s.source for s in group[:-1])}.")
-            rows[student].unnamed.append(f"{len(group)} notebooks of lesson {lesson}: graded the one whose file "
-                                         f"name sorts last.")
-        chosen.append(group[-1])
-    return chosen
 
 
 def _hidden(paths: list[Path], out: Path) -> list[Path]:
@@ -60,44 +31,141 @@ def _hidden(paths: list[Path], out: Path) -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
+def _jobs(subs: list[Submission], where: Path, again: bool) -> tuple[list[tuple[Submission, Job, str]], int]:
+    """(submission, its job, its store key) for each notebook read; how many results were kept from before."""
+    if again:
+        store.clear(where)
+    store.leftovers(where)
+    jobs, reused = [], 0
+    for sub in subs:
+        if sub.data is None:
+            continue
+        name = store.key(sub.source, sub.data)
+        job = Job(sub.source, sub.data)
+        kept = store.load(where, name)
+        if kept is not None and _restore(job, kept):
+            job.data, reused = None, reused + 1
+        jobs.append((sub, job, name))
+    return jobs, reused
+
+
+def _restore(job: Job, kept: dict) -> bool:
+    """A kept result back into its job, when it fits the lessons as they are now."""
+    lesson, problem = kept.get("lesson"), kept.get("problem")
+    if isinstance(problem, str) and problem:
+        job.problem = problem
+        return True
+    if lesson not in lessons() or not isinstance(kept.get("records"), list) or \
+            len(kept["records"]) != len(lessons()[lesson].names) or len(kept.get("taken") or []) != len(kept["records"]):
+        return False
+    job.lesson, job.taken, job.records = lesson, kept["taken"], kept["records"]
+    job.protections, job.seconds = list(kept.get("protections") or []), float(kept.get("seconds") or 0)
+    return True
+
+
+def _names(keys: list[str]) -> dict[str, tuple[str, str]]:
+    """key -> (the name shown, a note or ""): invisible characters removed; keys that would then look
+    alike are numbered in sorted order, so two students are never one row."""
+    shown: dict[str, list[str]] = {}
+    for key in sorted(keys, key=lambda k: (visible(k).casefold(), k)):
+        shown.setdefault(visible(key).casefold() or "?", []).append(key)
+    names = {}
+    for group in shown.values():
+        for i, key in enumerate(group):
+            base = visible(key) or "?"
+            name = base if i == 0 else f"{base} ({i + 1})"
+            odd = ", ".join(sorted({f"U+{ord(c):04X}" for c in key if c not in base and not c.isspace()}))
+            drawn = f" (its characters that draw nothing, {odd}, removed)" if odd else ""
+            if len(group) > 1:
+                note = f"This file name looks like another student's{drawn}: shown as {name!r}, not merged."
+            else:
+                note = f"The file name holds characters that draw nothing ({odd}): not shown." if odd else ""
+            names[key] = (name, note)
+    return names
+
+
+def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], names: dict[str, str] | None) -> dict[str, Row]:
+    """One row per student with the notebook graded for each lesson (the one whose name sorts last)."""
+    keys = sorted({(names or {}).get(s.student, s.student) for s in subs if not s.skipped})
+    shown = _names(keys)
+    rows = {key: Row(shown[key][0]) for key in keys}
+    for key, (_, note) in shown.items():
+        if note:
+            rows[key].notes.append(note)
+            rows[key].unnamed.append(note.split(":")[0] + ".")
+    by_pair: dict[tuple[str, str], list[Job]] = {}
+    for sub in subs:
+        key = (names or {}).get(sub.student, sub.student)
+        if key not in rows:
+            continue
+        rows[key].sources.append(sub.source)
+        if sub.problem:
+            rows[key].notes.append(f"{sub.source} {sub.problem}.")
+            rows[key].unnamed.append(f"a file {sub.problem}.")
+    for sub, job, _ in graded:
+        key = (names or {}).get(sub.student, sub.student)
+        if job.problem:
+            rows[key].notes.append(f"{job.source} {job.problem}.")
+            rows[key].unnamed.append(f"a notebook {job.problem}.")
+        elif job.lesson:
+            by_pair.setdefault((key, job.lesson), []).append(job)
+    for (key, lesson), group in sorted(by_pair.items()):
+        group.sort(key=lambda j: j.source.removesuffix(".ipynb"))
+        if len(group) > 1:
+            rows[key].notes.append(f"{len(group)} notebooks of lesson {lesson}: graded {group[-1].source}; "
+                                   f"not graded: {', '.join(j.source for j in group[:-1])}.")
+            rows[key].unnamed.append(f"{len(group)} notebooks of lesson {lesson}: graded the one whose file "
+                                     f"name sorts last.")
+        job = group[-1]
+        for record, taken in zip(job.records, job.taken):
+            rows[key].records[f"{lesson} {record['exercise']}"] = dict(record, lesson=lesson, graded=taken["code"],
+                                                                      cell=taken["cell"])
+    return rows
+
+
 def _anonymised(rows: list[Row]) -> list[Row]:
-    """Numbers instead of names, and no file names (they carry the names)."""
+    """Numbers instead of names, no file names and nothing the student wrote or printed (either may name them)."""
     width = len(str(len(rows)))
-    return [Row(f"student {i:0{width}d}", row.records, [], row.unnamed) for i, row in enumerate(rows, 1)]
+    return [Row(f"student {i:0{width}d}", {c: {k: v for k, v in r.items() if k != "cell"} | {"printed": ""}
+                                           for c, r in row.records.items()}, [], row.unnamed)
+            for i, row in enumerate(rows, 1)]
 
 
 def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits = Limits(),
-                anonymous: bool = False, names: dict[str, str] | None = None, progress: bool = True) -> Table:
-    """Grade every submission; the table grades.csv, verdicts.json and the report are written from."""
-    if not hasattr(os, "fork"):
-        raise ValueError("grading needs os.fork (Linux or macOS): on Windows run it in WSL or in the docker line "
-                         "of docs/teaching.md, 'Grading a class'.")
+                anonymous: bool = False, names: dict[str, str] | None = None, progress: bool = True,
+                again: bool = False) -> Table:
+    """Grade every notebook not graded before (all with again=True); the table the files are written from."""
     subs, inputs = collect(paths)
-    Path(out).mkdir(parents=True, exist_ok=True)  # before the workers start, so they can be kept out of it
-    for sub in subs:
-        sub.student = (names or {}).get(sub.student, sub.student)
-    _assign_lessons(subs)
-    rows: dict[str, Row] = {}
-    chosen = _chosen(subs, rows)
-    numbers = sorted({sub.lesson for sub in chosen})
-    prepared = {}
-    for number in numbers:
-        if progress:
-            print(f"preparing lesson {number} (its setup, from notebooks/) …", file=sys.stderr, flush=True)
-        prepared[number] = prepare(lessons()[number])
-    jobs = [Job(prepared[sub.lesson], [take(sub.cells, name) for name in lessons()[sub.lesson].names]) for sub in chosen]
-    bar = tqdm(total=len(jobs), desc="grading", unit="notebook", file=sys.stderr, disable=not progress)
-    grade_jobs(jobs, limits, workers, _hidden(list(map(Path, paths)), out), done=lambda job: bar.update(1))
-    bar.close()
+    where = store.folder(Path(out))  # before any worker starts, so a bad --out costs nothing
+    graded, reused = _jobs(subs, where, again)
+    todo = [job for _, job, _ in graded if job.data is not None]
+    keys = {id(job): name for _, job, name in graded}
+    if progress and reused:
+        print(f"kept {reused} results from an earlier run in {where} (--again grades them again)", file=sys.stderr)
+    bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress)
+
+    def done(job: Job) -> None:
+        store.save(where, keys[id(job)], job.result())
+        job.data = None  # its bytes are no longer needed here
+        bar.update(1)
+
+    try:
+        grade_jobs(todo, limits, workers, _hidden(list(map(Path, paths)), Path(out)), done)
+    finally:
+        bar.close()
+    inputs += [f"{s.source} {s.problem}." for s in subs if s.skipped]
+    rows = _rows(subs, graded, names)
+    return _table(rows, graded, inputs, anonymous, len(todo))
+
+
+def _table(rows: dict[str, Row], graded: list, inputs: list[str], anonymous: bool, fresh: int) -> Table:
+    numbers = sorted({job.lesson for _, job, _ in graded if job.lesson})
     columns = [f"{n} {name}" for n in numbers for name in lessons()[n].names]
-    for sub, job in zip(chosen, jobs):
-        for record, taken in zip(job.records, job.taken):
-            written = {"printed": ""} if anonymous else {"cell": taken.cell}  # what they wrote or printed may name them
-            rows[sub.student].records[f"{sub.lesson} {record['exercise']}"] = dict(
-                record, lesson=sub.lesson, graded=taken.code or "", **written)
-    ordered = [rows[s] for s in sorted(rows, key=str.casefold)]
+    ordered = sorted(rows.values(), key=lambda r: (r.student.casefold(), r.student))
+    jobs = [job for _, job, _ in graded]
     protections = next((job.protections for job in jobs if job.protections), [])
-    timings = {"setup": {n: p.seconds for n, p in prepared.items()},
-               "notebooks": {n: [job.seconds for job in jobs if job.prepared is p] for n, p in prepared.items()}}
+    setup = next((job.setup for job in jobs if job.setup), {})
+    timings = {"setup": setup, "graded": fresh,
+               "notebooks": {n: [job.seconds for job in jobs if job.lesson == n] for n in numbers}}
     return Table(columns, _anonymised(ordered) if anonymous else ordered, {c: 1.0 for c in columns}, protections,
                  [] if anonymous else inputs, timings)

@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--anonymous", action="store_true", help="numbers instead of names in everything written")
     p.add_argument("--points", type=Path, help="CSV of exercise,points rows (default: 1 per exercise)")
     p.add_argument("--names", type=Path, help="CSV of key,name rows: the name the file gives -> the student's name")
+    p.add_argument("--again", action="store_true", help="grade every notebook again (by default a rerun grades only "
+                   "the notebooks not graded before, kept in OUT/.grading)")
     p.add_argument("--nbgrader", type=Path, metavar="SOURCE_FOLDER", help="write lessons 01-07 as nbgrader sources")
     p.add_argument("--otter", type=Path, metavar="FOLDER", help="write lessons 01-07 in otter-grader's format")
     return p
@@ -52,6 +54,8 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("no --out FOLDER: pass the folder to write grades.csv, verdicts.json and the report into.")
     if args.workers < 1 or args.workers > 64:
         raise ValueError(f"--workers {args.workers}: pass a whole number from 1 to 64 (e.g. the number of cores).")
+    if args.out.exists() and not args.out.is_dir():
+        raise ValueError(f"--out {args.out} is a file: pass a folder for grades.csv, verdicts.json and the report.")
     if not 0.5 <= args.timeout <= 600:
         raise ValueError(f"--timeout {args.timeout}: pass seconds per exercise from 0.5 to 600 (default 10).")
 
@@ -67,11 +71,15 @@ def main(argv: list[str] | None = None) -> int:
         every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
         read_points(args.points, every)  # read before grading, so a typo in it costs nothing
         table = grade_class(args.submissions, args.out, args.workers, Limits(exercise_s=args.timeout),
-                            args.anonymous, names)
+                            args.anonymous, names, again=args.again)
         table.points = read_points(args.points, table.columns)
         for path in write_outputs(table, args.out, args.anonymous):
             print(path)
-    except (ValueError, FileNotFoundError, PermissionError) as err:
+    except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
         print(f"✗ {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"✗ Stopped (Ctrl-C): the notebooks graded so far are kept in {args.out / '.grading'}; run the same "
+              f"command again to grade the rest.", file=sys.stderr)
+        return 130
     return 0

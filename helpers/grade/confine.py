@@ -79,15 +79,48 @@ def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], p
     protections.append("no network (own network namespace)")
     if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
         return
-    keep = [workdir, PROJECT, Path(sys.prefix).resolve()]
+    keep = [workdir, PROJECT] + python_files()
     for folder in hidden:
-        if folder.is_dir() and not any(_inside(k, folder) for k in keep) and \
-                _mount(libc, "tmpfs", str(folder), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=700"):
-            protections.append(f"hidden: {folder}")
+        if folder.is_dir() and _cover(libc, folder, keep):
+            protections.append(f"hidden: {folder}" + (" (Python's own files in it stay readable)"
+                                                      if any(_inside(k, folder) for k in keep) else ""))
     for folder in dict.fromkeys([PROJECT, Path(sys.prefix).resolve()]):
         if not _inside(workdir, folder) and _mount(libc, str(folder), str(folder), None, MS_BIND | MS_REC) and \
                 _mount(libc, "none", str(folder), None, MS_REMOUNT | MS_BIND | MS_RDONLY):
             protections.append(f"read-only: {folder}")
+
+
+def python_files() -> list[Path]:
+    """Where this Python's own files are (standard library, site-packages, the interpreter): never hidden,
+    even when they live in a hidden folder such as $HOME (pyenv, conda in the home folder)."""
+    import sysconfig
+    places = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable),
+              os.path.dirname(os.path.realpath(sys.executable))]
+    places += [p for name in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(name))]
+    places += [p for p in sys.path if p and os.path.isdir(p)]
+    return list(dict.fromkeys(Path(p).resolve() for p in places))
+
+
+def _cover(libc, folder: Path, keep: list[Path], depth: int = 0) -> bool:
+    """Hide `folder` under an empty tmpfs; when a kept path is inside it, hide each of its entries that holds
+    none instead (folders under a tmpfs, files under /dev/null), so the kept paths stay as they are."""
+    if not any(_inside(k, folder) for k in keep):
+        return _mount(libc, "tmpfs", str(folder), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=700")
+    if folder in keep or depth > 12:
+        return False
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return False
+    hid = False
+    for entry in entries:
+        if entry.is_symlink():
+            continue
+        if entry.is_dir():
+            hid = _cover(libc, entry, keep, depth + 1) or hid
+        elif entry.is_file():
+            hid = _mount(libc, "/dev/null", str(entry), None, MS_BIND) or hid
+    return hid
 
 
 def _own_processes() -> int:

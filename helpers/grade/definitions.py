@@ -82,6 +82,9 @@ def take(cells: list[dict], name: str) -> Taken:
     cell = found[-1]
     try:
         body = ast.parse(cell).body
+    except (RecursionError, MemoryError) as err:  # nesting past what Python's parser can follow
+        return Taken(name, None, f"the cell defining {name} cannot be parsed ({type(err).__name__}: nested too "
+                                 f"deeply for Python's parser)", cell)
     except (SyntaxError, ValueError) as err:
         line = f" on line {err.lineno}" if getattr(err, "lineno", None) else ""
         return Taken(name, None, f"the cell defining {name} does not run: {type(err).__name__}{line} "

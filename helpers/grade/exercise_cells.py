@@ -17,7 +17,8 @@ import nbformat
 from ..exercises import catalogue, solutions
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent.parent / "notebooks"  # the pristine lessons
-LESSONS = ("01", "02", "03", "04", "05", "06", "07")
+LESSONS = ("01", "02", "03", "04", "05", "06", "07")  # exported for nbgrader and otter-grader
+GRADED = LESSONS + ("08",)  # graded by `python -m helpers.grade`
 # A check that returns a number (the measured accuracy) has a twin returning (Verdict, number).
 VERDICT_OF = {"check_knockout_prediction": "knockout_verdict"}
 
@@ -60,10 +61,10 @@ class ExerciseCell:
         return f"{self.inputs}\n{answer}" if self.comments_only and self.inputs else answer
 
 
-def lesson_paths(folder: Path = NOTEBOOKS) -> list[Path]:
-    """The pristine notebooks 01-07, in order; a one-line FileNotFoundError when one is missing."""
+def lesson_paths(folder: Path = NOTEBOOKS, numbers: tuple[str, ...] = LESSONS) -> list[Path]:
+    """The pristine notebooks of these lessons (01-07), in order; a one-line FileNotFoundError when one is missing."""
     paths = []
-    for number in LESSONS:
+    for number in numbers:
         found = sorted(Path(folder).glob(f"{number}_*.ipynb"))
         if not found:
             raise FileNotFoundError(f"No lesson {number}_*.ipynb in {folder}: run this from the project's folder "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .exercise_cells import ExerciseCell, lesson_paths, read_lesson, split
+from .exercise_cells import GRADED, ExerciseCell, lesson_paths, read_lesson, split
 
 HEADING = re.compile(r"^#\s+(\d\d)\s*·", re.M)  # "# 01 · …": the lesson's number
 
@@ -51,15 +51,15 @@ def read(path: Path) -> Lesson:
 
 @lru_cache(maxsize=1)
 def lessons() -> dict[str, Lesson]:
-    """Lessons 01-07 by number, read once."""
-    return {lesson.number: lesson for lesson in map(read, lesson_paths())}
+    """The graded lessons (01-08) by number, read once."""
+    return {lesson.number: lesson for lesson in map(read, lesson_paths(numbers=GRADED))}
 
 
 def defined_names(source: str) -> set[str]:
     """The functions and classes a cell defines at its top level (none when it does not parse)."""
     try:
         body = ast.parse(source).body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set(re.findall(r"^(?:def|class)\s+([A-Za-z_]\w*)", source, re.M))  # a broken cell still says what it meant
     return {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
@@ -80,4 +80,4 @@ def which_lesson(cells: list[dict], known: dict[str, Lesson]) -> str:
         return by_names[0]
     if by_names:
         raise ValueError(f"defines exercises of lessons {' and '.join(by_names)}: hand in one notebook per lesson")
-    raise ValueError("is no lesson: it has no title heading of notebooks 01-07 and defines none of their exercises")
+    raise ValueError("is no lesson: it has no title heading of notebooks 01-08 and defines none of their exercises")

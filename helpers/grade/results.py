@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,12 +72,23 @@ def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
                 value = float(row[1])
             except ValueError:
                 raise ValueError(f"{path}: points {row[1]!r} for {row[0].strip()} is not a number; write e.g. 2.") from None
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{path}: points {row[1].strip()!r} for {row[0].strip()}: write a finite number "
+                                 f"above 0, e.g. 2.")
             points.update({c: value for c in matches})
     return points
 
 
 def _number(value: float) -> str:
     return f"{value:g}"
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula (OWASP)
+
+
+def safe_cell(text: str) -> str:
+    """A cell a spreadsheet shows as text: one starting like a formula gets a leading single quote."""
+    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 def csv_text(table: Table) -> str:
@@ -86,8 +98,9 @@ def csv_text(table: Table) -> str:
     writer.writerow(["student", *table.columns, "total", "out of", "note"])
     most = sum(table.points.values())
     for row in table.rows:
-        writer.writerow([row.student, *(column_text(row.records.get(c)) for c in table.columns),
-                         _number(table.total(row)), _number(most), " ".join(row.notes)])
+        cells = [row.student, *(column_text(row.records.get(c)) for c in table.columns),
+                 _number(table.total(row)), _number(most), " ".join(row.notes)]
+        writer.writerow([safe_cell(c) for c in cells])
     return "\ufeff" + out.getvalue()
 
 

@@ -1,49 +1,86 @@
-"""Reading a class's submissions safely: .ipynb files, folders of them, and .zip archives.
+"""Reading a class's submissions: .ipynb files, folders of them, and .zip archives, as bytes.
 
-Nothing is extracted to disk: a zip's entries are read into memory, so `../` names, absolute paths
-and symlinks cannot write anywhere (such entries are skipped, and said). Limits keep a zip bomb out.
-Only the cells' types, sources and metadata are kept; outputs are dropped as the file is read.
+The grading process never parses a notebook: it reads each file's bytes (a zip's entries in memory,
+so `../` names, absolute paths and symlinks cannot write anywhere) and hands them to the one worker
+that grades them (worker.py), which parses the JSON and the student's code. Every file that cannot
+be read is one line in its student's row (an encrypted or damaged zip entry, a .pdf handed in, a
+symlink), never an error that stops the class. Limits keep a zip bomb out.
 
-Who a file belongs to (the documented rule): inside a folder or zip, the first folder below it,
-else the file's name; of that, the part before the first "_" (Moodle's "Ana Lima_4321_assignsubmission_file",
-Canvas's "limaana_4321_98765_lesson.ipynb"), or the whole name without ".ipynb" when it has no "_".
-`--names` maps that to a name with a CSV of `key,name` rows.
+Who a file belongs to (the documented rule, `student_key`): inside a folder or zip, the first folder
+below it, else the file's name; of that, the platform's whole participant key: Moodle's
+"Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
+is "limaana (4321)", and otherwise the name up to the lesson's number ("johnson_katherine_01.ipynb" is
+"johnson_katherine"). Names are NFC-normalised; control characters become spaces. `--names` maps that
+key to a name with a CSV of `key,name` rows.
 """
 
 from __future__ import annotations
 
 import csv
-import json
 import re
 import stat
+import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 MAX_NOTEBOOK_BYTES = 100 << 20  # a lesson notebook with its outputs is a few MB; beyond this it is not read
-MAX_FILES = 2000  # .ipynb files in one folder or zip (a class of 300 × 7 lessons fits)
+MAX_FILES = 2000  # files in one folder or zip (a class of 300 × 7 lessons fits)
 MAX_ZIP_BYTES = 1 << 30  # uncompressed .ipynb bytes in one zip, all entries together
-MAX_CELLS = 20_000
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assign(?:submission|feedback)_", re.I)
+CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d{3,})_\d{3,}(?:_|$)", re.I)
+LESSON_PART = re.compile(r"^(?:lesson|notebook|nb|lab|ex|exercise|hw|week)?[ -]?\d{1,2}(?:-\d+)?$", re.I)
+FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that draw nothing
+READABLE_ZIP = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 
 
 @dataclass
 class Submission:
-    """One notebook of one student, or why it could not be read."""
+    """One file of one student: its bytes, or why it could not be read."""
 
-    student: str
-    source: str  # where it came from: the path, or "archive.zip: entry"
-    cells: list[dict] | None = None
-    problem: str = ""  # one line when it could not be read or graded
-    lesson: str = ""  # the lesson's number, once known
+    student: str  # the participant key (see student_key)
+    source: str  # where it came from: the path, or "archive.zip: entry" (always valid UTF-8)
+    data: bytes | None = None
+    problem: str = ""  # one line when it could not be read
+    skipped: bool = False  # not a notebook at all (a .pdf, a link): said, never a row of its own
+
+
+def readable(name: str) -> str:
+    """A file name as text that can be written anywhere: bytes that are not UTF-8 read as Windows-1252."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        raw = name.encode("utf-8", "surrogateescape")
+        try:
+            return raw.decode("cp1252")
+        except UnicodeDecodeError:
+            return raw.decode("latin-1")
+
+
+def clean(text: str) -> str:
+    """NFC, control characters as spaces, runs of spaces as one: the key two spellings of a name share."""
+    text = CONTROL.sub(" ", unicodedata.normalize("NFC", readable(text)))
+    return " ".join(text.split())
+
+
+def visible(text: str) -> str:
+    """The name without characters that draw nothing (zero-width, bidi overrides, BOM, soft hyphen)."""
+    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf" and c not in FILLERS).split())
 
 
 def student_key(relative: PurePosixPath) -> str:
     """The student a file belongs to, by the rule above."""
     first = relative.parts[0] if len(relative.parts) > 1 else relative.name
-    first = first[:-6] if first.lower().endswith(".ipynb") else first
-    key = first.split("_", 1)[0] if "_" in first else first
-    return CONTROL.sub(" ", key).strip() or CONTROL.sub(" ", first).strip() or "?"
+    stem = clean(first[:-6] if first.lower().endswith(".ipynb") else first)
+    for platform in (MOODLE, CANVAS):
+        if m := platform.match(stem):
+            return f"{m['name'].strip()} ({m['id']})"
+    parts = stem.split("_")
+    end = next((i for i, part in enumerate(parts) if i > 0 and LESSON_PART.match(part)), len(parts))
+    return "_".join(parts[:end]).strip() or stem or "?"
 
 
 def read_names(path: Path | None) -> dict[str, str]:
@@ -54,110 +91,125 @@ def read_names(path: Path | None) -> dict[str, str]:
         raise FileNotFoundError(f"No names file {path}: pass a CSV with key,name rows (key: the name the file gives).")
     with open(path, newline="", encoding="utf-8-sig") as f:
         rows = [r for r in csv.reader(f) if len(r) >= 2 and r[0].strip()]
-    return {key.strip(): name.strip() for key, name, *_ in rows if (key.strip(), name.strip()) != ("key", "name")}
+    return {clean(key): name.strip() for key, name, *_ in rows if (key.strip(), name.strip()) != ("key", "name")}
 
 
-def cells_of(data: bytes) -> tuple[list[dict] | None, str]:
-    """(the cells: type, source, metadata; or None and one line saying why the notebook cannot be read)."""
-    try:
-        nb = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None, "is not a notebook (not JSON: truncated or damaged); open it in Jupyter and save it again"
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells", nb.get("worksheets")), list):
-        return None, "is JSON but not a notebook (no cells); hand in the lesson's .ipynb file"
-    major = nb.get("nbformat")
-    if major != 4:
-        return None, (f"is a notebook of nbformat {major} (this grader reads nbformat 4); open it in Jupyter "
-                      f"(version 4 or later) and save it again")
-    if len(nb["cells"]) > MAX_CELLS:
-        return None, f"has {len(nb['cells'])} cells, more than {MAX_CELLS}; hand in the lesson's notebook"
-    cells = []
-    for cell in nb["cells"]:
-        if not isinstance(cell, dict):
-            continue
-        source = cell.get("source", "")
-        source = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
-        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-        cells.append({"cell_type": str(cell.get("cell_type", "")), "source": source, "metadata": meta})
-    return cells, ""
-
-
-def _from_bytes(data: bytes, relative: PurePosixPath, source: str) -> Submission:
-    cells, problem = cells_of(data)
-    return Submission(student_key(relative), source, cells, problem)
-
-
-def _bad_entry(info: zipfile.ZipInfo) -> str:
-    """Why a zip entry is skipped ("" when it is fine)."""
+def _entry_problem(info: zipfile.ZipInfo) -> str:
+    """Why a zip entry is not read ("" when it is fine): a path that escapes, a link, encryption, a method."""
     name = info.filename.replace("\\", "/")
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
-        return "an absolute path"
+        return "has an absolute path: not read"
     if ".." in PurePosixPath(name).parts:
-        return "a path that climbs out with ../"
+        return "has a path that climbs out with ../: not read"
     if stat.S_ISLNK(info.external_attr >> 16):
-        return "a symbolic link"
+        return "is a symbolic link: not followed (hand in the notebook itself)"
+    if info.flag_bits & 0x1:
+        return "is encrypted (password-protected) in the zip: ask for it again without a password"
+    if info.compress_type not in READABLE_ZIP:
+        return (f"uses a compression method (number {info.compress_type}) Python's zipfile cannot unpack: "
+                f"zip it again with the usual method (deflate)")
     return ""
 
 
+def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes | None, str]:
+    """An entry's bytes, or one line saying why they cannot be had (damaged, past the limit)."""
+    try:
+        with archive.open(info) as f:
+            data = f.read(MAX_NOTEBOOK_BYTES + 1)
+    except zipfile.BadZipFile as err:
+        why = "its CRC check fails" if "CRC" in str(err) else str(err)
+        return None, f"is damaged in the zip ({why}): download the submissions again"
+    except (zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError) as err:
+        return None, f"cannot be unpacked ({type(err).__name__}: {str(err)[:120]}): download the submissions again"
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        return None, f"is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: not read"
+    return data, ""
+
+
+def _other_file(relative: PurePosixPath, source: str, why: str) -> Submission:
+    return Submission(student_key(relative), source, None, why, skipped=True)
+
+
+def _kind(name: str) -> str:
+    suffix = PurePosixPath(name).suffix.lower()
+    return f"a {suffix} file" if suffix else "a file without an extension"
+
+
+def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> Submission | None:
+    name = readable(info.filename)
+    relative = PurePosixPath(name.replace("\\", "/").lstrip("/"))
+    source = f"{label}: {name}"
+    problem = _entry_problem(info)
+    if problem:
+        return _other_file(PurePosixPath(relative.name), source, problem)
+    if "__MACOSX" in name or any(p.startswith(".") for p in relative.parts):
+        return None  # the archiver's own files
+    if not name.lower().endswith(".ipynb"):
+        inner = "a zip inside the zip: not opened" if name.lower().endswith(".zip") else f"{_kind(name)}, not a notebook"
+        return _other_file(relative, source, f"is {inner} (hand in the lesson's .ipynb)")
+    data, problem = _read_entry(archive, info)
+    return Submission(student_key(relative), source, data, problem)
+
+
 def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
-    """The notebooks in a zip (read in memory) and one line per entry skipped; a one-line ValueError
-    for an archive past the limits (a zip bomb) or not a zip."""
+    """The files in a zip (read in memory); a one-line ValueError for an archive past the limits (a zip
+    bomb) or not a zip. Each entry that cannot be read is a Submission with its problem."""
+    label = readable(path.name)
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise ValueError(f"{path.name} is not a readable zip ({err}); download the submissions again.") from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
+        raise ValueError(f"{label} is not a readable zip ({err}); download the submissions again.") from None
     with archive:
         infos = [i for i in archive.infolist() if not i.is_dir()]
         if len(infos) > MAX_FILES:
-            raise ValueError(f"{path.name} holds {len(infos)} files, more than {MAX_FILES}: not read (a zip bomb?); "
+            raise ValueError(f"{label} holds {len(infos)} files, more than {MAX_FILES}: not read (a zip bomb?); "
                              f"split the class into several zips.")
-        notebooks = [i for i in infos if i.filename.lower().endswith(".ipynb") and "__MACOSX" not in i.filename]
-        if sum(i.file_size for i in notebooks) > MAX_ZIP_BYTES:
-            raise ValueError(f"{path.name} unpacks to more than {MAX_ZIP_BYTES >> 20} MB of notebooks: not read "
+        if sum(i.file_size for i in infos if i.filename.lower().endswith(".ipynb")) > MAX_ZIP_BYTES:
+            raise ValueError(f"{label} unpacks to more than {MAX_ZIP_BYTES >> 20} MB of notebooks: not read "
                              f"(a zip bomb?); split the class into several zips.")
-        found, notes = [], []
-        for info in notebooks:
-            why = _bad_entry(info)
-            if why:
-                notes.append(f"{path.name}: skipped the entry {info.filename!r}: {why}.")
-                continue
-            with archive.open(info) as f:
-                data = f.read(MAX_NOTEBOOK_BYTES + 1)
-            relative = PurePosixPath(info.filename.replace("\\", "/"))
-            sub = _from_bytes(data, relative, f"{path.name}: {info.filename}")
-            if len(data) > MAX_NOTEBOOK_BYTES:
-                sub.cells, sub.problem = None, f"is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: not read"
-            found.append(sub)
-    return found, notes
+        found = [sub for info in infos if (sub := _zip_entry(archive, info, label)) is not None]
+    return found, []
 
 
 def _read_file(path: Path, relative: PurePosixPath) -> Submission:
-    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-        return Submission(student_key(relative), str(path), None, f"is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: not read")
-    return _from_bytes(path.read_bytes(), relative, str(path))
+    source = readable(str(path))
+    try:
+        if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            return Submission(student_key(relative), source, None, f"is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: not read")
+        return Submission(student_key(relative), source, path.read_bytes())
+    except OSError as err:
+        return Submission(student_key(relative), source, None, f"cannot be read ({err.strerror or type(err).__name__})")
+
+
+def _folder_entry(path: Path, relative: PurePosixPath) -> tuple[list[Submission], list[str]]:
+    if path.is_symlink():
+        return [_other_file(relative, readable(str(path)), "is a symbolic link: not followed (hand in the file itself)")], []
+    if path.suffix.lower() == ".zip":
+        try:
+            return read_zip(path)
+        except ValueError as err:  # one bad archive among many: said, and the others are read
+            return [], [str(err)]
+    if path.suffix.lower() == ".ipynb":
+        return [_read_file(path, relative)], []
+    return [_other_file(relative, readable(str(path)), f"is {_kind(path.name)}, not a notebook (hand in the lesson's .ipynb)")], []
 
 
 def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
-    """Every .ipynb below a folder (symlinks not followed, checkpoints skipped), and the zips in it."""
-    found, notes, files = [], [], []
+    """Every file below a folder (symlinks not followed, hidden files and checkpoints skipped), zips opened."""
+    files = []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
-        if path.is_symlink() or any(part.startswith(".") for part in relative.parts):
+        if any(part.startswith(".") or part == "__MACOSX" for part in relative.parts):
             continue
-        if path.suffix.lower() in (".ipynb", ".zip") and path.is_file():
-            files.append((path, relative))
+        if path.is_symlink() or path.is_file():
+            files.append((path, PurePosixPath(readable(relative.as_posix()))))
     if len(files) > MAX_FILES:
-        raise ValueError(f"{folder} holds {len(files)} notebooks, more than {MAX_FILES}: grade it in parts.")
+        raise ValueError(f"{folder} holds {len(files)} files, more than {MAX_FILES}: grade it in parts.")
+    found, notes = [], []
     for path, relative in files:
-        if path.suffix.lower() == ".zip":
-            try:
-                subs, more = read_zip(path)
-            except ValueError as err:  # one bad archive among many: said, and the others are read
-                subs, more = [], [str(err)]
-            found += subs
-            notes += more
-        else:
-            found.append(_read_file(path, PurePosixPath(relative.as_posix())))
+        subs, more = _folder_entry(path, relative)
+        found += subs
+        notes += more
     return found, notes
 
 
@@ -165,19 +217,19 @@ def collect(paths: list[Path]) -> tuple[list[Submission], list[str]]:
     """Every submission named on the command line (files, folders, zips) and the notes on what was skipped."""
     found, notes = [], []
     for path in map(Path, paths):
-        if not path.exists():
-            raise FileNotFoundError(f"No submission {path}: pass .ipynb files, folders of them or .zip archives.")
+        if not path.exists() and not path.is_symlink():
+            raise FileNotFoundError(f"No submission {readable(str(path))}: pass .ipynb files, folders of them or .zip archives.")
         if path.is_dir():
             subs, more = read_folder(path)
         elif path.suffix.lower() == ".zip":
             subs, more = read_zip(path)
         elif path.suffix.lower() == ".ipynb":
-            subs, more = [_read_file(path, PurePosixPath(path.name))], []
+            subs, more = [_read_file(path, PurePosixPath(readable(path.name)))], []
         else:
-            raise ValueError(f"{path} is not an .ipynb, a folder or a .zip: pass the students' notebooks.")
+            raise ValueError(f"{readable(str(path))} is not an .ipynb, a folder or a .zip: pass the students' notebooks.")
         found += subs
         notes += more
-    if not found:
-        raise ValueError(f"no notebook to grade in {', '.join(map(str, paths))}"
+    if not any(not s.skipped for s in found):
+        raise ValueError(f"no notebook to grade in {', '.join(readable(str(p)) for p in paths)}"
                          + (f" ({notes[0]})" if notes else "") + ": pass the students' .ipynb files.")
     return found, notes

@@ -1,0 +1,56 @@
+"""What the grader's forkserver holds before any submission is read: torch, the lesson modules, and the
+prepared setup of each lesson the class hands in (setup.py), so every worker forked from it starts ready
+and knows no submission but its own.
+
+The parent names the lessons in $HELPERS_GRADE_LESSONS ("01,03") before the server starts; a lesson not
+named there (a guess from the files' bytes missed it) is prepared by the worker that needs it. Importing
+this module never raises: multiprocessing's forkserver would stop on an error in a preloaded module.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+ENV = "HELPERS_GRADE_LESSONS"
+PREPARED: dict = {}  # lesson number -> setup.Prepared
+SECONDS: dict[str, float] = {}  # lesson number -> seconds its setup took here
+PROBLEMS: dict[str, str] = {}  # lesson number -> why its setup failed (one line)
+
+
+def prepared(number: str):
+    """The lesson's prepared namespaces: preloaded, or prepared now (a ValueError with one line when it fails)."""
+    if number in PROBLEMS:
+        raise ValueError(f"the setup of lesson {number} failed in the grader ({PROBLEMS[number]})")
+    if number not in PREPARED:
+        _prepare(number)
+        return prepared(number)
+    return PREPARED[number]
+
+
+def _prepare(number: str) -> None:
+    from .lessons import lessons
+    from .setup import prepare
+    started = time.perf_counter()
+    try:
+        PREPARED[number] = prepare(lessons()[number])
+    except Exception as err:  # a damaged lesson: every worker of it says so in one line
+        PROBLEMS[number] = f"{type(err).__name__}: {str(err)[:200]}"
+    SECONDS[number] = time.perf_counter() - started
+
+
+def _preload() -> None:
+    try:
+        import torch
+        torch.set_num_threads(1)  # each worker grades on one thread; the server's pools are not shared
+        from .lessons import lessons
+        known = lessons()
+    except Exception as err:  # said by every worker that needs a lesson
+        PROBLEMS.update({n: f"{type(err).__name__}: {str(err)[:200]}" for n in os.environ.get(ENV, "").split(",")})
+        return
+    for number in os.environ.get(ENV, "").split(","):
+        if number in known:
+            _prepare(number)
+
+
+_preload()
