@@ -332,6 +332,18 @@ def test_05_keeps_exercise_9s_answer_and_06s_type_counts_back(executed):
     assert "previous: L0 H9" in after and "determiner: L0 H9" in after
 
 
+def test_05_going_further_sections_start_folded_and_findings_are_markdown():
+    """05 (issue 48): each "Going further" heading sits alone in its cell with JupyterLab's collapsed flag, so
+    the cells under it start folded and the core path reads on; no finding is composed by H.describe_*."""
+    nb = nbformat.read(ROOT / "notebooks" / "05_all_144_heads.ipynb", as_version=4)
+    further = [c for c in nb.cells if c.cell_type == "markdown" and re.match(r"#+ .*going further", c.source, re.I)]
+    assert len(further) >= 5
+    for cell in further:
+        assert cell.source.count("\n") == 0, f"text beside a folded heading stays visible: {cell.source!r}"
+        assert cell.metadata.get("jp-MarkdownHeadingCollapsed") is True, cell.source
+    assert not any("describe_" in c.source for c in nb.cells if c.cell_type == "code")
+
+
 # --- exercises: stubs say "not attempted", the solutions from helpers/exercises/solutions.py say ✓ ----------
 def _exercise_cells(nb):
     """(cell, def/class node) for every code cell that defines what an exercise asks for."""

@@ -8,7 +8,6 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import helpers as H
 from helpers.core.catalog import manifest
@@ -50,20 +49,9 @@ def bar_keys(attn: np.ndarray, rows: int = 3, weight: float = 0.5) -> list[int]:
     return keys
 
 
-# --- 05 §4: what the 49-word grid shows --------------------------------------------------------
-def test_05_a_cell_of_the_49_word_grid_has_about_one_pixel_per_word(full):
-    """05 §4: "a cell is only about 60 pixels wide on the screen, a little more than one pixel per word"
-    (the inline backend draws at 100 dpi)."""
-    fig = H.plot_all_heads(full.attentions, full.tokens)
-    fig.set_dpi(100)
-    FigureCanvasAgg(fig).draw()
-    cell = fig.axes[0].get_window_extent().width / 12
-    assert 50 <= cell <= 70, cell
-    assert 1.0 <= cell / len(full.tokens) <= 1.5
-
-
+# --- 05 §4: what the 49-word grid shows (its numbers are claims in claims_05.py) ------------------
 def test_05_the_grid_shows_bars_mostly_on_full_stops_and_lines_along_the_diagonal(full):
-    """05 §4: short vertical bars, "more of the bars sit on a full stop than on any other word", thin
+    """05 §4: short vertical bars, "More of the bars sit on a full stop than on any other word", thin
     lines along the diagonal; "the induction stripe of the list is only four words long"."""
     a = full.attentions.numpy()  # (L, H, T, T)
     tokens = full.tokens
@@ -82,7 +70,8 @@ def test_05_the_grid_shows_bars_mostly_on_full_stops_and_lines_along_the_diagona
 
 
 def test_05_the_long_sentence_rests_on_bos_far_less_than_the_short_one(lm, full):
-    """05 §4: "The first column is much darker here than for 'I like to draw'" (cells 10 and 14: 41 and 0 heads)."""
+    """05 §4: "The first column is much darker than for 'I like to draw'"; "No head rests on <bos> here"
+    (the counts 41 and 14 the sentences write are claims)."""
     short = H.first_token_scores(H.run_sentence(lm, "I like to draw").attentions)
     assert (short > 0.5).sum() >= 30 and (H.first_token_scores(full.attentions) > 0.5).sum() == 0
 
@@ -93,9 +82,33 @@ def test_05_bos_of_the_relations_is_what_the_score_table_calls_resting():
     assert "resting" in H.SCORED_RELATIONS and "bos" not in H.SCORED_RELATIONS
 
 
+def test_05_list_heads_need_the_again_marker(lm):
+    """05 §4: "The model's induction heads are list heads: heads that copy a list after its `again :` marker.
+    The same words repeated without the markers draw much less of their attention." Every head typed
+    induction puts under half as much weight where the prediction says when the markers are gone, and
+    none keeps more than 0.3."""
+    types, _ = H.head_types(lm)
+    heads = list(zip(*np.nonzero(types == "induction")))
+    marked = H.run_sentence(lm, LIST)
+    bare = H.run_sentence(lm, LIST.replace("list : ", "").replace("again : ", ""))  # the same words, no markers
+    with_markers = np.asarray(H.induction_match(marked.attentions, marked.tokens)[0])
+    without = np.asarray(H.induction_match(bare.attentions, bare.tokens)[0])
+    assert len(heads) >= 4
+    for layer, head in heads:
+        assert without[layer, head] < 0.5 * with_markers[layer, head] and without[layer, head] < 0.3, (layer, head)
+
+
+def test_05_the_best_pronoun_head_is_the_one_the_sentence_names(tables):
+    """05 §5: "L9 H8 is the best pronoun head printed above (…), but its agreement score is higher (…)"
+    (the scores are claims; its label, "agreement", is test_prose_06's test_05_grid_labels_agree_with_06)."""
+    assert H.ranked_heads(tables, "pronoun", k=1)[0][0] == (9, 8)
+    assert tables["agreement"][9, 8] > tables["pronoun"][9, 8]
+
+
 # --- 05 §6: the token-link view on the list part ----------------------------------------------
 def test_05_the_token_links_of_the_list_part_fit_a_screen_and_keep_the_query_whole(full, tables):
-    """05 §6: the line view draws the list part only; the second 'red' keeps all its weight in it."""
+    """05 §6: the line view draws the list part only; the second 'red' keeps all its weight in it, and
+    "From the second red the head looks at mat, the word that followed the first red"."""
     (layer, head), _ = H.ranked_heads(tables, "induction", k=1)[0]
     tokens, maps = full.tokens, full.attentions[layer, head]
     second_red = len(tokens) - 1 - tokens[::-1].index("red")
@@ -119,12 +132,11 @@ def test_05_generic_detectors_find_no_duplicate_or_induction_head_on_the_classro
 
 
 def test_05_rescaling_draws_a_resting_heads_small_remainder_at_full_brightness(lm):
-    """05 §8: "A head that puts 0.98 of its attention on <bos> has only 0.02 left for the other words, and
-    rescaled to 1 that remainder is drawn as brightly as a head that really looks there"."""
+    """05 §8: "rescaled to 1 that remainder is drawn as brightly as a head that really looks there" (the 0.98
+    and 0.02 the sentence writes are claims)."""
     run = H.run_sentence(lm, SHORT)
     first = H.first_token_scores(run.attentions)  # (L, H)
     layer, head = np.unravel_index(first.argmax(), first.shape)
-    assert first[layer, head] >= 0.98
     raw = run.attentions[layer, head, 2:, 1:].numpy()  # rows after the first word, <bos> left out
     hidden = np.asarray(H.drop_first_token(run.attentions, mode="renormalise"))[layer, head, 2:, 1:]
     assert raw.max(-1).mean() < 0.03 and np.nanmax(hidden, -1).mean() >= 0.5
@@ -140,19 +152,20 @@ def test_05_the_determiner_row_names_the_previous_word_head(lm, tables):
 
 
 def test_05_the_best_induction_head_looks_at_each_word_itself_in_the_first_copy(lm):
-    """05 §10: on the exercise's list L9 H6 matches the prediction best (0.66, about two thirds): 0.98 or
-    more from ':', 'red', 'mat' and 'old'; from the second 'fox' it looks at 'fox' itself, from the last
-    '.' mostly at 'list'. In the first copy ('list' … 'fox') it looks at each word itself, not at <bos>."""
+    """05 §10: on the exercise's list L9 H6 matches the prediction best; from ':', 'red', 'mat' and 'old' it
+    looks at the word after the earlier copy; from the second 'fox' it looks at 'fox' itself, from the last
+    '.' mostly at 'list'. In the first copy ('list' … 'fox') it looks at each word itself, not at <bos>.
+    (The 0.98 and 0.66 the sentences write are claims.)"""
     repeat = H.run_sentence(lm, LIST)
     tokens, a = repeat.tokens, repeat.attentions.numpy()
     predicted = H.induction_prediction(tokens)
     rows = [q for q, word in enumerate(tokens) if word in tokens[:q]]
     on_prediction = (a * predicted).sum(-1)[:, :, rows].mean(-1)  # (L, H), as the notebook computes it
-    (layer, head), score = H.ranked_heads(on_prediction, k=1)[0]
-    assert (layer, head) == (9, 6) and round(score, 2) == 0.66
+    (layer, head), _ = H.ranked_heads(on_prediction, k=1)[0]
+    assert (layer, head) == (9, 6)
     m = a[layer, head]
     right = {tokens[q]: m[q, predicted[q].argmax()] for q in rows[:4]}
-    assert list(right) == [":", "red", "mat", "old"] and min(right.values()) >= 0.98
+    assert list(right) == [":", "red", "mat", "old"] and min(right.values()) > 0.5
     fox, stop = rows[4], rows[5]
     assert tokens[fox] == "fox" and m[fox].argmax() == fox and m[fox, predicted[fox].argmax()] < 0.05
     assert tokens[m[stop].argmax()] == "list" and m[stop].max() > 0.5
