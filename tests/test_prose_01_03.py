@@ -1,6 +1,8 @@
-"""The sentences of notebooks 01–03 that say what a head does, and 04's bridge between head sizes,
+"""What the sentences of notebooks 01–03 say beyond their numbers, and 04's bridge between head sizes,
 each asserted on the shipped models (as test_prose_04_05.py does for 04 and 05).
 
+The numbers a sentence of 01–03 quotes are checked by value in tests/claims_01.py … claims_03.py; the tests
+here check what those numbers cannot: orders, "none", "all", which head does what, on every input named.
 Each test names the notebook cell it backs (the cell ids of the .ipynb files). The walkthrough models
 were trained without a start token, so "I like to draw" is read as four words, as trained; the numbers
 of the same heads with a <bos> in front (an input they never saw) are asserted too, for the record.
@@ -53,9 +55,8 @@ def subject(twelve):
 
 # --- the input: read as trained ---------------------------------------------------------------
 def test_01_the_sentence_is_read_as_the_model_was_trained(one, twelve):
-    """01 c02: "Every story this model was trained on began straight with its first word: it never saw a
-    start token ... the four words make a [4 × 768] table"; the second printed line says so."""
-    assert "never saw a start token" in cell("01", "c02") and "[4 × 768]" in cell("01", "c02")
+    """01 gf-start: the model "never saw a start token" and reads "I like to draw" as trained, four words,
+    [4 × 768]; the second printed line says so (02 jobs-md2: "these models never had a start token")."""
     for walk in (one, twelve):
         assert walk.model.bos is False and walk.bos is False and walk.residual.shape == (4, 768)
         assert walk.describe().splitlines()[1] == ("trained without a start token (each story began with its "
@@ -63,7 +64,7 @@ def test_01_the_sentence_is_read_as_the_model_was_trained(one, twelve):
 
 
 def test_before_and_after_the_start_token_for_every_head_the_prose_describes(one, twelve):
-    """The closing note's record: draw's row as trained (no <bos>) and with a <bos> the models never saw."""
+    """The record: draw's row as trained (no <bos>) and with a <bos> the models never saw."""
     assert rounded(one.head(0).weights[-1]) == [0.37, 0.43, 0.06, 0.14]
     fed = H.walkthrough_layer("classroom", n_heads=1, bos=True)
     assert fed.tokens[0] == "<bos>" and rounded(fed.head(0).weights[-1]) == [0.21, 0.57, 0.15, 0.04, 0.03]
@@ -78,55 +79,51 @@ def test_before_and_after_the_start_token_for_every_head_the_prose_describes(one
         assert (rounded(rows[h]), rounded(rows_bos[h])) == (plain, with_bos), h
 
 
-def test_01_more_to_try_with_bos(one):
-    """01 c26: with bos=True "the second line printed then says NOT read as trained, and draw's row changes
-    (I 0.57, <bos> 0.21, like 0.15)"."""
-    assert "(*I* 0.57, `<bos>` 0.21, *like* 0.15)" in cell("01", "c26")
+def test_01_more_to_try_with_bos():
+    """01 gf-start: with bos=True "the second line printed then says NOT read as trained" (the row it quotes:
+    tests/claims_01.py)."""
     fed = H.walkthrough_layer("classroom", n_heads=1, bos=True)
-    assert "NOT read as trained" in fed.describe()
-    assert dict(zip(fed.tokens, rounded(fed.head(0).weights[-1])))  == {"<bos>": 0.21, "I": 0.57, "like": 0.15,
-                                                                         "to": 0.04, "draw": 0.03}
+    assert "NOT read as trained" in fed.describe() and fed.tokens[0] == "<bos>"
 
 
 # --- 01: the one head -------------------------------------------------------------------------
-def test_01_the_one_head_gives_I_more_than_an_even_share_but_not_most(one):
-    """01 c16: "the head gives I 0.37, more than an even share (0.25) but not most, and like 0.43"; notebook 02
-    measures "on average a third when the sentence opens the story, as this one does, and about half when it
-    comes later" (means, said as means; 02 why-md2 gives the sentences one by one)."""
+def test_01_the_steps_in_the_cells_are_the_models_own(one):
+    """01 c07 … c22: the products the student's cells compute (Q = X @ W_Q + b_Q, …, the update through W_O)
+    give the model's own layer, and the raw scores of draw are all negative (c12: "Each of draw's four scores
+    is negative") while the softmax ignores a shift ("adding the same number to each changes no weight")."""
+    X, draw = one.X, 3
+    Q, K, V = (X @ getattr(one, f"W_{n}")[0] + getattr(one, f"b_{n}")[0] for n in "QKV")
+    head = one.head(0)
+    assert torch.allclose(Q, head.Q, atol=1e-5) and torch.allclose(K, head.K, atol=1e-5)
+    scaled = (Q[draw] @ K.T) / Q.shape[-1] ** 0.5
+    assert (scaled < 0).all() and torch.allclose(scaled.softmax(-1), head.weights[draw], atol=1e-6)
+    assert torch.allclose((scaled + 10).softmax(-1), scaled.softmax(-1), atol=1e-6)
+    update = head.weights[draw] @ V @ one.W_O[0] + one.b_O
+    assert torch.allclose(one.residual[draw] + update, one.steps().out[draw], atol=1e-4)
+
+
+def test_02_the_one_head_gives_I_less_than_like(one):
+    """02 why-md: "the one head gave I 0.37 of draw's attention, less than it gave like"; 01 c16: "This head
+    gives I 0.37 and like 0.43" (the numbers: tests/claims_01.py, claims_02.py)."""
     row = one.head(0).weights[-1]
-    assert rounded(row[:2]) == [0.37, 0.43] and 0.25 < float(row[0]) < 0.5
-    scores = H.subject_scores(one)
-    assert (rounded(scores["opening"]), rounded(scores["later"])) == ([0.32], [0.47])
-    assert "on average a third when the sentence opens the story, as this one does, and about half" in cell("01", "c16")
-    assert "a third to a half)" not in cell("01", "c16")
+    assert one.tokens[:2] == ["I", "like"] and float(row[0]) < float(row[1]) and int(row.argmax()) == 1
 
 
 def test_02_the_one_head_sentence_by_sentence_not_never_most(one):
-    """02 why-md2, on every held-out sentence, not the mean: "When it opens the story ... the subject gets 0.26
-    to 0.39 ..., and in none of those 28 sentences the largest share. In a later sentence ... the row's largest
-    weight in 172 of 183 sentences and more than half in 68, but at most 0.63" (it used to say "never most of
-    it", false in 68 later sentences)."""
-    text = cell("02", "why-md2")
-    assert "never most of it" not in text
-    for said in ("0.26 to 0.39", "in none of those 28 sentences the largest share", "172 of 183 sentences",
-                 "more than half in 68", "at most 0.63"):
-        assert said in text, said
+    """02 why-md2, on every held-out sentence, not the mean: when the sentence opens the story the subject gets
+    0.26 to 0.39 "and in none of those 28 sentences the largest share"; later, "the row's largest weight in 172 of
+    183 sentences and more than half in 68, but at most 0.63" (the numbers: tests/claims_02.py)."""
     each = H.subject_weights(one)
     opening, later = (each[w]["weight"][0] for w in ("opening", "later"))
-    assert opening.size == 28 and later.size == 183
-    assert (f"{opening.min():.2f}", f"{opening.max():.2f}", int(each["opening"]["largest"][0].sum())) == ("0.26", "0.39", 0)
-    assert int(each["later"]["largest"][0].sum()) == 172 and int((later > 0.5).sum()) == 68
-    assert f"{later.max():.2f}" == "0.63" and (opening <= 0.5).all()  # only openings stay below half
+    assert int(each["opening"]["largest"][0].sum()) == 0 and (opening <= 0.5).all()  # none the largest, none half
+    assert int(each["later"]["largest"][0].sum()) > 0 and (later > 0.5).any()
     assert each["opening"]["weight"].shape == each["opening"]["largest"].shape == (1, 28)
 
 
 def test_01_what_the_length_means_and_what_the_next_layernorm_does(one):
-    """01 norm-md2 / norm-md3: the update is about 22 times as long as the embedding; the next LayerNorm (here
-    the final one) brings every row to the same length; the new draw points where the update points
-    (cosine 0.999); the prediction after draw (my) is the same without the embedding."""
+    """01 norm-md2 / norm-md3: the next LayerNorm (here the final one) brings every row to the same length,
+    whatever it had before; the prediction after draw (my) is the same without the embedding."""
     layer, draw = one.steps(), 3
-    ratio = float(layer.update[draw].norm() / one.residual[draw].norm())
-    assert f"{ratio:.0f}" == "22" and "22 times" in cell("01", "norm-md2")
     lengths = one.next_norm(layer.out).norm(dim=-1)
     assert (f"{lengths.min():.1f}", f"{lengths.max():.1f}") == ("27.8", "27.9")
     assert (layer.out.norm(dim=-1).min() < 26) and (layer.out.norm(dim=-1).max() > 51)  # lengths before differ
@@ -135,22 +132,14 @@ def test_01_what_the_length_means_and_what_the_next_layernorm_does(one):
 
 
 def test_01_in_the_12_layer_model_later_attention_updates_are_shorter_than_the_stream_on_which_input():
-    """01 norm-md3: reading "I like to draw", "each attention update from layer 1 on is shorter than the stream
-    it joins (at most 0.62 of its length). On 64 held-out stories that holds for all but 3 of the 45,056 updates
-    from layer 1 on; those 3, in layer 10, are up to 1.06 times as long" (it used to say "every", of no input)."""
-    text = cell("01", "norm-md3")
-    assert "from layer 1 on every attention update is shorter" not in text
-    for said in ('reading "I like to draw", each attention update from layer 1 on is shorter', "at most 0.62",
-                 "all but 3 of the 45,056 updates", "in layer 10, are up to 1.06 times"):
-        assert said in text, said
+    """01 norm-md3: reading "I like to draw", each attention update from layer 1 on is shorter than the stream it
+    joins; on 64 held-out stories that holds for all but 3 of the 45,056 (the numbers: tests/claims_01.py). Here:
+    layer 0's update is longer (the sentence says "from layer 1 on"), and the ratio is the block's own update
+    over its own input."""
     lm = H.load_model("classroom")
     sentence = update_ratios(lm, "I like to draw")  # (12, 5): <bos> and the four words
-    assert sentence.shape == (12, 5) and sentence[0].min() > 10 and f"{sentence[1:].max():.2f}" == "0.62"
-    stories = update_ratios(lm)  # (12, 64 stories × 64 tokens)
-    later = stories[1:]
-    assert later.size == 45_056 and int((later >= 1).sum()) == 3
-    assert set(np.nonzero(later >= 1)[0] + 1) == {10} and f"{later.max():.2f}" == "1.06"
-    with torch.no_grad():  # the ratio is the block's own update over its own input
+    assert sentence.shape == (12, 5) and sentence[0].min() > 10 and sentence[1:].max() < 1
+    with torch.no_grad():
         x = lm.model.embed(torch.tensor([lm.tokenizer.encode("I like to draw", bos=lm.bos)]))
         block = lm.model.h[0]
         assert np.allclose((block.attn(block.ln_1(x))[0].norm(dim=-1) / x.norm(dim=-1))[0].numpy(), sentence[0],
@@ -159,43 +148,39 @@ def test_01_in_the_12_layer_model_later_attention_updates_are_shorter_than_the_s
 
 # --- 02: what the twelve heads do ------------------------------------------------------------
 def test_02_four_subject_heads_no_resting_head_and_head_1_is_not_a_subject_head(twelve, subject):
-    """02 jobs-md2: "Heads 0, 5, 6 and 9 find the subject wherever the sentence stands: 0.88 or more in both
-    columns, and sentence by sentence the subject gets their largest weight in all 28 story openings and in 173
-    to 183 of the 183 later sentences ... their 0.90 to 1.00 on I above is that job. No head rests: from a later
-    sentence, no head puts more than 0.05 on the story's first word (0.00 on average ...). ... head 1 ... gives
-    the subject 0.19 when the sentence opens the story and 0.03 later, and in 'she likes to draw' it looks at
-    likes"."""
-    text = cell("02", "jobs-md2")
-    for said in ("largest weight in all 28 story openings and in 173 to 183 of the 183 later sentences",
-                 "no head puts more than 0.05 on the story's first word (0.00 on average"):
-        assert said in text, said
+    """02 follow-md / jobs-md2: heads 0, 5, 6 and 9 find the subject wherever the sentence stands, the
+    subject gets their largest weight "in all 28 story openings"; no head rests; head 1 is not a subject head
+    and "in 'she likes to draw' it looks at likes"; the head the notebook follows, head 0, is a subject head
+    (the numbers: tests/claims_02.py)."""
     both = [h for h in range(12) if min(subject["opening"][h], subject["later"][h]) >= 0.88]
-    assert both == [0, 5, 6, 9]
-    assert sorted(rounded(twelve.steps().weights[both, -1, 0])) == [0.90, 0.99, 0.99, 1.00]
+    assert both == [0, 5, 6, 9] and 1 not in both
     assert subject["first word"] == [0.0] * 12
     each = H.subject_weights(twelve)
     assert each["opening"]["largest"][both].all() and each["opening"]["largest"].shape == (12, 28)
-    later = each["later"]["largest"][both].sum(-1)
-    assert (int(later.min()), int(later.max()), each["later"]["largest"].shape[1]) == (173, 183, 183)
     attn, pairs = _subject_pairs(twelve, 128)
     b, q, k = (torch.tensor(c) for c in zip(*pairs["first word"]))
-    assert f"{attn[b, 0, :, q, k].max():.2f}" == "0.05"  # every head, every later sentence
-    assert (subject["opening"][1], subject["later"][1]) == (0.19, 0.03)
+    assert float(attn[b, 0, :, q, k].max()) < 0.055  # every head, every later sentence
     she = H.walkthrough_layer("classroom", n_heads=12, sentence="she likes to draw")
     row = she.steps().weights[1, -1]
     assert she.tokens[int(row.argmax())] == "likes" and round(float(row.max()), 2) == 0.91
-    assert twelve.pick_head(3, 0) == 1  # "the head we follow, head 1"
 
 
-def test_02_followed_head_mixes_two_words(twelve):
-    """02 jobs-md2: "a weighted sum that mixes two words" (I 0.66, like 0.33)."""
-    row = twelve.steps().weights[1, -1]
-    assert rounded(row[:2]) == [0.66, 0.33] and int((row > 0.1).sum()) == 2
+def test_02_the_followed_head_looks_mostly_at_I(twelve):
+    """02 follow-md / c10: head 0 gives I most of draw's attention, "so the update is mostly I's value", and the
+    cells' products give the helpers' head."""
+    h, draw = 0, 3
+    row = twelve.steps().weights[h, draw]
+    assert int(row.argmax()) == 0 and float(row[0]) > 0.5
+    x = twelve.X
+    q = x[draw:draw + 1] @ twelve.W_Q[h] + twelve.b_Q[h]
+    weights = (q @ (x @ twelve.W_K[h] + twelve.b_K[h]).T / twelve.d_head ** 0.5).softmax(-1)
+    z = weights @ (x @ twelve.W_V[h] + twelve.b_V[h])
+    assert z.shape == (1, 64) and torch.allclose(z[0], twelve.head(h).z[draw], atol=1e-5)
 
 
 def test_02_what_the_grid_of_twelve_shows(twelve):
-    """02 c19: "Five look mostly at I (four of them the subject heads above, and head 1), head 8 at like, five
-    at to, and head 3 splits evenly between to and draw"."""
+    """02 c19: "5 heads look mostly at I, head 8 at like, 5 at to, and head 3 splits evenly between to and
+    draw"."""
     rows = twelve.steps().weights[:, -1]
     top = [twelve.tokens[int(r.argmax())] for r in rows]
     assert [h for h in range(12) if top[h] == "I"] == [0, 1, 5, 6, 9]
@@ -204,59 +189,42 @@ def test_02_what_the_grid_of_twelve_shows(twelve):
     assert rounded(rows[3, 2:]) == [0.42, 0.42]
 
 
-def test_02_summary_says_five_of_twelve_and_names_the_subject_heads(twelve):
-    """02 c21: "five of the twelve heads give I more than half of it ... four of those five (heads 0, 5, 6, 9)
-    find the subject wherever the sentence stands, while head 1 ... puts 0.66 on I here"."""
-    text = cell("02", "c21")
-    assert "five of the twelve heads give *I* more than half" in text and "(heads 0, 5, 6, 9)" in text
-    assert int((twelve.steps().weights[:, -1, 0] > 0.5).sum()) == 5
+# --- 03: the recombination --------------------------------------------------------------------
+def test_03_concatenate_then_recombine_is_the_sum_of_the_decompressed_heads(twelve):
+    """03 c05 … c11: the cells' concatenation, stacked W_O and sum of decompressed updates are the model's own."""
+    layer = twelve.steps()
+    concat = torch.cat(list(layer.z), dim=-1)
+    W_O = torch.cat(list(twelve.W_O), dim=0)
+    assert concat.shape == (4, 768) and W_O.shape == (768, 768) and torch.equal(concat, layer.concat)
+    assert torch.allclose(concat @ W_O, sum(layer.z[k] @ twelve.W_O[k] for k in range(12)), atol=1e-4)
+    assert torch.allclose(twelve.residual + concat @ W_O + twelve.b_O, layer.out, atol=1e-4)
 
 
-# --- 03: a block of the recombination is a map, not a weight ------------------------------------
 def test_03_a_block_is_a_full_map_not_a_weight(twelve):
-    """03 c08 / block-md / c23: each block is a full [64 × 768] map of rank 64, and the same head's update
-    comes out longer for one word and shorter for another (a single weight would scale every word alike)."""
-    assert "It does not weigh the heads" not in cell("03", "c23")
-    assert "It weighs the heads, as the article says, but not with one number each" in cell("03", "c23")
-    layer, h = twelve.steps(), twelve.pick_head(3, 0)
+    """03 gf-weigh / block-md: each block is a full [64 × 768] map of rank 64, and the same head's update comes
+    out longer for one word and shorter for another (a single weight would scale every word alike)."""
+    layer = twelve.steps()
     assert all(twelve.W_O[k].shape == (64, 768) and int(torch.linalg.matrix_rank(twelve.W_O[k])) == 64
                for k in range(12))
-    gain = layer.per_head[h].norm(dim=-1) / layer.z[h].norm(dim=-1)
-    assert rounded(gain) == [0.89, 1.09, 1.03, 0.94] and float(gain.min()) < 1 < float(gain.max())
+    gain = layer.per_head[5].norm(dim=-1) / layer.z[5].norm(dim=-1)
+    assert rounded(gain) == [0.70, 1.54, 1.54, 0.70] and float(gain.min()) < 1 < float(gain.max())
     every = layer.per_head.norm(dim=-1) / layer.z.norm(dim=-1)  # (12, 4)
     assert float((every.max(-1).values / every.min(-1).values).min()) > 1.05  # no head scaled alike for all words
 
 
 def test_03_what_the_article_means_by_weighing_the_heads_and_what_is_true(twelve):
-    """03 c08 / block-md / c23, against the article ("it also decides how much weight each head's update gets"):
-    for draw the blocks scale the heads' updates by 0.70 to 1.46 (block 9 by 1.46, block 5 to 0.70); the rows
-    are 3.2 to 19.3 long; "most of the difference between the rows comes from the heads themselves": the longest
-    row (head 9, 19.3) is 6.0 times the shortest (head 2, 3.2), their own updates differ 3.3 times (13.2 against
-    4.0), their blocks' factors 1.8 times (1.46 against 0.80); head 5's block scales draw by 0.70 and like by
-    1.54. The figure writes every row's length as |z| × the block's factor."""
-    assert "decides how much weight each head's update gets in the final result" in cell("03", "c08")
-    text = cell("03", "block-md")
-    for said in ("block 9 stretches head 9's update by 1.46", "block 5 shrinks head 5's to 0.70",
-                 "most of the difference between the rows comes from the heads themselves", "(19.3)",
-                 "6.0 times as long as the shortest, head 2's (3.2)", "differ 3.3 times (13.2 against 4.0)",
-                 "only 1.8 times (1.46 against 0.80)", "scales *draw*'s update by 0.70 and *like*'s by 1.54"):
-        assert said in text, said
-    assert "scale the heads' updates by 0.70 to 1.46" in cell("03", "c23") and "(4.0 to 13.2 long)" in cell("03", "c23")
+    """03 block-md: "most of the difference between the rows comes from the heads themselves" (their blocks'
+    factors only 1.8 times against 3.3); the figure writes every row's length as |z| × the block's factor (the
+    numbers: tests/claims_03.py)."""
     layer, draw = twelve.steps(), 3
     s = H.head_scaling(layer, draw)
     assert np.allclose(s["update"] * s["scale"], s["contribution"])
-    assert (f"{s['scale'].min():.2f}", f"{s['scale'].max():.2f}") == ("0.70", "1.46")
-    assert (int(s["scale"].argmax()), int(s["scale"].argmin())) == (9, 5)
-    assert (f"{s['update'].min():.1f}", f"{s['update'].max():.1f}") == ("4.0", "13.2")
-    assert (f"{s['contribution'].min():.1f}", f"{s['contribution'].max():.1f}") == ("3.2", "19.3")
     long, short = int(s["contribution"].argmax()), int(s["contribution"].argmin())
-    assert (long, short) == (9, 2) and f"{spread(s['contribution']):.1f}" == "6.0"
+    assert f"{spread(s['contribution']):.1f}" == "6.0"
     own, block = s["update"][long] / s["update"][short], s["scale"][long] / s["scale"][short]
-    assert (f"{own:.1f}", f"{block:.1f}") == ("3.3", "1.8") and own > block
+    assert own > block
     logs = {k: np.log(v) for k, v in s.items()}  # "most": the heads' own updates carry most of the spread
     assert logs["update"].var() > logs["scale"].var() and logs["update"].var() > logs["contribution"].var() / 2
-    five = layer.per_head[5].norm(dim=-1) / layer.z[5].norm(dim=-1)
-    assert rounded(five)[3] == 0.70 and rounded(five)[1] == 1.54 and twelve.tokens[1] == "like"
     fig = H.plot_recombination(layer, draw, twelve.tokens)
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert "= |z| × block" in texts
@@ -266,11 +234,9 @@ def test_03_what_the_article_means_by_weighing_the_heads_and_what_is_true(twelve
 
 
 def test_03_lengths_and_directions_after_the_layer(twelve):
-    """03 len-md: "32 to 66 times as long as the embedding it joins ... every row's direction is the update's
-    (cosine 0.999 or more)"."""
+    """03 len-md: "every row's direction is the update's (cosine 0.999 or more)", for every word; the LayerNorm
+    that reads them next is "the final one"."""
     layer = twelve.steps()
-    ratio = layer.update.norm(dim=-1) / layer.residual.norm(dim=-1)
-    assert (f"{ratio.min():.0f}", f"{ratio.max():.0f}") == ("32", "66")
     cosine = torch.nn.functional.cosine_similarity(layer.out, layer.update, dim=-1)
     assert float(cosine.min()) >= 0.999
     with torch.no_grad():
