@@ -83,7 +83,7 @@ def test_05_bos_of_the_relations_is_what_the_score_table_calls_resting():
 
 
 def test_05_list_heads_need_the_again_marker(lm):
-    """05 §4: "The model's induction heads are list heads: heads that copy a list after its `again :` marker.
+    """05 §4: "This model's induction heads are list heads: heads that copy a list after its `again :` marker.
     The same words repeated without the markers draw much less of their attention." Every head typed
     induction puts under half as much weight where the prediction says when the markers are gone, and
     none keeps more than 0.3."""
