@@ -465,48 +465,10 @@ def test_a_set_given_as_a_list_is_one_line():
     assert not Path("unused").exists()
 
 
-KILLED_EXPORT = """
-import os, pathlib, signal, sys
-import torch
-from matplotlib.figure import Figure
-import helpers as H
-from helpers.figures import export, page
-folder, what = sys.argv[1], sys.argv[2]
-def dies_after(write):
-    def written(self, *args, **kwargs):
-        write(self, *args, **kwargs)
-        os.kill(os.getpid(), signal.SIGKILL)  # kill -9 with a temporary half-way in place
-    return written
-fig = Figure()
-fig.add_subplot().plot([0, 1])
-if what == "slides":
-    Figure.savefig = dies_after(Figure.savefig)
-    export.save_for_slides(fig, "map", folder=folder)
-else:
-    pathlib.Path.write_text = dies_after(pathlib.Path.write_text)
-    torch.manual_seed(0)
-    config = H.GPTConfig(vocab_size=len(H.vocabulary()), n_ctx=16, n_layer=1, n_head=2, n_embd=8)
-    page.export_page(H.LanguageModel("toy", H.GPT(config).eval(), H.WordTokenizer(H.vocabulary())),
-                     ["I like to draw"], folder=folder)
-"""
-
-
-@pytest.mark.parametrize("what", ["slides", "page"])
-def test_the_next_export_cleans_what_a_killed_one_left(tmp_path, what):
-    killed = run_python(KILLED_EXPORT, str(tmp_path), what)
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert hidden(tmp_path), "the killed export left nothing to clean"
-    (tmp_path / ".mine").write_text("a hidden file that is not ours")
-    if what == "slides":
-        export.save_for_slides(figure(), "map", folder=tmp_path)
-    else:
-        export_page(random_lm(), ["I like to draw"], folder=tmp_path)
-    assert hidden(tmp_path) == [".mine"]
-
-
-def test_a_running_writers_temporaries_are_left_alone(tmp_path):
-    """Only a dead process's temporaries are ours to remove: a live one's (here, this process's) stay."""
-    live = tmp_path / f".staging-{os.getpid()}-abcdefgh"
-    live.mkdir()
-    (tmp_path / f".map.png.{os.getpid()}-abcdefgh.tmp").write_text("being written")
-    assert finish_interrupted(tmp_path) == [] and len(hidden(tmp_path)) == 2
+def test_a_running_writers_pair_is_left_alone(tmp_path):
+    """Only a dead process's unfinished pair is ours to remove: a live one's (here, this process's) stays,
+    and so does every hidden name that is not a pair's."""
+    (tmp_path / f".pair-{os.getpid()}-abcdefgh").mkdir()
+    (tmp_path / ".staging-abcdefgh").mkdir()
+    (tmp_path / ".map.png.abcdefgh.tmp").write_text("being written")
+    assert finish_interrupted(tmp_path) == [] and len(hidden(tmp_path)) == 3

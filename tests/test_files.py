@@ -191,3 +191,28 @@ def test_helpers_gpt2_dir_pointing_at_a_file_says_so(tmp_path, monkeypatch):
     message = str(err.value)
     assert "\n" not in message and gpt2.DIR_ENV in message and "not a folder" in message and str(weights) in message
     assert weights.read_bytes() == b"not a folder"
+
+
+def test_a_pair_stopped_between_its_renames_is_finished_by_the_next_read(tmp_path, monkeypatch):
+    """Ctrl-C after the model's rename and before its line's: the pair waits, marked whole, and the next
+    finish_interrupted (every manifest read) renames the line too; nothing else is left behind."""
+    (tmp_path / "models.json").write_text("old line")
+    real, moved = os.replace, []
+
+    def stopped_after_one(src, dst):
+        if Path(dst).parent == tmp_path and not Path(dst).name.startswith("."):
+            if moved:
+                raise KeyboardInterrupt
+            moved.append(Path(dst).name)
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", stopped_after_one)
+    with pytest.raises(KeyboardInterrupt), files.staged_pair(tmp_path) as staging:
+        (staging / "toy.safetensors").write_text("new model")
+        (staging / "models.json").write_text("new line")
+    monkeypatch.setattr(os, "replace", real)
+    whole = [name for name in os.listdir(tmp_path) if name.endswith(files.WHOLE)]
+    assert moved == ["models.json"] and len(whole) == 1 and (tmp_path / "models.json").read_text() == "new line"
+    assert files.finish_interrupted(tmp_path) == whole
+    assert listing(tmp_path) == ["models.json", "toy.safetensors"]
+    assert (tmp_path / "toy.safetensors").read_text() == "new model"

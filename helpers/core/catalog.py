@@ -13,7 +13,7 @@ from typing import Callable
 from pathlib import Path
 
 from . import gpt2
-from .files import atomic_write, finish_interrupted, staged_files
+from .files import atomic_write, finish_interrupted, staged_pair
 from .model import GPT, LanguageModel
 from .tokenizer import WordTokenizer
 from .weights import read_model, save_model
@@ -91,7 +91,7 @@ RUN_FACTS = ("train_seconds", "tokens_per_second")  # this run on this machine: 
 
 def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path) -> None:
     """Save a trained model and its line in the manifest beside it as one step: both files are staged,
-    then renamed into place together (files.staged_files), so a kill at any moment leaves the old pair
+    then renamed into place together (files.staged_pair), so a kill at any moment leaves the old pair
     or the new one, never a file whose checksum its line does not match. The file holds only what the
     recipe determines, so training again gives the same bytes (the same sha256); how long the run
     took goes into the manifest alone."""
@@ -100,7 +100,7 @@ def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path
         raise ValueError(f"Cannot save a model as {path}: that is the name of the model list beside it; "
                          f"choose a name such as {name}.safetensors.")
     manifest_path = path.parent / MANIFEST.name
-    with staged_files(path.parent) as staging:
+    with staged_pair(path.parent) as staging:
         digest = save_model(model, staging / path.name, vocab,
                             {key: value for key, value in info.items() if key not in RUN_FACTS})
         entries = manifest(manifest_path, required=False)  # read now: after any interrupted write was finished

@@ -1,24 +1,20 @@
 """Writing files so they appear whole or not at all, and never deleting what we did not create.
 
-    atomic_write(path, lambda tmp: ...)          # one file: written to a temporary beside it, then renamed
-    with staged_files(folder) as staging:        # several files that appear together or not at all
-        (staging / "a.png").write_bytes(...)     # every visible entry is renamed into `folder` at the end
+    atomic_write(path, lambda tmp: ...)       # one file: written to a temporary beside it, then os.replace
+    with staged_files(folder) as staging:     # a set (a figure's formats, a deck): renamed in when all are written
+    with staged_pair(folder) as staging:      # a model and its manifest line: both or neither, even after kill -9
 
-Temporaries live in the target's own folder because a rename is only atomic within one file
-system. On any error (KeyboardInterrupt included) we remove only our own temporaries and the
-folders we created, and those only when they are empty: a file someone else put there stays.
-A writer killed outright (kill -9, a power cut) cannot tidy up, so every temporary carries its
-process id (".NAME.<pid>-xxxxxxxx.tmp", ".staging-<pid>-xxxxxxxx") and the next write in that
-folder, or `finish_interrupted`, removes those whose process is gone. A set whose every file was
-staged (its ".ready" list written) is finished instead: a model and its manifest line appear
-both or neither, even when the kill falls between the two renames.
-Errors are one line that names the file and the fix. Standard library only (no torch).
+Temporaries live in the target's own folder because a rename is only atomic within one file system.
+On an error we remove our temporary and the folders we created, those only when empty: a file
+someone else put there stays. Errors are one line that names the file and the fix.
+Only the model-and-manifest pair survives a kill between its two renames: its staging folder is
+renamed to ".pair-<pid>-xxxxxxxx.whole" once both files are in it, and finish_interrupted (run by
+every manifest read) renames what is left into place. Standard library only (no torch).
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import shutil
@@ -28,11 +24,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_write", "default_mode", "file_error", "finish_interrupted", "refuse_read_only", "staged_files"]
+__all__ = ["atomic_write", "default_mode", "file_error", "finish_interrupted", "refuse_read_only", "staged_files",
+           "staged_pair"]
 
-READY = ".ready"  # written into a staging folder once every file of its set is there: from then on the set is whole
-# What our writers leave behind when killed: a staging folder or a temporary file, each naming its process.
-OURS = re.compile(r"^\.(?:staging-(?P<staging>\d+)-[a-z0-9_]{8}|.+\.(?P<tmp>\d+)-[a-z0-9_]{8}\.tmp)$")
+WHOLE = ".whole"  # the suffix a pair's staging folder gets once both files are in it
+PAIR = re.compile(r"^\.pair-(?P<pid>\d+)-[a-z0-9_]{8}(?P<whole>\.whole)?$")  # staged_pair's folders
 
 
 def default_mode() -> int:
@@ -114,86 +110,16 @@ def _remove_if_empty(created: list[Path]) -> None:
             return
 
 
-def _alive(pid: int) -> bool:
-    """Whether process `pid` still runs on this machine. On Windows we cannot ask without ending it
-    (os.kill there terminates), so every process counts as alive and nothing is cleaned."""
-    if os.name == "nt" or pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # another user's process: alive, and not ours to judge
-    return True
-
-
-def finish_interrupted(folder: str | Path) -> list[str]:
-    """Tidy what a killed writer left in `folder`: a staged set whose .ready list was written is
-    published, as it was about to be, unless a file it had already put in place was changed since
-    (then the set is dropped); any other staging folder or temporary of ours whose process is gone
-    is removed. Entries of running processes and anything not named as ours stay. Returns the names
-    tidied; a failure leaves that entry as it was (the next write reports what is wrong)."""
-    folder = Path(folder)
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    tidied = []
-    for name in names:
-        found = OURS.match(name)
-        if not found or _alive(int(found["staging"] or found["tmp"])):
-            continue
-        path = folder / name
-        try:
-            if found["staging"] is None:
-                os.remove(path)
-            elif path.is_dir() and not path.is_symlink():
-                if _still_whole(path, folder):
-                    _publish(path, folder)
-                shutil.rmtree(path)
-        except OSError:
-            continue
-        tidied.append(name)
-    return tidied
-
-
-def _mark_ready(staging: Path) -> None:
-    """Write the .ready list: every entry to publish, with what identifies it once renamed (inode, size, mtime)."""
-    entries = {p.name: _identity(p) for p in staging.iterdir() if not p.name.startswith(".")}
-    (staging / ".ready.part").write_text(json.dumps(entries))
-    os.replace(staging / ".ready.part", staging / READY)
-
-
-def _identity(path: Path) -> list[int]:
-    """What a rename keeps and a restored or rewritten file changes: inode, and a file's size and mtime."""
-    info = os.lstat(path)
-    return [info.st_ino, 0, 0] if stat.S_ISDIR(info.st_mode) else [info.st_ino, info.st_size, info.st_mtime_ns]
-
-
-def _still_whole(staging: Path, folder: Path) -> bool:
-    """True when a killed writer's set was wholly staged and what it had already renamed is untouched."""
-    try:
-        entries = json.loads((staging / READY).read_text())
-    except (OSError, ValueError):
-        return False  # killed before the set was whole: drop it
-    for name, identity in entries.items():
-        if not (staging / name).exists() and (not (folder / name).exists() or _identity(folder / name) != identity):
-            return False
-    return True
-
-
 def atomic_write(path: str | Path, write: Callable[[str], object], mode: int | None = None) -> None:
-    """Call write(tmp_path), then move the finished file onto `path` in one rename.
+    """Call write(tmp_path), then move the finished file onto `path` with os.replace.
     mode: the finished file's mode (default: as open() would make it)."""
     path = Path(path)
     refuse_read_only(path)
     created = _make_folders(path.parent)
-    finish_interrupted(path.parent)
     tmp = None
     try:
         # A short prefix: a long but legal name must not fail only because of the temporary's name.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.{os.getpid()}-", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=".tmp")
         os.close(fd)
         write(tmp)
         os.chmod(tmp, default_mode() if mode is None else mode)
@@ -212,39 +138,60 @@ def staged_files(folder: str | Path) -> Iterator[Path]:
     """Yield a private staging folder inside `folder` (created if needed). When the block succeeds,
     every visible entry in it is renamed into `folder`, replacing an older file or folder of the
     same name; hidden entries (".name") are scratch and never published. On any error nothing is
-    published, the staging folder is removed (it is ours alone) and so are the folders made here,
-    but only if they are empty. Errors raised inside the block pass through as they are: the
-    caller knows which file it was writing (file_error words them). Once the block has finished,
-    a Ctrl-C cannot split the set: the renames are completed, then the interrupt goes on."""
+    published, and the staging folder and the folders made here (if empty) are removed. Errors
+    raised inside the block pass through as they are: the caller knows which file it was writing."""
+    with _staging(Path(folder), ".staging-") as staging:
+        yield staging
+    _publish_and_remove(staging, Path(folder))
+
+
+@contextmanager
+def staged_pair(folder: str | Path) -> Iterator[Path]:
+    """staged_files for a model and its manifest line, which must never be seen apart: once the block
+    has written both, the staging folder is renamed to NAME.whole, and if this process dies between the
+    two renames that follow, the next finish_interrupted (every manifest read) completes them."""
     folder = Path(folder)
-    created = _make_folders(folder)
     finish_interrupted(folder)
+    with _staging(folder, f".pair-{os.getpid()}-") as staging:
+        yield staging
+    whole = staging.with_name(staging.name + WHOLE)
+    os.replace(staging, whole)
     try:
-        staging = Path(tempfile.mkdtemp(dir=folder, prefix=f".staging-{os.getpid()}-"))
+        _publish(whole, folder)
+    except OSError:
+        shutil.rmtree(whole, ignore_errors=True)
+        raise
+    # a Ctrl-C between the two renames leaves NAME.whole for finish_interrupted to complete
+    shutil.rmtree(whole, ignore_errors=True)
+
+
+@contextmanager
+def _staging(folder: Path, prefix: str) -> Iterator[Path]:
+    """A fresh hidden folder in `folder`, removed with the folders made for it when the block fails."""
+    created = _make_folders(folder)
+    try:
+        staging = Path(tempfile.mkdtemp(dir=folder, prefix=prefix))
     except OSError as err:
         _remove_if_empty(created)
         raise file_error(err, folder / ".staging") from None
     try:
         yield staging
-        _mark_ready(staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         _remove_if_empty(created)
         raise
+
+
+def _publish_and_remove(staging: Path, folder: Path) -> None:
     try:
         _publish(staging, folder)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    except BaseException:  # stopped between two renames: the set is whole, so finish it first
-        _publish(staging, folder)
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    shutil.rmtree(staging, ignore_errors=True)  # what is left: scratch and the older copies we replaced
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # what is left: scratch and the older copies we replaced
 
 
 def _publish(staging: Path, folder: Path) -> None:
-    """Rename every visible entry of staging into folder, after checking that none would overwrite a read-only file."""
+    """Rename every visible entry of staging into folder, after checking that none would overwrite a
+    read-only file. An entry already gone was published by another process finishing the same pair."""
     entries = sorted(p for p in staging.iterdir() if not p.name.startswith("."))
     for entry in entries:
         refuse_read_only(folder / entry.name)  # before anything moves: all files or none
@@ -257,6 +204,49 @@ def _publish(staging: Path, folder: Path) -> None:
                 # moves into staging first and goes with it, so no stale frame stays behind.
                 os.replace(target, staging / f".older-{entry.name}")
             os.replace(entry, target)
+        except FileNotFoundError:
+            if entry.exists():
+                raise file_error(FileNotFoundError(errno.ENOENT, "No such file or directory"), target, done,
+                                 len(entries)) from None
         except OSError as err:
             raise file_error(err, target, done, len(entries)) from None
         done.append(entry.name)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs on this machine. On Windows we cannot ask without ending it
+    (os.kill there terminates), so every process counts as alive and its staging folder stays."""
+    if os.name == "nt" or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive, and not ours to judge
+    return True
+
+
+def finish_interrupted(folder: str | Path) -> list[str]:
+    """Tidy what a killed staged_pair left in `folder`: a pair whose staging folder was marked whole
+    is renamed into place, as it was about to be; an unfinished one of a process that is gone is
+    removed. Anything else stays. Returns the names tidied; a failure leaves that entry as it was
+    (the next write reports what is wrong)."""
+    folder = Path(folder)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    tidied = []
+    for name in names:
+        found = PAIR.match(name)
+        if not found or not (found["whole"] or not _alive(int(found["pid"]))):
+            continue
+        try:
+            if found["whole"]:
+                _publish(folder / name, folder)
+            shutil.rmtree(folder / name)
+        except OSError:
+            continue
+        tidied.append(name)
+    return tidied

@@ -20,7 +20,7 @@ import torch
 from safetensors.torch import save
 
 from .catalog import DATA_DIR, MANIFEST, RUN_FACTS, manifest, write_manifest
-from .files import atomic_write, staged_files
+from .files import atomic_write, staged_pair
 from .model import GPT, GPTConfig, LanguageModel
 from .tokenizer import WordTokenizer
 from .weights import in_sorted_order, model_from_checkpoint, read_checked, read_metadata, sha256, to_checkpoint_layout
@@ -100,10 +100,10 @@ def read_snapshots(path: str | Path, expected_sha256: str, name: str = "", remed
 
 def record_snapshots(name: str, run: SnapshotRun, path: Path) -> dict:
     """Write a run's snapshot file and its place under "snapshots" in NAME's line of the manifest beside it,
-    both or neither (files.staged_files). Returns that manifest entry."""
+    both or neither (files.staged_pair). Returns that manifest entry."""
     path = Path(path)
     listing = path.parent / MANIFEST.name
-    with staged_files(path.parent) as staging:
+    with staged_pair(path.parent) as staging:
         kept = {key: value for key, value in run.info.items() if key not in RUN_FACTS}
         digest = save_snapshots(run.states, staging / path.name, run.config, run.vocab, kept, run.measured)
         entries = manifest(listing, required=False)
