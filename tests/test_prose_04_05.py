@@ -70,8 +70,8 @@ def test_05_the_grid_shows_bars_mostly_on_full_stops_and_lines_along_the_diagona
 
 
 def test_05_the_long_sentence_rests_on_bos_far_less_than_the_short_one(lm, full):
-    """05 §4: "The first column is much darker than for 'I like to draw'"; "No head rests on <bos> here"
-    (the counts 41 and 14 the sentences write are claims)."""
+    """05 §4: "The first column is much darker than for 'I like to draw'"; "No head puts more than half of its
+    weight on <bos> here" (the counts 41 and 14 the sentences write are claims)."""
     short = H.first_token_scores(H.run_sentence(lm, "I like to draw").attentions)
     assert (short > 0.5).sum() >= 30 and (H.first_token_scores(full.attentions) > 0.5).sum() == 0
 
