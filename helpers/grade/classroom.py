@@ -22,12 +22,15 @@ from .results import Row, Table
 from .submissions import Submission, collect, visible
 from .worker import Job, grade_jobs
 
+RUNTIME = ("/run", "/var/run")  # where local services keep their sockets
+
 
 def _hidden(paths: list[Path], out: Path) -> list[Path]:
     """The folders a worker must not see: where the submissions are, the output folder, $HOME."""
     folders = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths] + [out.resolve()]
     if os.environ.get("HOME"):
         folders.append(Path(os.environ["HOME"]).resolve())
+    folders += [Path(p).resolve() for p in RUNTIME if Path(p).is_dir()]  # local sockets: docker.sock, X11, D-Bus
     return list(dict.fromkeys(folders))
 
 

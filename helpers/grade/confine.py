@@ -24,6 +24,8 @@ from pathlib import Path
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 PROJECT = Path(__file__).resolve().parent.parent.parent
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # each worker gets empty ones of its own
+SCRATCH_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,19 @@ def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], p
         if not _inside(workdir, folder) and _mount(libc, str(folder), str(folder), None, MS_BIND | MS_REC) and \
                 _mount(libc, "none", str(folder), None, MS_REMOUNT | MS_BIND | MS_RDONLY):
             protections.append(f"read-only: {folder}")
+    _own_scratch(libc, workdir, keep, protections)
+
+
+def _own_scratch(libc, workdir: Path, keep: list[Path], protections: list[str]) -> None:
+    """An empty tmpfs of its own over /tmp, /var/tmp and /dev/shm (nothing it writes there reaches the
+    machine's), and its working folder made again inside it, at the same path."""
+    for scratch in map(Path, SCRATCH):
+        if scratch.is_dir() and not scratch.is_symlink() and \
+                not any(_inside(k, scratch.resolve()) for k in keep if k != workdir) and \
+                _mount(libc, "tmpfs", str(scratch), "tmpfs", MS_NOSUID | MS_NODEV, f"size={SCRATCH_BYTES},mode=1777"):
+            protections.append(f"own empty {scratch}")
+    os.makedirs(workdir, exist_ok=True)
+    os.chdir(workdir)
 
 
 def python_files() -> list[Path]:

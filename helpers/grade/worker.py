@@ -181,6 +181,7 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
         sandbox.TIME_LIMIT_S = limits.exercise_s
         _send(fd, {"kind": "protections", "protections": protections})
         grade_notebook(fd, data, start)
+        _send(fd, {"kind": "end"})
     except BaseException:
         pass
     finally:
@@ -223,6 +224,7 @@ class _Running:
     buffer: bytes = b""
     bad: str = ""  # why what the worker sent cannot be read (the submission is marked)
     said: bool = False  # the notebook message came
+    ended: bool = False  # the worker said it sent everything (anything after that is not the worker's)
 
 
 class Grader:
@@ -298,15 +300,21 @@ class Grader:
                 self.take(run, json.loads(body.decode("utf-8")))
             except (ValueError, RecursionError, MemoryError):
                 run.bad = "bytes that are not a JSON message"
-        return not run.bad and not self.complete(run)
+        return not run.bad
 
     def complete(self, run: _Running) -> bool:
-        return run.said and (bool(run.job.problem) or run.next >= len(self.names(run.job)))
+        """Every record came, then the worker's last message."""
+        return run.ended and run.said and (bool(run.job.problem) or run.next >= len(self.names(run.job)))
 
     def take(self, run: _Running, data) -> None:
         """One message, read as data of the kinds and fields expected at this point; else run.bad says why."""
         kind = data.get("kind") if isinstance(data, dict) else None
-        if kind == "protections" and isinstance(data.get("protections"), list) and not run.said:
+        if run.ended:
+            run.bad = "a message after the worker's last one"
+        elif kind == "end" and run.said and (run.job.problem or run.next >= len(self.names(run.job))):
+            run.ended = True
+            run.deadline = time.monotonic() + 10  # for the pipe to close (a process it left may still hold it)
+        elif kind == "protections" and isinstance(data.get("protections"), list) and not run.said:
             run.job.protections = run.job.protections or [str(p)[:200] for p in data["protections"][:30]]
         elif kind == "notebook" and not run.said:
             run.bad = self._notebook(run, data)
@@ -358,15 +366,19 @@ class Grader:
         if run.bad and not job.lesson:
             job.problem = f"was not graded: its grading process sent {run.bad}"
             return None
-        if run.bad:
+        if run.bad:  # every record of it is doubtful, the ones read before as well
             why = f"not graded: the submission wrote into the grader's pipe ({run.bad})."
-            job.records += [self._stopped(job, i, "stopped", why) for i in range(run.next, len(self.names(job)))]
+            job.records = [self._stopped(job, i, "stopped", why) for i in range(len(self.names(job)))]
             return None
         if not run.said:
             job.problem = (f"was not graded: reading it took longer than {self._wall(job):.0f} s" if timed_out else
                            "was not graded: its grading process ended while reading it (a crash or the memory limit)")
             return None
         if self.complete(run):
+            return None
+        if run.next >= len(self.names(run.job)):  # every record, but not the worker's last message: not the worker's
+            why = "not graded: the submission wrote into the grader's pipe (records without the worker's last message)."
+            job.records = [self._stopped(job, i, "stopped", why) for i in range(len(self.names(job)))]
             return None
         if timed_out:
             why = f"stopped after {limits.exercise_wall_s:.0f} s (too slow, or a loop that never ends)."
@@ -394,20 +406,20 @@ class Grader:
             ready, _, _ = select.select(list(self.running) + list(sentinels), [], [], timeout)
             for fd in [sentinels.get(fd, fd) for fd in ready]:
                 run = self.running.get(fd)
-                if run is not None and (not self.read(run) or not run.process.is_alive() and not self._drain(run)):
+                if run is not None and (not self.read(run) or not run.process.is_alive()):
+                    self._drain(run)
                     self._finish(fd, False, waiting, done)
             for fd in [fd for fd, r in self.running.items() if time.monotonic() > r.deadline]:
                 self._finish(fd, True, waiting, done)
 
-    def _drain(self, run: _Running) -> bool:
-        """After the worker ended: read what is left in its pipe; True while more may come."""
-        while self.read(run):
+    def _drain(self, run: _Running) -> None:
+        """After the worker ended: read what is left in its pipe."""
+        while not run.bad:
             try:
-                if not select.select([run.fd], [], [], 0)[0]:
-                    return False
+                if not select.select([run.fd], [], [], 0)[0] or not self.read(run):
+                    return
             except OSError:
-                return False
-        return False
+                return
 
     def _finish(self, fd: int, timed_out: bool, waiting: list, done) -> None:
         run = self.running.pop(fd)

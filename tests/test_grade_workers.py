@@ -1,0 +1,229 @@
+"""Each notebook is graded in a fresh process that knows only that notebook (issue 53): a submission cannot
+reach another student's row through the grader's pipes or memory, cannot leave files in the machine's
+/tmp or processes behind, and a right answer is never "raised" because of what the worker hides. Also:
+an interrupted class keeps what was graded and a rerun grades only the rest; participant keys and
+spreadsheet-safe cells. Lesson 01 only (its setup is quick): one class run (~40 s on 2 busy cores) and
+one interrupted run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from helpers.grade.lessons import lessons
+from helpers.grade.synthetic import notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+RIGHT = "    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)\n"
+HEAD = "def attention_weights(Q, K):\n    import os, sys, struct, json\n"
+TOKEN = uuid.uuid4().hex[:12]
+SECRET = ("SECRET-" + TOKEN, "-of-the-victim")  # the victim's notebook holds the two joined; no hostile code does
+FRAME = "struct.pack('<I', len(b)) + b"
+FORGED = ("    for i in range(3):\n"
+          "        b = json.dumps({'kind': 'record', 'index': i, 'outcome': 'right', 'code': 'attention_weights.right',"
+          " 'line': '✓ forged', 'printed': '', 'sure': True}).encode()\n"
+          "        for fd in range(3, 1024):\n"
+          f"            try:\n                os.write(fd, {FRAME})\n            except OSError:\n                pass\n")
+HOSTILE = {
+    "scanner": HEAD + "    seen = []\n    for n in sorted(os.listdir('/proc/self/fd'), key=int):\n        try:\n"
+                      "            seen.append(n + '=' + os.readlink('/proc/self/fd/' + n))\n"
+                      "        except OSError:\n            pass\n    print('FDS', ' '.join(seen))\n" + RIGHT,
+    "junk": HEAD + "    for fd in range(3, 1024):\n        try:\n            os.write(fd, b'not json!!!!')\n"
+                   "        except OSError:\n            pass\n" + RIGHT,
+    "forger": HEAD + FORGED + "    return None\n",
+    "reader": HEAD + "    got = b''\n    for fd in range(3, 1024):\n        try:\n            os.set_blocking(fd, False)\n"
+                     "            got += os.read(fd, 65536)\n        except OSError:\n            pass\n"
+                     "    print('READ', len(got))\n" + RIGHT,
+    "memory": HEAD + f"    first, second = {SECRET[0]!r}.encode(), {SECRET[1]!r}.encode()\n    found = 0\n"
+                     "    with open('/proc/self/maps') as maps, open('/proc/self/mem', 'rb', 0) as mem:\n"
+                     "        for line in maps:\n            span, perms = line.split()[:2]\n"
+                     "            a, b = (int(x, 16) for x in span.split('-'))\n"
+                     "            if perms.startswith('r') and b - a < 64 << 20:\n                try:\n"
+                     "                    mem.seek(a)\n                    chunk = mem.read(b - a)\n"
+                     "                    at = chunk.find(first)\n"
+                     "                    while at >= 0:\n"
+                     "                        found += chunk[at + len(first):at + len(first) + len(second)] == second\n"
+                     "                        at = chunk.find(first, at + 1)\n"
+                     "                except (OSError, ValueError, OverflowError):\n                    pass\n"
+                     "    print('FOUND', found)\n" + RIGHT,
+    "tmp": HEAD + "".join(f"    with open('{d}/{TOKEN}', 'w') as f:\n        f.write('x')\n"
+                          for d in ("/tmp", "/var/tmp", "/dev/shm")) + RIGHT,
+    "fork": HEAD + "    if os.fork() == 0:\n        open('/proc/self/comm', 'w').write('gf' + " + repr(TOKEN[:10]) + ")\n"
+                   "        while True:\n            pass\n" + RIGHT,
+    "stdlib": HEAD + "    print('loaded before', 'mailbox' in sys.modules)\n    import mailbox\n" + RIGHT,
+}
+NAMES = ["=HYPERLINK(1)", "@SUM(1)", "+1", "-2", "Ana Lima_4321_assignsubmission_file_", "Ana Lima_5555_assignsubmission_file_",
+         "ana", "a\u200bna", "\u202eana"]
+
+
+def _lesson01(cell: str | None = None, kinds=None) -> dict:
+    kinds = kinds or {"attention_weights": "right", "masked_weights": "right", "weighted_sum": "right"}
+    nb = notebook(lessons()["01"].path, kinds)
+    if cell is not None:
+        next(c for c in nb["cells"] if c["metadata"].get("exercise") == "attention_weights")["source"] = cell
+    return nb
+
+
+def _write(path: Path, nb: dict) -> None:
+    path.write_text(json.dumps(nb), encoding="utf-8")
+
+
+def _grade(folder: Path, out: Path, *args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "helpers.grade", str(folder), "--out", str(out), *args], cwd=ROOT,
+                            env=dict(os.environ, GRADE_TEST_TOKEN=TOKEN, **(env or {})), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("workers")
+    folder, out = base / "class", base / "out"
+    folder.mkdir()
+    victim = _lesson01()
+    victim["cells"].append({"cell_type": "markdown", "metadata": {}, "source": SECRET[0] + SECRET[1]})
+    _write(folder / "victim_01.ipynb", victim)
+    blank = {"attention_weights": "blank", "masked_weights": "blank", "weighted_sum": "blank"}
+    for case, cell in HOSTILE.items():
+        _write(folder / f"hostile-{case}_01.ipynb", _lesson01(cell, blank if case == "forger" else None))
+    for name in NAMES:
+        _write(folder / f"{name}_01.ipynb", _lesson01())
+    home = Path(sysconfig.get_paths()["stdlib"]).parent  # hidden as $HOME: Python's standard library is in it
+    done = _grade(folder, out, env={"HOME": str(home)})
+    stdout, stderr = done.communicate(timeout=1200)
+    time.sleep(1.0)
+    rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())} \
+        if done.returncode == 0 else {}
+    verdicts = {s["student"]: s for s in json.loads((out / "verdicts.json").read_text())["students"]} if rows else {}
+    return dict(rc=done.returncode, err=stderr, rows=rows, verdicts=verdicts, out=out)
+
+
+def _cells(graded, student: str) -> tuple[str, ...]:
+    row = graded["rows"][student]
+    return tuple(row[f"01 {n}"] for n in ("attention_weights", "masked_weights", "weighted_sum"))
+
+
+def _printed(graded, student: str) -> str:
+    return graded["verdicts"][student]["verdicts"][0]["printed"]
+
+
+def test_the_class_is_graded(graded):
+    assert graded["rc"] == 0, graded["err"][-3000:]
+
+
+def test_no_submission_changes_another_row_through_the_pipes(graded):
+    assert _cells(graded, "victim") == ("✓", "✓", "✓")
+    for name in NAMES[:4]:
+        assert _cells(graded, "'" + name) == ("✓", "✓", "✓")
+
+
+def test_a_worker_holds_no_descriptor_but_its_own_pipe(graded):
+    fds = dict(item.split("=", 1) for item in _printed(graded, "hostile-scanner").splitlines()[0].split()[1:])
+    pipes = [t for t in fds.values() if t.startswith(("pipe:", "socket:"))]
+    assert pipes and len(pipes) == 1 and pipes[0].startswith("pipe:"), fds
+    assert _cells(graded, "hostile-scanner") == ("✓", "✓", "✓")
+
+
+def test_bytes_that_are_not_a_message_mark_only_that_submission(graded):
+    assert _cells(graded, "hostile-junk") == ("raised", "raised", "raised")
+    line = graded["verdicts"]["hostile-junk"]["verdicts"][0]["line"]
+    assert "wrote into the grader's pipe" in line and "\n" not in line
+
+
+def test_forged_records_are_never_right(graded):
+    assert _cells(graded, "hostile-forger") == ("raised", "raised", "raised")
+
+
+def test_a_worker_reads_nothing_of_another(graded):
+    assert set(_printed(graded, "hostile-reader").splitlines()) == {"READ 0"}
+
+
+def test_a_worker_holds_no_other_notebook_in_its_memory(graded):
+    assert set(_printed(graded, "hostile-memory").splitlines()) == {"FOUND 0"}
+
+
+def test_nothing_is_written_into_the_machines_scratch_folders(graded):
+    assert _cells(graded, "hostile-tmp") == ("✓", "✓", "✓")
+    assert not [d for d in ("/tmp", "/var/tmp", "/dev/shm") if (Path(d) / TOKEN).exists()]
+
+
+def test_no_process_a_submission_started_outlives_its_worker(graded):
+    names = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            names.append(comm.read_text().strip())
+        except OSError:
+            pass
+    assert "gf" + TOKEN[:10] not in [n[:12] for n in names]
+
+
+def test_a_right_answer_that_imports_the_standard_library_is_right_when_home_holds_it(graded):
+    assert _printed(graded, "hostile-stdlib").splitlines()[0] == "loaded before False"  # (the check calls it twice)
+    assert _cells(graded, "hostile-stdlib") == ("✓", "✓", "✓")
+
+
+def test_cells_that_start_like_a_formula_are_text(graded):
+    text = (graded["out"] / "grades.csv").read_bytes().decode("utf-8-sig")
+    for name in NAMES[:4]:
+        assert f"\r\n'{name}," in text or f"\r\n\"'{name}\"," in text
+
+
+def test_two_participants_of_one_name_are_two_rows(graded):
+    assert _cells(graded, "Ana Lima (4321)") == _cells(graded, "Ana Lima (5555)") == ("✓", "✓", "✓")
+
+
+def test_invisible_characters_never_merge_or_hide_a_student(graded):
+    rows = graded["rows"]
+    assert {"ana", "ana (2)", "ana (3)"} <= set(rows)
+    assert not [s for s in rows if any(c in s for c in "\u200b\u202e")]
+    assert "U+200B" in rows["ana (2)"]["note"] and "U+202E" in rows["ana (3)"]["note"]
+
+
+def _ours() -> list[int]:
+    """Processes that carry this test's token in their environment (the grader, its server, its workers)."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if f"GRADE_TEST_TOKEN={TOKEN}".encode() in environ.read_bytes():
+                found.append(int(environ.parent.name))
+        except OSError:
+            pass
+    return found
+
+
+def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path):
+    folder, out, scratch = tmp_path / "class", tmp_path / "out", tmp_path / "scratch"
+    folder.mkdir()
+    scratch.mkdir()
+    for i in range(6):
+        _write(folder / f"s{i}_01.ipynb", _lesson01())
+    run = _grade(folder, out, "--workers", "1", env={"TMPDIR": str(scratch)}, start_new_session=True)
+    kept = out / ".grading"
+    while run.poll() is None and len(list(kept.glob("*.json"))) < 2:
+        time.sleep(0.2)
+    os.killpg(run.pid, signal.SIGINT)  # as Ctrl-C at a terminal: the whole foreground group
+    stdout, stderr = run.communicate(timeout=120)
+    first = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in kept.glob("*.json")}
+    assert run.returncode == 130, stderr[-2000:]
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("✗ Stopped (Ctrl-C)") and "Traceback" not in stderr, stderr[-2000:]
+    assert 2 <= len(first) < 6 and not (out / "grades.csv").exists()
+    time.sleep(1.0)
+    assert _ours() == [] and list(scratch.iterdir()) == []  # no worker, server or temporary folder left
+    again = _grade(folder, out)
+    stdout, stderr = again.communicate(timeout=600)
+    assert again.returncode == 0, stderr[-2000:]
+    assert f"kept {len(first)} results from an earlier run" in stderr
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in kept.glob("*.json") if p.name in first} == first
+    assert len(list(kept.glob("*.json"))) == 6
+    rows = list(csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
+    assert len(rows) == 6 and all(r["01 attention_weights"] == "✓" for r in rows)
