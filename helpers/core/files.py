@@ -142,7 +142,10 @@ def staged_files(folder: str | Path) -> Iterator[Path]:
     raised inside the block pass through as they are: the caller knows which file it was writing."""
     with _staging(Path(folder), ".staging-") as staging:
         yield staging
-    _publish_and_remove(staging, Path(folder))
+    try:
+        _publish(staging, Path(folder))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # what is left: scratch and the older copies we replaced
 
 
 @contextmanager
@@ -180,13 +183,6 @@ def _staging(folder: Path, prefix: str) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
         _remove_if_empty(created)
         raise
-
-
-def _publish_and_remove(staging: Path, folder: Path) -> None:
-    try:
-        _publish(staging, folder)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)  # what is left: scratch and the older copies we replaced
 
 
 def _publish(staging: Path, folder: Path) -> None:
