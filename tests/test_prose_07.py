@@ -1,7 +1,8 @@
-"""The sentences of notebook 07 that state a number or a result, each asserted on the shipped variants.
+"""What notebook 07's sentences say about its models, asserted on the shipped variants by value.
 
-Each test names the section it backs and quotes the sentence. What the notebook prints is checked on
-its executed outputs in test_notebooks.py (and by test_notebook_prints_what_its_prose_says below).
+The numbers a sentence quotes are checked in tests/claims_07.py (by value, not wording); the tests here assert
+the relations behind the sentences (orders, "every", "none"), which a number alone does not show. What the
+notebook prints is checked on its executed outputs in test_notebooks.py.
 """
 
 import dataclasses
@@ -77,10 +78,6 @@ def test_07_1_cache_numbers():
     assert llama3["kv heads"] == 8 and llama3["KiB per token"] == 128 == llama2["KiB per token"] / 4
     assert rows["GPT-2 small"]["KiB per token"] == 36
     assert (rows["Gemma 2B"]["query heads"], rows["Gemma 2B"]["kv heads"], rows["Gemma 2B"]["KiB per token"]) == (8, 1, 18)
-    text = prose()
-    for phrase in ("**512 KiB**", "**3.91 GiB**", "**128 KiB** per token, four times less", "36 KiB per token",
-                   "18 KiB"):
-        assert phrase in text
 
 
 def test_07_1_grouped_query_models_of_section_4():
@@ -102,17 +99,12 @@ def test_07_2_the_six_variants_differ_only_in_their_key_value_heads():
     assert all(r == recipes[0] for r in recipes) and recipes[0].threads == 1  # steps, batch, schedule, stories
     configs = [{**manifest()[H.variant_name(n)]["config"], "n_kv_head": None} for n in H.KV_COUNTS]
     assert all(c == configs[0] for c in configs)  # "Their layouts differ only in how many key/value heads"
-    assert "reading the stories of one seed (22)" in prose()
 
 
 def test_07_2_kv_12_is_heads_12s_recipe_trained_again():
     """07 §2: the 12-key/value-head model is heads-12's recipe trained again, its numbers beside 04's."""
     kv12, heads12 = manifest()["kv-12"], manifest()["heads-12"]
     assert kv12["config"] == heads12["config"] and kv12["info"]["seed"] == heads12["info"]["seed"]
-    new, old = kv12["info"], heads12["info"]
-    assert (f"(held-out loss {new['held_out_loss']:.3f} against {old['held_out_loss']:.3f}, list said again "
-            f"{new['accuracy_induction']:.0%} against {old['accuracy_induction']:.0%}): two training runs, "
-            f"not the setting.").replace("%", " %") in prose()
 
 
 def test_07_2_what_to_look_for_in_the_slider():
@@ -121,7 +113,6 @@ def test_07_2_what_to_look_for_in_the_slider():
     s = stripe(3)
     assert all(s[h] >= 0.3 for h in (4, 5, 6, 7)) and all(s[h] >= 0.3 for h in (0, 1))
     assert all(s[h] < 0.1 for h in (2, 3))
-    assert "all four heads of the middle group (H4–H7)" in prose()
 
 
 def test_07_2_one_key_value_head_still_gives_twelve_different_maps():
@@ -140,7 +131,6 @@ def test_07_2_numbers_move_as_the_prose_says():
     losses = [r[n]["held_out_loss"] for n in H.KV_COUNTS]
     assert max(losses) - min(losses) < 0.045
     assert min(r, key=lambda n: r[n]["list_accuracy"]) == 1
-    assert "said again is lowest at 1; section 4 shows how far that holds over five runs" in prose()
 
 
 # --- §3 within and across groups ----------------------------------------------------------------------------------
@@ -160,7 +150,6 @@ def test_07_3_maps_in_one_group_are_more_alike():
         baseline = s["baseline_within"] - s["baseline_across"]
         assert abs(baseline) < 0.05 and s["within"] - s["across"] > baseline + 0.04
         assert s["within"] < 0.7
-    assert "0.55 to 0.64 against 0.41 to 0.49" in prose() and "less than 0.05" in prose()
 
 
 # --- §4 what our six models show --------------------------------------------------------------------------------
@@ -172,9 +161,6 @@ def test_07_4_results():
     assert (r[12]["cache_bytes_per_token"], r[1]["cache_bytes_per_token"]) == (768, 64)
     assert (r[12]["params_per_layer"], r[1]["params_per_layer"]) == (37_248, 20_176)
     assert f"{r[1]['list_accuracy']:.0%}" == "45%" and f"{r[12]['list_accuracy']:.0%}" == "90%"
-    text = prose()
-    for phrase in ("from 768 to 64 bytes per token", "from 37,248 to 20,176", "the shipped files put 45 % against 90 %"):
-        assert phrase in text
 
 
 def test_07_4_the_list_words_are_a_small_part_of_what_the_loss_measures():
@@ -184,7 +170,6 @@ def test_07_4_the_list_words_are_a_small_part_of_what_the_loss_measures():
     ids, stories = held_out_batch(tuple(lm.tokenizer.vocab), 256, lm.bos)  # what evaluate() scores
     share = sum(len(s.forced["induction"]) for s in stories) / (ids.shape[0] * (ids.shape[1] - 1))
     assert f"{share:.0%}" == "4%"
-    assert "about 4 % of the words the loss is measured on" in prose()
 
 
 # --- §5 the pooled thought experiment -----------------------------------------------------------------------------
@@ -200,18 +185,6 @@ def test_07_5_pooling_without_training_is_far_worse():
     assert max(pooled[n]["list_accuracy"] for n in H.KV_COUNTS if n < 12) < 0.125
     assert all(pooled[n]["held_out_loss"] > trained[n]["held_out_loss"] + 0.45 for n in H.KV_COUNTS if n < 12)
     assert pooled[12] == {"held_out_loss": trained[12]["held_out_loss"], "list_accuracy": trained[12]["list_accuracy"]}
-    text = prose()
-    assert "rises to 2.08" in text and "rises to 3.10" in text and "more than 12 %" in text
-    assert "not a trained model" in text
-
-
-def test_07_summary_numbers():
-    """Summary: "(0.55–0.64 against 0.41–0.49 in the shipped files)", "45 % against 90 %" (its seed-run numbers:
-    tests/test_prose_seeds.py)."""
-    text = prose()
-    for phrase in ("0.55–0.64 against 0.41–0.49 in the shipped files", "show a larger gap: 45 % against 90 %",
-                   "512 KiB for Llama 2 7B, 128 KiB for Llama 3 8B, 36 KiB for GPT-2 small"):
-        assert phrase in text
 
 
 def test_07_5_the_switch_squeezes_kv_12_or_gpt2_small():
@@ -223,9 +196,6 @@ def test_07_5_the_switch_squeezes_kv_12_or_gpt2_small():
     assert (GPT2_SMALL.n_layer, GPT2_SMALL.n_head) == (12, 12)
     assert [n for n in range(GPT2_SMALL.n_head - 1, 0, -1) if GPT2_SMALL.n_head % n == 0] == [6, 4, 3, 2, 1]
     assert H.pool_source("classroom").name == kvheads.POOL_SOURCE == "kv-12"
-    text = prose()
-    assert "in each of its 12 layers the 12 key heads and the 12 value heads are averaged into 6, 4, 3, 2 or 1" in text
-    assert "not written down here" in text
 
 
 # --- issue 29: what the shared seed controls, and what it does not ----------------------------------------------
@@ -244,8 +214,6 @@ def test_07_2_the_same_seed_shares_the_stories_not_the_starting_weights():
     assert all(torch.equal(w, starting_weights("heads-12")[k]) for k, w in start[12].items())  # kv-12 = heads-12
     text = prose()
     assert "from the same seed, on the same stories, in the same order" not in text
-    assert "That controls the data, not the start." in text
-    assert "every matrix (the embeddings, $W_Q$ and the MLPs included) starts from other weights" in text
 
 
 # --- issue 29: each model's own context length beside the 8,000-token column --------------------------------------
@@ -275,11 +243,6 @@ def test_07_1_each_model_reads_its_own_context_length():
     assert "window of 4,096 tokens" in cache_note(mistral, 8000)
     text = prose()
     assert "so an 8,000-token text fills 3.91 GiB" not in text
-    for phrase in ("It reads at most 4,096 tokens, so its cache holds at most **2.00 GiB**",
-                   "a text twice as long as Llama 2 can read", "it reads up to 8,192 tokens, so 8,000 fit: 0.98 GiB",
-                   "reads at most 1,024 tokens (0.04 GiB)", "Mistral 7B (v0.1) accepts 32,768 positions",
-                   "the last 4,096 tokens (a **sliding window**)", "0.50 GiB, however long the text"):
-        assert phrase in text, phrase
 
 
 # --- issue 29: the head-size rule and its exception ------------------------------------------------------------
@@ -301,11 +264,6 @@ def test_07_1_the_head_size_rule_and_its_exceptions():
     lines = H.head_sizes_table().splitlines()
     assert "3072 // num_attention_heads 16 = 192, but its config sets head_dim 256" in lines[1]
     assert lines[2].startswith("GPT-2 small  n_embd 768 // n_head 12 = 64")
-    text = prose()
-    for phrase in ("unless the config sets its own `head_dim`", "Gemma 7B has `hidden_size` 3072 and 16 heads, "
-                   "yet heads of 256 numbers, not 192", "`n_layer`, `n_head` and `n_embd`",
-                   "None of the configs the check uses sets `head_dim`"):
-        assert phrase in text, phrase
 
 
 # --- issue 29: Exercise 1 shows the dict's keys ---------------------------------------------------------------------
@@ -394,12 +352,6 @@ def test_07_4_the_loss_rise_comes_from_the_list_words(splits):
         assert abs(listloss.loss_rise_by_word(splits[n], splits[12])["from_other_words"]) < 0.001
     table = H.loss_split_table(splits)
     assert "16,128 predicted words of 256 held-out stories: 673 say a list again (4.2%)" in table
-    text = prose()
-    for phrase in ("The loss and the list are one measurement.", "lie between 1.635 and 1.637",
-                   "they differ by about 0.001 there", "between 0.53 (12 key/value heads) and 1.50 (1)",
-                   "0.0406 comes from the list words and 0.0008 from all the others",
-                   "The loss is not a second, milder sign", "the six shipped models' losses lie between 1.635 and 1.637"):
-        assert phrase in text, phrase
     assert "H.loss_split_table()" in " ".join(c.source for c in cells() if c.cell_type == "code")
 
 
@@ -410,11 +362,6 @@ def test_07_4_the_papers_results_are_theirs():
     assert "in miniature" not in text and "Shazeer's finding" not in text
     assert "(Shazeer 2019: nearly the same quality" not in text and "(Ainslie et al. 2023: a few groups" not in text
     assert "the middle ground Ainslie et al. recommend" not in text
-    for phrase in ("On natural text (WMT 2014 English–German translation and the Billion-Word language-modelling "
-                   "benchmark)", "On summarisation, translation and question answering with T5 models",
-                   "Those are their results, on natural text and large models.",
-                   "Those are their results on natural text; our small models do not test them."):
-        assert phrase in text, phrase
 
 
 # --- issue 29: trained from scratch, not uptrained --------------------------------------------------------------
@@ -429,8 +376,6 @@ def test_07_5_the_kv_models_were_trained_from_scratch_not_uptrained():
     assert not torch.equal(starting_weights("kv-1")["h.0.attn.c_attn.weight"], pooled["h.0.attn.c_attn.weight"])
     text = prose()
     assert "show how far training gets" not in text
-    assert "We did not uptrain: our `kv-N` models were each trained from scratch" in text
-    assert "not from the pooled `kv-12`" in text and "our `kv-N` models were trained from scratch instead" in text
 
 
 # --- issue 29: Exercise 2 first, with a whole-number index -----------------------------------------------------
