@@ -1,11 +1,13 @@
 """Check a student's machine before class: `python -m helpers.doctor` (about 5 s).
 
 It checks the Python and package versions, the widget front end JupyterLab needs to show sliders,
-the shipped files in data/ against the checksums in data/models.json and data/README.md, and draws
-one 144-head map. Each problem is one line that names the fix; the exit status is the number of
-problems (0: ready for class). `--grading` checks what grading a class needs instead: a process that
-can fork (python -m helpers.grade), the lessons exported for nbgrader and otter-grader, and those two
-graders when they are installed (the optional extra `.[grading]`).
+the shipped files in data/ against the checksums in data/models.json and data/README.md (notebook
+08's training snapshots included), the scripts and templates the offline page is built from, and
+draws one 144-head map. Each problem is one line that names the fix; the exit status is the number
+of problems (0: ready for class). `--grading` checks what grading a class needs instead: a system
+that can start a confined worker per submission (python -m helpers.grade, and whether bubblewrap is
+there for --sandbox bwrap), the lessons exported for nbgrader and otter-grader, and those two graders
+(the optional extra `.[grading]`; a missing one is a line naming it).
 
 Only the standard library and the lazy facade are imported at the top, so a missing package is
 reported as a line, not as a traceback.
@@ -31,6 +33,9 @@ import helpers as H
 from .core.files import finish_interrupted  # standard library only, like this module
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # as helpers.core.catalog.DATA_DIR (tested)
+FIGURES_DIR = Path(__file__).resolve().parent / "figures"
+# The files H.export_page and the class report read beside helpers/figures/page.py (tested against page.SCRIPTS).
+PAGE_FILES = ("page_template.html", "page_model.js", "page_live.js", "page_view.js", "report_template.html")
 INSTALL = "run `pip install -e .` in the project folder"
 # package -> the oldest version that works (pyproject.toml's dependencies)
 REQUIRED = {"torch": "2.2", "numpy": "1.24", "matplotlib": "3.7", "ipywidgets": "8", "jupyterlab": "4",
@@ -132,7 +137,16 @@ def _sha256(path: Path) -> str:
 
 
 def _check_entry(data_dir: Path, name: str, entry, listed: dict[str, str] | None) -> str | None:
-    """The ✗ line for one model of data/models.json, or None when its file is there, whole and listed alike."""
+    """The ✗ line for one model of data/models.json, or None when its file is there, whole and listed alike;
+    then the same for its training snapshots (notebook 08's slider), when it lists them."""
+    line = _check_file(data_dir, name, entry, listed)
+    if line is None and isinstance(entry, dict) and "snapshots" in entry:
+        line = _check_file(data_dir, f"{name} snapshots", entry["snapshots"], None)
+    return line
+
+
+def _check_file(data_dir: Path, name: str, entry, listed: dict[str, str] | None) -> str | None:
+    """The ✗ line for one file of data/models.json (a model, or a model's snapshots), or None when it is fine."""
     restore = RESTORE.format("models.json")
     if not isinstance(entry, dict):
         return f"✗ data/models.json: the entry {name!r} is a {type(entry).__name__}, not an object: {restore}."
@@ -186,17 +200,40 @@ def check_map(model: str = "classroom", sentence: str = "I like to draw") -> tup
     return [], f"drew the {L * n_heads}-head map of {sentence!r} ({lm.name})"
 
 
-CHECKS = (check_versions, check_widget_front_end, check_data, check_map)
+def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
+    """(problems, summary): the scripts and templates the offline page (H.export_page) and the class report
+    are built from, each there and readable as text."""
+    problems = []
+    for name in PAGE_FILES:
+        try:
+            if not (folder / name).read_text(encoding="utf-8").strip():
+                raise ValueError("empty")
+        except FileNotFoundError:
+            problems.append(f"✗ helpers/figures/{name} is missing (H.export_page needs it): restore it with "
+                            f"`git checkout -- helpers/figures/{name}` (or a fresh copy of the project).")
+        except (OSError, UnicodeDecodeError, ValueError) as err:
+            problems.append(f"✗ helpers/figures/{name} cannot be read ({_reason(err)}): restore it with "
+                            f"`git checkout -- helpers/figures/{name}` (or a fresh copy of the project).")
+    return problems, f"the offline page's {len(PAGE_FILES)} scripts and templates are there"
+
+
+CHECKS = (check_versions, check_widget_front_end, check_data, check_page_files, check_map)
 GRADERS = {"nbgrader": "0.9", "otter-grader": "7"}  # pyproject.toml's extra `grading`
 GRADING_EXTRA = 'pip install -e ".[grading]"'
 
 
 def check_fork() -> tuple[list[str], str]:
-    """(problems, summary): `python -m helpers.grade` grades each submission in a forked worker."""
-    if not hasattr(os, "fork"):
-        return [f"✗ This Python cannot fork ({sys.platform}): grade the class in WSL, on Linux or macOS, or in the "
-                f"container of docs/teaching.md."], ""
-    return [], f"this system can fork a worker per submission ({sys.platform})"
+    """(problems, summary): `python -m helpers.grade` grades each submission in a fresh worker process:
+    forked from a forkserver on Linux, spawned elsewhere; the worker confines itself with POSIX calls."""
+    import multiprocessing
+    if not hasattr(os, "fork") or not hasattr(os, "setsid"):
+        return [f"✗ This Python cannot start a confined worker ({sys.platform}): grade the class in WSL, on Linux "
+                f"or macOS, or in the container of docs/teaching.md."], ""
+    method = "forkserver" if sys.platform.startswith("linux") and \
+        "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    sandbox = shutil.which("bwrap")
+    return [], (f"one fresh worker per submission ({method}, {sys.platform}); bubblewrap "
+                f"{'found: --sandbox bwrap' if sandbox else 'not installed: --sandbox none'}")
 
 
 EXPORT = ("import sys; from helpers.grade import nbgrader, otter; "
@@ -226,6 +263,8 @@ def check_graders(required: dict[str, str] = GRADERS) -> tuple[list[str], str]:
         try:
             have = metadata.version(name)
         except metadata.PackageNotFoundError:
+            problems.append(f"✗ {name} is not installed: to grade with it run `{GRADING_EXTRA}` "
+                            f"(python -m helpers.grade itself does not need it).")
             continue
         if _version_tuple(have) < _version_tuple(oldest):
             problems.append(f"✗ {name} {have} is older than {oldest}: run `{GRADING_EXTRA}`.")
@@ -233,8 +272,6 @@ def check_graders(required: dict[str, str] = GRADERS) -> tuple[list[str], str]:
     if "nbgrader" in " ".join(found) and shutil.which("alembic") is None:  # nbgrader runs it to open its database
         problems.append("✗ nbgrader runs `alembic`, which is not on PATH: activate the virtual environment "
                         "(`source .venv/bin/activate`) before running nbgrader.")
-    if not found:
-        return problems, f"nbgrader and otter-grader are not installed (optional, to grade with them: {GRADING_EXTRA})"
     return problems, ", ".join(found)
 
 

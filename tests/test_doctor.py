@@ -23,7 +23,8 @@ def data_copy(tmp_path):
     """A copy of data/ with its listing, its README and every shipped file."""
     copy = tmp_path / "data"
     copy.mkdir()
-    for name in ["models.json", "README.md"] + [e["file"] for e in manifest().values()]:
+    snapshots = [e["snapshots"]["file"] for e in manifest().values() if "snapshots" in e]
+    for name in ["models.json", "README.md"] + [e["file"] for e in manifest().values()] + snapshots:
         shutil.copy2(DATA_DIR / name, copy / name)
     return copy
 
@@ -33,7 +34,7 @@ def test_the_doctor_reads_the_catalogs_data_folder():
 
 
 def test_a_good_environment_passes(data_copy):
-    for check in (doctor.check_versions, doctor.check_widget_front_end, doctor.check_map):
+    for check in (doctor.check_versions, doctor.check_widget_front_end, doctor.check_map, doctor.check_page_files):
         problems, summary = check()
         assert problems == [] and summary, (check.__name__, problems)
     problems, summary = doctor.check_data(data_copy)
@@ -55,6 +56,40 @@ def test_a_damaged_data_file_gives_one_line_naming_the_fix(data_copy):
     (data_copy / "models.json").write_text("{ not json")
     assert doctor.check_data(data_copy)[0] == ["✗ data/models.json is damaged (not valid JSON): restore it with "
                                                "`git checkout -- data/models.json` (or a fresh copy of the project)."]
+
+
+def test_a_damaged_snapshot_file_of_notebook_08_is_one_line(data_copy):
+    entry = manifest()["heads-12"]["snapshots"]
+    path = data_copy / entry["file"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert doctor.check_data(data_copy)[0] == [
+        f"✗ data/{entry['file']} is damaged (its sha256 differs from data/models.json): restore it with "
+        f"`git checkout -- data/{entry['file']}` (or a fresh copy of the project), or rebuild it with "
+        f"`python -m helpers.train heads-12 --snapshots`."]
+    path.unlink()
+    assert doctor.check_data(data_copy)[0][0].startswith(f"✗ data/{entry['file']} is missing:")
+
+
+def test_the_page_files_the_doctor_checks_are_the_ones_the_page_reads():
+    from helpers.figures import page
+    from helpers.grade import report
+    assert set(doctor.PAGE_FILES) == {page.TEMPLATE.name, *page.SCRIPTS.values(), report.TEMPLATE.name}
+    assert all(page.TEMPLATE.with_name(n).parent == doctor.FIGURES_DIR for n in doctor.PAGE_FILES)
+
+
+def test_a_missing_page_script_is_one_line_naming_the_fix(tmp_path):
+    for name in doctor.PAGE_FILES:
+        shutil.copy2(doctor.FIGURES_DIR / name, tmp_path / name)
+    assert doctor.check_page_files(tmp_path)[0] == []
+    (tmp_path / "page_model.js").unlink()
+    (tmp_path / "page_view.js").write_bytes(b"\xff\xfe\x00broken")
+    assert doctor.check_page_files(tmp_path)[0] == [
+        "✗ helpers/figures/page_model.js is missing (H.export_page needs it): restore it with "
+        "`git checkout -- helpers/figures/page_model.js` (or a fresh copy of the project).",
+        "✗ helpers/figures/page_view.js cannot be read (UnicodeDecodeError): restore it with "
+        "`git checkout -- helpers/figures/page_view.js` (or a fresh copy of the project)."]
 
 
 def test_a_missing_widget_front_end_gives_one_line_naming_the_fix(tmp_path, monkeypatch):
@@ -104,13 +139,15 @@ def test_grading_passes_here_and_its_exit_status_counts_the_problems():
 def test_grading_problems_are_one_line_each(monkeypatch):
     monkeypatch.delattr(doctor.os, "fork")  # as on Windows
     problems, _ = doctor.check_fork()
-    assert len(problems) == 1 and problems[0].startswith("✗ This Python cannot fork") and "WSL" in problems[0]
+    assert len(problems) == 1 and problems[0].startswith("✗ This Python cannot start a confined worker") \
+        and "WSL" in problems[0]
     monkeypatch.setattr(doctor, "EXPORT", "import sys; sys.exit('no lesson 01_*.ipynb')")
     problems, _ = doctor.check_export()
     assert problems == ["✗ Exporting the lessons for nbgrader and otter-grader failed (no lesson 01_*.ipynb): "
                         "run `pip install -e .` in the project folder."]
     problems, summary = doctor.check_graders({"no-such-grader": "1"})
-    assert problems == [] and "not installed (optional, to grade with them: pip install -e \".[grading]\")" in summary
+    assert problems == ["✗ no-such-grader is not installed: to grade with it run `pip install -e \".[grading]\"` "
+                        "(python -m helpers.grade itself does not need it)."]
 
 
 @pytest.mark.skipif(shutil.which("nbgrader", path=str(Path(sys.executable).parent)) is None,

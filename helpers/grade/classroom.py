@@ -136,8 +136,11 @@ def _anonymised(rows: list[Row]) -> list[Row]:
 
 def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits = Limits(),
                 anonymous: bool = False, names: dict[str, str] | None = None, progress: bool = True,
-                again: bool = False) -> Table:
+                again: bool = False, sandbox: str = "none") -> Table:
     """Grade every notebook not graded before (all with again=True); the table the files are written from."""
+    if not hasattr(os, "setsid") or not hasattr(os, "fork"):
+        raise ValueError("grading needs a POSIX system (Linux or macOS): on Windows run it in WSL or in the docker "
+                         "line of docs/teaching.md, 'Grading a class'.")
     subs, inputs = collect(paths)
     where = store.folder(Path(out))  # before any worker starts, so a bad --out costs nothing
     graded, reused = _jobs(subs, where, again)
@@ -153,12 +156,16 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
         bar.update(1)
 
     try:
-        grade_jobs(todo, limits, workers, _hidden(list(map(Path, paths)), Path(out)), done)
+        grade_jobs(todo, limits, workers, _hidden(list(map(Path, paths)), Path(out)), done, sandbox)
     finally:
         bar.close()
     inputs += [f"{s.source} {s.problem}." for s in subs if s.skipped]
     rows = _rows(subs, graded, names)
-    return _table(rows, graded, inputs, anonymous, len(todo))
+    table = _table(rows, graded, inputs, anonymous, len(todo))
+    ran = ("bubblewrap around every worker (the whole file system read-only but its own folders)" if sandbox == "bwrap"
+           else "none (the grader's own confinement only)")
+    table.protections = [f"sandbox: {ran}"] + table.protections
+    return table
 
 
 def _table(rows: dict[str, Row], graded: list, inputs: list[str], anonymous: bool, fresh: int) -> Table:

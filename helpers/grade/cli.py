@@ -20,6 +20,7 @@ from .confine import Limits
 from .lessons import lessons
 from .outputs import write_outputs
 from .results import read_points
+from .sandbox import choose
 from .submissions import read_names
 
 
@@ -33,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--anonymous", action="store_true", help="numbers instead of names in everything written")
     p.add_argument("--points", type=Path, help="CSV of exercise,points rows (default: 1 per exercise)")
     p.add_argument("--names", type=Path, help="CSV of key,name rows: the name the file gives -> the student's name")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                   help="bwrap: run the workers inside bubblewrap; none: the grader's own confinement only; "
+                        "auto (default): bwrap when it is installed")
     p.add_argument("--again", action="store_true", help="grade every notebook again (by default a rerun grades only "
                    "the notebooks not graded before, kept in OUT/.grading)")
     p.add_argument("--nbgrader", type=Path, metavar="SOURCE_FOLDER", help="write lessons 01-07 as nbgrader sources")
@@ -70,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         names = read_names(args.names)
         every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
         read_points(args.points, every)  # read before grading, so a typo in it costs nothing
+        sandbox = choose(args.sandbox)
         table = grade_class(args.submissions, args.out, args.workers, Limits(exercise_s=args.timeout),
-                            args.anonymous, names, again=args.again)
+                            args.anonymous, names, again=args.again, sandbox=sandbox)
         table.points = read_points(args.points, table.columns)
         for path in write_outputs(table, args.out, args.anonymous):
             print(path)

@@ -197,9 +197,12 @@ def lessons_in(jobs: list[Job]) -> list[str]:
     return sorted(found)
 
 
-def context(numbers: list[str]):
-    """multiprocessing's forkserver with the lessons preloaded (Linux), else spawn."""
+def context(numbers: list[str], launcher: str | None = None):
+    """multiprocessing's forkserver with the lessons preloaded (Linux), else spawn; `launcher`: a script that
+    starts the server (and so every worker) inside bubblewrap (sandbox.py)."""
     import multiprocessing
+    if launcher:
+        multiprocessing.set_executable(launcher)
     if sys.platform.startswith("linux") and "forkserver" in multiprocessing.get_all_start_methods():
         os.environ[_preload_env()] = ",".join(numbers)  # read by the server when it starts (preload.py)
         ctx = multiprocessing.get_context("forkserver")
@@ -230,10 +233,12 @@ class _Running:
 class Grader:
     """Starts workers, reads their messages, stops them; `close` leaves no worker and no folder behind."""
 
-    def __init__(self, limits: Limits, workers: int, hidden: list[Path], numbers: list[str]):
+    def __init__(self, limits: Limits, workers: int, hidden: list[Path], numbers: list[str], sandbox: str = "none"):
+        from .sandbox import launcher
         self.limits, self.workers, self.hidden = limits, max(1, workers), [str(h) for h in hidden]
-        self.ctx = context(numbers)
         self.root = Path(tempfile.mkdtemp(prefix="helpers-grade-"))
+        self.sandbox = sandbox
+        self.ctx = context(numbers, launcher(self.root, hidden) if sandbox == "bwrap" else None)
         self.running: dict[int, _Running] = {}
 
     def names(self, job: Job) -> list:
@@ -431,9 +436,10 @@ class Grader:
             waiting.insert(0, (run.job, again))
 
 
-def grade_jobs(jobs: list[Job], limits: Limits, workers: int, hidden: list[Path], done=lambda job: None) -> None:
+def grade_jobs(jobs: list[Job], limits: Limits, workers: int, hidden: list[Path], done=lambda job: None,
+               sandbox: str = "none") -> None:
     """Grade every job in fresh workers; nothing is left running when it returns or is interrupted."""
-    grader = Grader(limits, workers, hidden, lessons_in(jobs))
+    grader = Grader(limits, workers, hidden, lessons_in(jobs), sandbox)
     try:
         grader.grade(jobs, done)
     finally:
