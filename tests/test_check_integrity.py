@@ -148,13 +148,16 @@ def test_a_half_precision_answer_gets_a_hint_not_numbers_differ(capsys):
     assert "half precision" in one_line(capsys)
 
 
-def test_a_student_who_mutates_the_inputs_changes_nothing_for_the_reference(capsys):
+def test_a_student_who_mutates_the_inputs_changes_nothing_for_the_reference_and_is_told(capsys):
     def mutate(Q, K):
         out = S.attention_weights(Q, K)
         Q.zero_()
         K.fill_(math.nan)
         return out
     H.check_attention_weights(mutate)
+    line = one_line(capsys)
+    assert line.startswith("✗ attention weights: the numbers are right, but your function changed `Q` and `K`"), line
+    H.check_attention_weights(S.attention_weights)  # the check's own inputs are as they were
     assert one_line(capsys).startswith("✓")
 
 

@@ -1,13 +1,13 @@
-"""Nothing fools a check (the third fault sweep, §1 and §2): the student's function runs in a forked child,
-so what it replaces in math, torch, numpy or helpers is refused and does not leak into the next check;
-os._exit, a loop that swallows every exception and GeneratorExit each end in one verdict line within
-the time limit plus a second; a notebook cell's own patches are put back before anything is computed."""
+"""A student's function runs in the kernel's own process, one way on every OS (issue 51 §3): it gets
+copies of its inputs, an input it edits in place is named, what it patches in math, torch, numpy or
+helpers is put back and named, a loop is stopped at the time limit, and the notebook's variables are
+as they were afterwards. Nothing in helpers/exercises forks. No test here measures a wall time."""
 
+import copy
+import inspect
 import math
-import subprocess
-import sys
-import textwrap
-import time
+import threading
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,23 +15,23 @@ import torch
 import helpers as H
 from helpers.core import attention as A
 from helpers.core import model as core_model
-from helpers.exercises import grading, integrity, isolation, sandbox
+from helpers.exercises import attention_checks, formation_checks, grading, integrity, isolation, kv_checks, sandbox
 from helpers.exercises import solutions as S
 from test_checks import CHECKS, list_run, run_check  # noqa: F401 (list_run is a fixture)
 
-pytestmark = pytest.mark.skipif(not isolation.CAN_FORK, reason="the child-process sandbox needs os.fork")
+EVERY_CHECK = {**CHECKS,
+               "kv_cache": (kv_checks.check_kv_cache, S.kv_cache_bytes),
+               "grouped_attention": (kv_checks.check_grouped_attention, S.grouped_attention),
+               "formation_step": (formation_checks.check_formation_step, S.formation_step),
+               "knockout_along": (formation_checks.check_knockout_along, S.my_knockout_prediction)}
+NO_INPUTS = {"knockout_along"}  # a prediction takes no argument: there is nothing to edit in place
+WHOLE_NUMBERS = {"head_size_and_params", "concat_shape"}  # ints only: nothing can be edited in place
 
 
-def _patches():
-    """(name, what the student's code does) for every patch the sweep found earning a ✓."""
-    return {
-        "math.sqrt": lambda: setattr(math, "sqrt", lambda x: 1.0),
-        "torch.Tensor.softmax": lambda: setattr(torch.Tensor, "softmax", lambda self, dim=-1, **kw: self),
-        "torch.Tensor.__truediv__": lambda: setattr(torch.Tensor, "__truediv__", lambda a, b: a),
-        "softmax_over_keys": lambda: setattr(A, "softmax_over_keys", lambda scores: scores),
-        "grading.close": lambda: setattr(grading, "close", lambda *a, **kw: True),
-        "SelfAttention.forward": lambda: setattr(core_model.SelfAttention, "forward", lambda self, *a, **kw: None),
-    }
+def run_any(name, answer, list_run):
+    if name in CHECKS:
+        return run_check(name, answer, list_run)
+    return EVERY_CHECK[name][0](answer)
 
 
 @pytest.fixture(autouse=True)
@@ -44,44 +44,152 @@ def nothing_leaks():
     assert leaked == [], f"a patch reached the notebook's process: {leaked}"
 
 
-def _patching(answer, patch):
-    """The right answer, computed first, then a patch: a ✓ here would mean the check can be fooled."""
-    if isinstance(answer, type):  # the capstone: a class whose forward patches as it runs
-        class Patching(answer):
-            def forward(self, x):
-                out = super().forward(x)
-                patch()
-                return out
-        return Patching
-    def patched(*args):
-        out = answer(*args)
-        patch()
+# --- the notebook: functions written in a cell, beside the notebook's own variables ----------------------
+def notebook(reference) -> dict:
+    """A namespace like a notebook's: its tensors, and three answers written in its cells, each built on the
+    reference so that only the patch, the in-place edit or the loop is wrong."""
+    cell = {"__name__": "__main__", "math": math, "torch": torch, "copy": copy, "reference": reference,
+            "Q": torch.arange(6.0).reshape(2, 3), "config": {"layers": 2}, "steps": [0, 10]}
+    if isinstance(reference, type):
+        exec(CLASS_CELL, cell)
+        return cell
+    names = ", ".join(inspect.signature(reference).parameters)
+    exec(FUNCTION_CELL.format(params=names, first=names.split(",")[0] or "None"), cell)
+    return cell
+
+
+FUNCTION_CELL = """
+def patches({params}):
+    out = reference({params})
+    math.sqrt = lambda x: 1.0
+    return out
+
+def edits({params}):
+    out = copy.deepcopy(reference({params}))  # not a view of the input: only the edit is wrong
+    edit({first})
+    return out
+
+def loops({params}):
+    while True:
+        pass
+
+def edit(arg):
+    if isinstance(arg, torch.Tensor):
+        arg.mul_(2)
+    elif isinstance(arg, dict):
+        arg["extra"] = 1
+    elif isinstance(arg, list):
+        arg.append(arg[-1])
+"""
+
+CLASS_CELL = """
+class patches(reference):
+    def forward(self, x):
+        out = super().forward(x)
+        math.sqrt = lambda x: 1.0
         return out
-    return patched
+
+class edits(reference):
+    def forward(self, x):
+        out = super().forward(x)
+        x.mul_(2)
+        return out
+
+class loops(reference):
+    def forward(self, x):
+        while True:
+            pass
+"""
 
 
-@pytest.mark.parametrize("patch", list(_patches()))
-@pytest.mark.parametrize("name", list(CHECKS))
-def test_a_function_that_patches_is_refused_and_the_next_check_is_unharmed(name, patch, list_run, capsys):
-    verdict = run_check(name, _patching(CHECKS[name][1], _patches()[patch]), list_run)
-    assert verdict.outcome == "patched" and verdict.code == f"{verdict.exercise}.patched", verdict.line
-    assert "the check puts it back and does not accept this answer" in verdict.line
-    assert run_check(name, CHECKS[name][1], list_run).passed  # the next check: the reference is still right
-    unscaled = H.check_attention_weights(lambda Q, K: (Q @ K.T).softmax(-1))
-    assert unscaled.code == "attention_weights.no_scale", unscaled.line
+def _same(cell: dict, kept: dict) -> bool:
+    return cell.keys() == kept.keys() and all(
+        torch.equal(cell[k], kept[k]) if isinstance(kept[k], torch.Tensor) else cell[k] == kept[k] for k in kept)
+
+
+@pytest.mark.parametrize("name", list(EVERY_CHECK))
+def test_every_check_names_a_patch_an_in_place_edit_and_a_loop_and_leaves_the_notebook_as_it_was(
+        name, list_run, monkeypatch):
+    monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 0.5)
+    cell = notebook(EVERY_CHECK[name][1])
+    kept = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in cell.items() if k in ("Q", "config", "steps")}
+    names = dict(cell)
+
+    patched = run_any(name, cell["patches"], list_run)
+    assert patched.outcome == "patched" and "`math.sqrt`" in patched.line and not patched, patched.line
+    assert math.sqrt(4.0) == 2.0
+
+    if name not in NO_INPUTS | WHOLE_NUMBERS:
+        edited = run_any(name, cell["edits"], list_run)
+        assert edited.code.endswith(".changed_input") and "changed `" in edited.line and not edited, edited.line
+
+    looped = run_any(name, cell["loops"], list_run)
+    assert looped.code.endswith(".too_slow") and "ran for more than 0.5 s" in looped.line, looped.line
+
+    assert _same({k: cell[k] for k in kept}, kept) and cell.keys() == names.keys()
+    assert all(cell[k] is names[k] for k in names)
+    monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 10.0)  # a busy machine may need more than 0.5 s for the reference
+    assert run_any(name, EVERY_CHECK[name][1], list_run).passed  # the next check: the reference is still right
+
+
+def test_the_in_place_line_names_the_students_own_parameter():
+    def scale_in_place(Q, K):
+        Q /= math.sqrt(Q.shape[-1])
+        return (Q @ K.T).softmax(-1)
+    verdict = H.check_attention_weights(scale_in_place)
+    assert verdict.code == "attention_weights.changed_input" and "your function changed `Q` in place" in verdict.line
+
+    def masks_in_place(scores):
+        scores.masked_fill_(torch.ones_like(scores, dtype=torch.bool).triu(1), float("-inf"))
+        return scores.softmax(-1)
+    assert "changed `scores` in place" in H.check_masked_weights(masks_in_place).line
+
+
+def test_a_wrong_answer_that_also_edits_in_place_gets_both_said():
+    def unscaled_in_place(Q, K):
+        Q.mul_(1.0)  # same numbers: not an edit
+        K.add_(0.0)
+        return (Q @ K.T).softmax(-1)
+    assert H.check_attention_weights(unscaled_in_place).code == "attention_weights.no_scale"
+
+    def unscaled_and_edits(Q, K):
+        K.zero_()
+        return (Q @ K.T).softmax(-1)
+    verdict = H.check_attention_weights(unscaled_and_edits)
+    assert verdict.outcome == "mistake" and "Also: your function changed `K` in place" in verdict.line, verdict.line
+
+
+def test_a_notebook_tensor_the_function_edits_or_a_name_it_rebinds_is_put_back_and_named():
+    cell = {"__name__": "__main__", "torch": torch, "math": math, "S": S, "walk": torch.ones(3)}
+    exec("def f(Q, K):\n    walk.mul_(5)\n    return S.attention_weights(Q, K)\n"
+         "def g(Q, K):\n    global walk\n    walk = None\n    return S.attention_weights(Q, K)\n", cell)
+    kept = cell["walk"]
+    for fn in (cell["f"], cell["g"]):
+        verdict = H.check_attention_weights(fn)
+        assert verdict.code == "attention_weights.changed_input" and "the notebook's `walk`" in verdict.line
+        assert cell["walk"] is kept and torch.equal(kept, torch.ones(3))
 
 
 @pytest.mark.parametrize("patch", ["math.sqrt", "torch.Tensor.softmax", "torch.Tensor.__truediv__", "softmax_over_keys",
-                                   "grading.close"])
-def test_a_wrong_answer_that_patches_the_reference_into_agreeing_is_refused(patch):
+                                   "grading.close", "SelfAttention.forward"])
+def test_a_function_that_patches_is_refused_and_the_original_is_back_at_once(patch):
+    patches = {
+        "math.sqrt": lambda: setattr(math, "sqrt", lambda x: 1.0),
+        "torch.Tensor.softmax": lambda: setattr(torch.Tensor, "softmax", lambda self, dim=-1, **kw: self),
+        "torch.Tensor.__truediv__": lambda: setattr(torch.Tensor, "__truediv__", lambda a, b: a),
+        "softmax_over_keys": lambda: setattr(A, "softmax_over_keys", lambda scores: scores),
+        "grading.close": lambda: setattr(grading, "close", lambda *a, **kw: True),
+        "SelfAttention.forward": lambda: setattr(core_model.SelfAttention, "forward", lambda self, *a, **kw: None),
+    }
+
     def unscaled_and_patched(Q, K):
-        _patches()[patch]()
+        patches[patch]()
         return (Q @ K.T).softmax(-1)
-    assert H.check_attention_weights(unscaled_and_patched).outcome == "patched"
-    def grouped(Q, K, V):
-        math.sqrt = lambda x: 1.0
-        return S.grouped_attention(Q, K, V)
-    assert H.check_grouped_attention(grouped).outcome == "patched"
+    before = integrity.Snapshot()
+    verdict = H.check_attention_weights(unscaled_and_patched)
+    assert verdict.outcome == "patched" and "the check puts it back and does not accept this answer" in verdict.line
+    assert integrity.changes(before) == []  # put back before the check returned
+    assert H.check_attention_weights(lambda Q, K: (Q @ K.T).softmax(-1)).code == "attention_weights.no_scale"
 
 
 def test_a_notebook_cells_patch_is_put_back_before_the_check_computes_anything():
@@ -97,90 +205,95 @@ def test_the_kv_check_hands_the_student_copies_of_its_configs():
         config["num_hidden_layers"] = 0
         return 0
     assert not H.check_kv_cache(edits_in_place).passed
+    assert kv_checks.MISTRAL_7B["num_hidden_layers"] == 32
+
     def pops(config, n_tokens):
         config.pop("num_key_value_heads")
         return S.kv_cache_bytes({**config, "num_key_value_heads": 8}, n_tokens)
-    H.check_kv_cache(pops)
+    assert "changed `config` in place" in H.check_kv_cache(pops).line
     assert H.check_kv_cache(S.kv_cache_bytes).passed  # nothing the student did to a config stays
 
 
-def _fresh(script: str, limit: float) -> tuple[str, float]:
-    """Run a check in a fresh Python process (a fault that kills or hangs one must not take pytest along)."""
-    code = "import helpers as H, os, time\nimport helpers.exercises.sandbox as sb\nsb.TIME_LIMIT_S = 1.0\n" + \
-        textwrap.dedent(script) + "\nprint('alive')\n"
-    start = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    took = time.monotonic() - start
-    assert done.returncode == 0 and done.stdout.rstrip().endswith("alive"), done.stdout + done.stderr
-    return done.stdout, took
+LOOPS = {
+    "a plain loop": "while True:\n        pass",
+    "a loop that swallows every exception": "while True:\n        try:\n            time.sleep(0.05)\n"
+                                            "        except BaseException:\n            pass",
+    "a loop that swallows it in a helper of its own": "while True:\n        helper()",
+}
+
+
+@pytest.mark.parametrize("loop", list(LOOPS))
+def test_a_loop_is_stopped_at_the_limit_and_the_timer_is_gone_afterwards(loop, monkeypatch):
+    monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 0.3)
+    cell = {"__name__": "__main__", "time": __import__("time")}
+    exec("def helper():\n    try:\n        time.sleep(0.05)\n    except BaseException:\n        pass\n"
+         f"def f(Q, K):\n    {LOOPS[loop]}\n", cell)
+    verdict = H.check_attention_weights(cell["f"])
+    assert verdict.code == "attention_weights.too_slow" and "ran for more than 0.3 s" in verdict.line
+    monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 10.0)
+    assert H.check_attention_weights(S.attention_weights).passed
+
+
+def test_from_a_thread_without_alarm_signals_a_loop_is_stopped_by_the_timer_thread(monkeypatch):
+    """Windows has no alarm signal, and a check called from a thread cannot use one: the timer thread
+    raises StudentTooSlow in the function's thread (PyThreadState_SetAsyncExc)."""
+    monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 0.3)
+    got = []
+
+    def endless(Q, K):
+        while True:
+            pass
+    thread = threading.Thread(target=lambda: got.append(grading.grade(attention_checks.ATTENTION_WEIGHTS,
+                                                                       endless)))
+    thread.start()
+    thread.join(60)
+    assert got and got[0].code == "attention_weights.too_slow", got
+    thread = threading.Thread(target=lambda: got.append(grading.grade(attention_checks.ATTENTION_WEIGHTS,
+                                                                       S.attention_weights)))
+    thread.start()
+    thread.join(60)
+    assert got[1].passed  # a late StudentTooSlow does not reach a later call
 
 
 @pytest.mark.parametrize("body, words", [
-    ("os._exit(0)", "ended the Python process running it"),
-    ("os.kill(os.getpid(), 9)", "crashed the Python process running it"),
-    ("while True:\n        try:\n            time.sleep(1)\n        except BaseException:\n            pass",
-     "ran for more than 1 s"),
     ("raise GeneratorExit", "raised GeneratorExit"),
     ("raise KeyboardInterrupt", "stopped before your function finished"),
+    ("exit()", "called exit()"),
 ])
-def test_exits_unstoppable_loops_and_base_exceptions_end_in_one_line_within_the_limit(body, words):
-    script = f"def f(Q, K):\n    {body}\nt = time.monotonic()\nv = H.check_attention_weights(f)\n" \
-             f"print(v.outcome, round(time.monotonic() - t, 2))"
-    out, _ = _fresh(script, 1.0)
-    line, timing = out.splitlines()[0], out.splitlines()[1]
-    assert words in line, out
-    assert float(timing.split()[1]) < 1.0 + 1.0, out  # within the limit plus one second
+def test_base_exceptions_and_exit_end_in_one_line(body, words):
+    cell = {"__name__": "__main__"}
+    exec(f"def f(Q, K):\n    {body}\n", cell)
+    assert words in H.check_attention_weights(cell["f"]).line
 
 
-def test_a_process_the_function_leaves_running_does_not_hold_the_check_up(tmp_path):
-    """It inherits the pipe the answers come back through, so the pipe stays open: the check reads until
-    every answer is in, not until the pipe closes (it waited for the whole time limit, 8 s here)."""
-    pids = tmp_path / "pids"
-    script = f"""
-        import signal
-        sb.TIME_LIMIT_S = 8.0
-        def f(Q, K):
-            pid = os.fork()
-            if pid == 0:
-                time.sleep(60)
-                os._exit(0)
-            open({str(pids)!r}, "a").write(f"{{pid}}\\n")
-            return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)
-        t = time.monotonic()
-        v = H.check_attention_weights(f)
-        print(v.outcome, round(time.monotonic() - t, 2))
-        for pid in open({str(pids)!r}).read().split():
-            os.kill(int(pid), signal.SIGKILL)
-    """
-    out, _ = _fresh(script, 8.0)
-    outcome, seconds = out.splitlines()[-2].split()
-    assert outcome == "right" and float(seconds) < 4.0, out
-    assert len(pids.read_text().split()) >= 1  # the function did fork
-
-
-def test_the_sandbox_docs_say_where_the_child_process_holds():
-    assert "Windows" in isolation.__doc__ and "os.fork" in isolation.__doc__
+def test_nothing_in_the_exercises_forks_and_the_docs_say_what_os_exit_does():
+    sources = {p.name: p.read_text() for p in Path(isolation.__file__).parent.glob("*.py")}
+    assert not [name for name, text in sources.items() if "os.fork" in text or "fork(" in text]
+    assert "os._exit" in isolation.__doc__ and "ends the kernel" in isolation.__doc__
+    assert "os._exit" in grading.__doc__
     assert sandbox.TIME_LIMIT_S == 10.0
 
 
 @pytest.mark.notebook
-def test_in_a_real_kernel_os_exit_and_an_unstoppable_loop_leave_the_kernel_alive():
+def test_in_a_real_kernel_a_loop_a_patch_and_an_in_place_edit_leave_the_kernel_and_its_tensors_alone():
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in (
-        "import os, time, math\nimport helpers as H\nimport helpers.exercises.sandbox as sb\nsb.TIME_LIMIT_S = 1.0",
-        "H.check_attention_weights(lambda Q, K: os._exit(0))",
-        "def f(Q, K):\n    while True:\n        try:\n            time.sleep(1)\n        except BaseException:\n            pass\n"
-        "H.check_attention_weights(f)",
+        "import os, time, math, torch\nimport helpers as H\nimport helpers.exercises.sandbox as sb\n"
+        "sb.TIME_LIMIT_S = 1.0\nQ = torch.ones(2, 2)",
+        "def f(Q, K):\n    while True:\n        try:\n            time.sleep(0.1)\n        except BaseException:\n"
+        "            pass\nH.check_attention_weights(f)",
         "def g(Q, K):\n    math.sqrt = lambda x: 1.0\n    return (Q @ K.T).softmax(-1)\nH.check_attention_weights(g)",
-        "print(math.sqrt(4.0))")]
+        "def h(Q, K):\n    Q /= math.sqrt(Q.shape[-1])\n    return (Q @ K.T).softmax(-1)\nH.check_attention_weights(h)",
+        "print(math.sqrt(4.0), Q.sum().item())")]
     NotebookClient(nb, timeout=60, kernel_name="python3").execute()
     texts = ["".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells]
-    assert "ended the Python process running it" in texts[1], texts
-    assert "ran for more than 1 s" in texts[2], texts
-    assert "replaced `math.sqrt`" in texts[3] and texts[4] == "2.0\n", texts
+    assert "ran for more than 1 s" in texts[1], texts
+    assert "replaced `math.sqrt`" in texts[2], texts
+    assert "changed `Q` in place" in texts[3], texts
+    assert texts[4] == "2.0 4.0\n", texts
 
 
 def test_an_answer_that_is_nan_everywhere_is_told_so_and_a_slip_only_as_a_possibility():

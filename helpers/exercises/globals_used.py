@@ -27,11 +27,12 @@ _ATTRS = ("LOAD_ATTR", "LOAD_METHOD")
 _SHAPE = torch.Tensor.shape.__get__
 
 
-def _codes(code: types.CodeType):
+def code_objects(code: types.CodeType):
+    """A function's code and the code of every function, lambda or comprehension written inside it."""
     yield code
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            yield from _codes(const)
+            yield from code_objects(const)
 
 
 def functions(obj) -> list[types.FunctionType]:
@@ -83,7 +84,7 @@ def reads(obj) -> list[tuple[str, object]]:
     for fn in functions(obj):
         cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         local = set(fn.__code__.co_varnames)
-        for code in _codes(fn.__code__):
+        for code in code_objects(fn.__code__):
             steps = list(dis.get_instructions(code))
             for i, step in enumerate(steps):
                 if step.opname not in _LOADS or not isinstance(step.argval, str):

@@ -2,23 +2,28 @@
 
 An Exercise holds the inputs to try (two or more sizes), the reference, and a catalogue of
 Mistakes: small wrong variants of the reference, each with a stable code and one line saying what
-went wrong and what to do. `grade(exercise, fn)` runs the student's function on every input in a
-child process (isolation.py: nothing it changes, exits or loops on reaches the notebook), reads the
-answers as plain float64 numbers (answers.py), and returns a Verdict (verdict.py) whose line is:
+went wrong and what to do. `grade(exercise, fn)` computes the reference first, on private copies,
+then runs the student's function on copies of every input in this process (isolation.py: what it
+patches is put back and named, an input it edits in place is named, a loop is stopped at the time
+limit; os._exit ends the kernel, as anywhere in Python), reads the answers as plain float64 numbers
+(answers.py), and returns a Verdict (verdict.py) whose line is:
 - "✓ …" when the answer is right on every input;
 - "✗ …" naming the catalogued mistake it matches (a raised error is matched too: a variant that
   raises the same error names it), else NaN, half precision, the shape, or, last, "numbers differ".
   A mistake is named when it explains the answers on every input, or, said as a possibility with
   the input it matches on, when it contradicts no input the student got right;
-- "… not attempted yet" when the function still returns None without printing.
-Expected answers are computed here, never in the child, after putting back anything a notebook
-cell replaced in math, torch, numpy or helpers (integrity.py). `check` prints the line.
+- "… not attempted yet" when the function still returns None without printing, or its own stub
+  raises NotImplementedError (not when torch raises one for the student's code, as for `d ^ 0.5`).
+Expected answers are computed after putting back anything a notebook cell replaced in math, torch,
+numpy or helpers (integrity.py). `check` prints the line.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+
+import dis
 
 from . import globals_used, integrity, isolation, sandbox, slips
 from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
@@ -141,11 +146,35 @@ def _error_verdict(ex: Exercise, n: int, err: BaseException, label: str, seen: d
 
 
 def _outcomes(ex: Exercise, fn, seconds: float) -> tuple[list[sandbox.Outcome], str]:
-    """The student's function on every input (a child process); a plain answer needs no run."""
+    """The student's function on copies of every input, after the reference (on its own copies) is
+    computed; a plain answer needs no run."""
+    with torch.no_grad():
+        for n in range(len(ex.cases)):
+            _reference(ex, n)
     if not callable(fn):
         return [sandbox.Outcome(answer=fn, attempted=fn is not None and fn is not Ellipsis)] * len(ex.cases), ""
     with torch.no_grad():
         return isolation.run_cases(fn, [sandbox.clone_args(args) for _, args in ex.cases], seconds)
+
+
+_RAISE = dis.opmap["RAISE_VARARGS"]
+
+
+def is_stub(err: BaseException | None, fn) -> bool:
+    """NotImplementedError from the student's own stub: with no message, or raised by a `raise` statement
+    of the student's code (fn: their function or class). Not one torch raises for their code (`Q @ K.T / d ^ 0.5`: XOR of floats)."""
+    if type(err) is not NotImplementedError:
+        return False
+    if not str(err):
+        return True
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    code = tb.tb_frame.f_code
+    theirs = {c for f in globals_used.functions(fn) for c in globals_used.code_objects(f.__code__)}
+    return code in theirs and 0 <= tb.tb_lasti < len(code.co_code) and code.co_code[tb.tb_lasti] == _RAISE
 
 
 def _seen(ex: Exercise, outcome: sandbox.Outcome, n: int) -> tuple | None:
@@ -175,7 +204,7 @@ def _put_back(ex: Exercise) -> tuple[Verdict | None, str]:
     return None, (f" (A cell had replaced {', '.join(before)}; the check put the original back.)" if before else "")
 
 
-def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str) -> Verdict | None:
+def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str, source=None) -> Verdict | None:
     """The verdict for an input on which the function gave no answer to read, else None."""
     if outcome.patched:
         names = ", ".join(f"`{name}`" for name in outcome.patched)
@@ -192,7 +221,7 @@ def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str) -> Verdic
                                                        f"The notebook goes on with the reference.", printed)
     if outcome.problem:
         return engine_verdict(ex.key, outcome.code or "exited", f"✗ {ex.name}: {outcome.problem}", printed)
-    if type(outcome.error) is NotImplementedError:  # the stub nbgrader writes: `raise NotImplementedError()`
+    if is_stub(outcome.error, fn if source is None else source):  # the stub nbgrader writes: `raise NotImplementedError()`
         return engine_verdict(ex.key, "not_attempted", f"… {ex.name}: {NOT_ATTEMPTED} (the function raises "
                                                        f"NotImplementedError, the stub). The notebook goes on with "
                                                        f"the reference.", printed)
@@ -204,7 +233,7 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
     student wrote when `fn` wraps it (the capstone's class), read for the notebook variables it uses."""
     seconds = float(sandbox.TIME_LIMIT_S)  # read before any student code runs
     stop, note = _put_back(ex)
-    if stop:
+    if stop is not None:
         return stop
     if not callable(fn) and not plain_answer_ok:
         return engine_verdict(ex.key, "not_a_function", f"✗ {ex.name}: expected a function, got {type(fn).__name__}; "
@@ -213,8 +242,8 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
     values, seen = [], {}
     for n, (label, args) in enumerate(ex.cases):
         outcome, args64 = outcomes[n], _args64(ex, n)
-        stopped = _problem(ex, outcome, fn, printed)
-        if stopped:
+        stopped = _problem(ex, outcome, fn, printed, source)
+        if stopped is not None:
             return stopped
         expected = _reference(ex, n)
         if outcome.error is None:
@@ -248,11 +277,31 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
                 line, code, kind, sure = told, "notebook_global", "mistake", True
         if n > 0 and code in _FIXED_HINT:
             line = line.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}: {ex.fixed}"
+        changed = _changed(outcomes)
+        if changed:
+            line = line.rstrip(".") + f". Also: {changed}"
         return Verdict(ex.key, kind, f"{ex.key}.{code}", f"✗ {ex.name}: {line}{note}", printed, sure)
+    changed = _changed(outcomes)
+    if changed:
+        return engine_verdict(ex.key, "changed_input", f"✗ {ex.name}: the numbers are right, but {changed}{note}",
+                              printed)
     line = ex.praise(values) if ex.praise else (
         f"✓ {ex.name}: correct on {len(ex.cases)} inputs of different sizes "
         f"({', '.join(label for label, _ in ex.cases)}).")
     return engine_verdict(ex.key, "right", line + note, printed)
+
+
+def _changed(outcomes: list[sandbox.Outcome]) -> str:
+    """The sentence naming what the function changed in place ("" when nothing): in the notebook these
+    would be the notebook's own tensors, changed for every later cell."""
+    names = list(dict.fromkeys(name for o in outcomes for name in o.changed))
+    if not names:
+        return ""
+    args = [n for n in names if not n.startswith("the notebook's")]
+    first = args[0] if args else names[0]
+    what = " and ".join(f"`{n}`" if n in args else n for n in names[:3])
+    return (f"your function changed {what} in place; compute into a new tensor ({first} = {first} / c, not "
+            f"{first} /= c, {first}.div_(c) or {first}[...] = …), so the notebook's own stays as it was.")
 
 
 _KEEP = {"fitted_divisor", "fitted_factor", "half_precision", "returned_several"}  # exact; a global does not beat them

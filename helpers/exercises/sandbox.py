@@ -4,8 +4,12 @@
 reason it gave no answer (exit(), sys.exit(), an endless loop, the Stop button, `...`). While it
 runs:
 - exit()/quit() raise SystemExit instead of shutting the kernel down;
-- a timer stops it after TIME_LIMIT_S; the alarm is a BaseException that fires again every
-  quarter second, so `except Exception` (or even a bare `except:` in a loop) cannot hold on to it;
+- a timer stops it after TIME_LIMIT_S: StudentTooSlow, a BaseException, so `except Exception`
+  misses it. On Linux and macOS (main thread) it is an alarm signal that fires again every quarter
+  second and, from its second firing, makes every line of the student's code raise it again (a trace
+  function), so even `while True: try: … except BaseException: pass` ends. Elsewhere (Windows, a
+  thread) a timer thread raises it in the function's thread every quarter second; a loop that
+  swallows every exception then runs on, and so does one long C call on every OS;
 - what it prints is kept (the first ECHO_LIMIT characters), to be shown once, truncated.
 `translate_error` turns a library error it raised into one line a student can act on.
 """
@@ -14,11 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import ctypes
 import re
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
@@ -43,6 +48,7 @@ class Outcome:
     attempted: bool = True  # False when the function returned None or `...` (the stub)
     code: str | None = None  # the problem's engine code: "too_slow", "exited", "stopped"
     patched: list[str] | None = None  # what the function replaced in math, torch, numpy or helpers
+    changed: list[str] = field(default_factory=list)  # the arguments (or notebook variables) it changed in place
 
 
 class Echo:
@@ -95,20 +101,32 @@ def no_exit():
         del shell.ask_exit
 
 
-def _can_time() -> bool:
+def _can_signal() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-def _call_with_limit(fn: Callable, args: tuple, seconds: float, fired: list):
-    """fn(*args), stopped after `seconds` by a repeating alarm (main thread, where signals exist)."""
-    if not _can_time():
-        return fn(*args)
+def _escalate(frame) -> None:
+    """Make every line of the student's code (the interrupted frames, and any frame they call) raise
+    StudentTooSlow, so that no `except` clause can keep a loop alive; ours (this file) is spared."""
+    def raise_again(f, event, arg):
+        if event == "line" and f.f_code.co_filename != __file__:  # raised at an "exception" event, an
+            raise StudentTooSlow()  # except clause would catch it; at the handler's first line, none can
+        return raise_again
+    sys.settrace(raise_again)
+    while frame is not None and frame.f_code.co_filename != __file__:
+        frame.f_trace, frame.f_trace_lines = raise_again, True
+        frame = frame.f_back
 
+
+def _with_alarm(fn: Callable, args: tuple, seconds: float, fired: list):
+    """fn(*args), stopped by a repeating SIGALRM (main thread of Linux or macOS)."""
     def alarm(signum, frame):
+        if fired:  # the first StudentTooSlow was caught: from now on every line raises it
+            _escalate(frame)
         fired.append(True)
         raise StudentTooSlow()
 
-    old = signal.signal(signal.SIGALRM, alarm)
+    old, tracer = signal.signal(signal.SIGALRM, alarm), sys.gettrace()  # a debugger's tracer is kept
     try:
         signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT_S)
         try:
@@ -116,8 +134,42 @@ def _call_with_limit(fn: Callable, args: tuple, seconds: float, fired: list):
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
+        sys.settrace(tracer)  # first: signal.signal is Python code, which the trace would stop
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def _with_timer_thread(fn: Callable, args: tuple, seconds: float, fired: list):
+    """fn(*args), stopped by StudentTooSlow raised in this thread by a timer thread (where there are no
+    alarm signals: Windows, or a check called from a thread), through the C API's PyThreadState_SetAsyncExc."""
+    target, done = threading.get_ident(), threading.Event()
+    set_async = ctypes.pythonapi.PyThreadState_SetAsyncExc
+
+    def timer():
+        if done.wait(seconds):
+            return
+        while not done.is_set():
+            fired.append(True)
+            set_async(ctypes.c_ulong(target), ctypes.py_object(StudentTooSlow))
+            done.wait(_REPEAT_S)
+
+    thread = threading.Thread(target=timer, daemon=True, name="student time limit")
+    thread.start()
+    try:
+        return fn(*args)
+    finally:
+        done.set()
+        thread.join()
+        set_async(ctypes.c_ulong(target), None)  # one raised too late for the function is dropped
+
+
+def _call_with_limit(fn: Callable, args: tuple, seconds: float, fired: list):
+    """fn(*args), stopped after `seconds` where Python can interrupt it (see the module's docstring)."""
+    if _can_signal():
+        return _with_alarm(fn, args, seconds, fired)
+    if hasattr(ctypes, "pythonapi"):
+        return _with_timer_thread(fn, args, seconds, fired)
+    return fn(*args)
 
 
 def run_student(fn: Callable, args: tuple, echo: Echo, seconds: float) -> Outcome:
@@ -183,6 +235,9 @@ _ERRORS = [  # (pattern, the engine's code, the line)
      "the mask must be boolean: e.g. torch.ones(T, T, dtype=torch.bool).triu(1)."),
     (r"tuple of ints,\s*but got float|must be tuple of ints, but found element of type float", "float_size",
      "a size is a float (D / n_heads gives 4.0): use whole-number division, D // n_heads."),
+    (r'"bitwise_xor\w*" not implemented for|unsupported operand type\(s\) for \^: \'(?:int|float)\' and \'float\'',
+     "xor_not_power", "^ is XOR in Python, not a power: write d ** 0.5 or math.sqrt(d) (and divide by the whole "
+     "root: Q @ K.T / d ** 0.5)."),
     (r"'Tensor' object is not callable", "tensor_called",
      "a tensor was called like a function: use @ or .softmax(dim=-1), not t(...)."),
     (r"unsupported operand type\(s\) for [^:]*: 'module' and|and 'module'", "helpers_module",

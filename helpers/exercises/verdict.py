@@ -38,6 +38,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "error.dtype_mixed": ("mistake", "float32 and float64 mixed in one product"),
     "error.mask_not_bool": ("mistake", "masked_fill with a mask that is not boolean"),
     "error.float_size": ("mistake", "a size computed with / instead of //"),
+    "error.xor_not_power": ("mistake", "^ (XOR in Python) written for a power: ** 0.5 or math.sqrt"),
     "error.tensor_called": ("mistake", "a tensor called like a function"),
     "error.divmod_tensor": ("mistake", "divmod() of a tensor"),
     "error.torch_fn_on_number": ("mistake", "a torch function (torch.sqrt …) called on a plain number"),
@@ -50,9 +51,10 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "build_failed": ("raised", "(capstone) building MyMultiHead(768, 12) raised an error or stopped"),
     "missing_linear": ("mistake", "(capstone) self.qkv or self.out missing, of the wrong shape, or without bias"),
     "too_slow": ("too_slow", "ran past the time limit and was stopped"),
-    "exited": ("stopped", "called exit() / sys.exit() / os._exit(), or crashed the process running it"),
+    "exited": ("stopped", "called exit() or sys.exit()"),
     "stopped": ("stopped", "the Stop button (KeyboardInterrupt) stopped the function"),
     "patched": ("patched", "the function replaced a function of math, torch, numpy or helpers"),
+    "changed_input": ("mistake", "right numbers, but the function changed an input (or a notebook variable) in place"),
     "notebook_patched": ("patched", "a notebook cell replaced a function the checks use, and it could not be put back"),
 }
 
@@ -71,6 +73,10 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.outcome == "right"
+
+    def __bool__(self) -> bool:
+        """True only when it passed: `if H.check_attention_weights(f):` in a teacher's script means that."""
+        return self.passed
 
     def _ipython_display_(self) -> None:
         """Shown as the last line of a cell: nothing more, since the check printed its line already."""
