@@ -118,8 +118,8 @@ def words_in(markdown: str) -> int:
 
 
 def exercise_in(code: str) -> str | None:
-    """The exercise a code cell holds: it defines a name of EXERCISES and calls a check."""
-    if "H.check" not in code:
+    """The exercise a code cell holds: it defines a name of EXERCISES and calls a check (check_...)."""
+    if not re.search(r"\bcheck_\w+\(", code):
         return None
     names = re.findall(r"^(?:def|class)\s+(\w+)", code, re.M)
     return next((n for n in names if n in EXERCISES), None)
