@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.grade import confine, submissions
+from helpers.grade import confine, reading, submissions, worker
 from helpers.grade.cli import _parser
 from helpers.grade.definitions import ALLOWED_DECORATORS
 
@@ -19,17 +19,42 @@ def test_the_limits_the_guide_states_are_the_codes():
     assert limits.exercise_wall_s == 3 * limits.exercise_s + 20 and "3 × `--timeout` + 20 s" in SECTION
     assert f"the worker's size after the setup + {limits.memory_bytes >> 30} GB" in SECTION
     assert _parser().parse_args([]).timeout == 10 and "(10 s by default)" in SECTION
-    assert submissions.MAX_CELLS > 10_000 and "10,000 cells or 50 MB of outputs are read" in SECTION
+    assert reading.MAX_CELLS > 10_000 and "10,000 cells or 50 MB of outputs are read" in SECTION
+    assert worker.MAX_MESSAGE == 1 << 20 and "at most 1 MB, of the expected kind and fields" in SECTION
 
 
 def test_the_decorators_the_guide_allows_are_the_codes():
     assert "torch.no_grad()" in ALLOWED_DECORATORS and "`@torch.no_grad()` and a few like it" in SECTION
 
 
-def test_each_linux_protection_the_guide_claims_has_its_test():
-    tests = (Path(__file__).parent / "test_grade_class.py").read_text()
-    for name in ("test_no_connection_leaves_a_worker", "test_nothing_is_written_into_the_output_folder_home_or_the_class",
-                 "test_deleting_files_deletes_nothing", "test_no_submission_reads_another_or_the_teachers_files",
-                 "test_a_forked_process_ends_with_its_worker", "test_each_hostile_submission_gets_its_own_row_right"):
-        assert f"def {name}(" in tests
-    assert "`tests/test_grade_class.py`" in SECTION and "docker run --rm --network none" in SECTION
+# Each row of the guide's table of what a submission can reach -> the tests that show it on Linux.
+BACKED = {
+    "reaches another student's row, pipe or notebook": (
+        "test_no_submission_changes_another_row_through_the_pipes", "test_a_worker_holds_no_descriptor_but_its_own_pipe",
+        "test_a_worker_holds_no_other_notebook_in_its_memory", "test_bytes_that_are_not_a_message_mark_only_that_submission",
+        "test_a_worker_reads_nothing_of_another"),
+    "forges its own row": ("test_forged_records_are_never_right",),
+    "reaches the network, even loopback": ("test_no_connection_leaves_a_worker",),
+    "reads or changes the submissions, the output folder, `$HOME` or `/run`": (
+        "test_no_submission_reads_another_or_the_teachers_files",
+        "test_nothing_is_written_into_the_output_folder_home_or_the_class", "test_deleting_files_deletes_nothing",
+        "test_a_right_answer_that_imports_the_standard_library_is_right_when_home_holds_it"),
+    "leaves files in the machine's `/tmp`, `/var/tmp` or `/dev/shm`": (
+        "test_nothing_is_written_into_the_machines_scratch_folders",),
+    "changes the project or its virtualenv": ("test_the_project_is_read_only_to_a_worker",),
+    "leaves processes running": ("test_a_forked_process_ends_with_its_worker",
+                                 "test_no_process_a_submission_started_outlives_its_worker"),
+    "runs past its time": ("test_each_hostile_submission_gets_its_own_row_right",),
+    "uses more memory": ("test_each_hostile_submission_gets_its_own_row_right",),
+}
+
+
+def test_each_thing_the_guide_says_a_submission_cannot_reach_has_its_test():
+    tests = "".join((Path(__file__).parent / name).read_text() for name in ("test_grade_class.py",
+                                                                            "test_grade_workers.py"))
+    for row, names in BACKED.items():
+        assert f"| {row}" in SECTION, row
+        for name in names:
+            assert f"def {name}(" in tests, name
+    assert "`tests/test_grade_workers.py` and `tests/test_grade_class.py`" in SECTION
+    assert "docker run --rm --network none" in SECTION

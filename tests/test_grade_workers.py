@@ -60,6 +60,9 @@ HOSTILE = {
                           for d in ("/tmp", "/var/tmp", "/dev/shm")) + RIGHT,
     "fork": HEAD + "    if os.fork() == 0:\n        open('/proc/self/comm', 'w').write('gf' + " + repr(TOKEN[:10]) + ")\n"
                    "        while True:\n            pass\n" + RIGHT,
+    "project": HEAD + f"    for path in ({str(ROOT / 'helpers' / (TOKEN + '.py'))!r}, sys.prefix + '/{TOKEN}'):\n"
+                      "        try:\n            open(path, 'w').close()\n            print('wrote', path)\n"
+                      "        except OSError as err:\n            print('refused', err.errno)\n" + RIGHT,
     "stdlib": HEAD + "    print('loaded before', 'mailbox' in sys.modules)\n    import mailbox\n" + RIGHT,
 }
 NAMES = ["=HYPERLINK(1)", "@SUM(1)", "+1", "-2", "Ana Lima_4321_assignsubmission_file_", "Ana Lima_5555_assignsubmission_file_",
@@ -154,6 +157,11 @@ def test_a_worker_holds_no_other_notebook_in_its_memory(graded):
 def test_nothing_is_written_into_the_machines_scratch_folders(graded):
     assert _cells(graded, "hostile-tmp") == ("✓", "✓", "✓")
     assert not [d for d in ("/tmp", "/var/tmp", "/dev/shm") if (Path(d) / TOKEN).exists()]
+
+
+def test_the_project_is_read_only_to_a_worker(graded):
+    assert "wrote" not in _printed(graded, "hostile-project") and "refused" in _printed(graded, "hostile-project")
+    assert not (ROOT / "helpers" / f"{TOKEN}.py").exists() and not (Path(sys.prefix) / TOKEN).exists()
 
 
 def test_no_process_a_submission_started_outlives_its_worker(graded):

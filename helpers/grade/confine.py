@@ -175,6 +175,7 @@ def _plain_process(workdir: Path) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    os.makedirs(workdir, exist_ok=True)  # (under bubblewrap a folder made after the server started is not there)
     os.chdir(workdir)
     os.environ.clear()
     os.environ.update(HOME=str(workdir), TMPDIR=str(workdir), PATH="/usr/bin:/bin", LANG="C.UTF-8",
