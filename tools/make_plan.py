@@ -246,7 +246,7 @@ def exercise_table() -> str:
 
 def hours(minutes: float) -> str:
     m = round(minutes)
-    return f"{m // 60} h {m % 60:02d} min"
+    return f"{m} min" if m < 60 else f"{m // 60} h {m % 60:02d} min"
 
 
 def plan() -> tuple[str, list[int]]:
