@@ -350,6 +350,30 @@ def test_05_going_further_sections_start_folded_and_findings_are_markdown():
     assert not any("describe_" in c.source for c in nb.cells if c.cell_type == "code")
 
 
+def test_06_going_further_sections_start_folded_and_findings_are_markdown():
+    """06 (issue 48): each "Going further" heading sits alone in its cell with JupyterLab's collapsed flag, and
+    a core cell follows each folded section under a heading of its own (else JupyterLab folds it too); no
+    finding is composed in Python (no H.describe_*, no printed H.types_caption: the counts are markdown)."""
+    nb = nbformat.read(ROOT / "notebooks" / "06_what_each_head_learns.ipynb", as_version=4)
+    headings = [(i, len(m.group(1)), m.group(2)) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+                for m in [re.match(r"(#+) (.*)", c.source)] if m]
+    further = [(i, level) for i, level, title in headings if re.search("going further", title, re.I)]
+    assert len(further) >= 6
+    for i, level in further:
+        cell = nb.cells[i]
+        assert cell.source.count("\n") == 0, f"text beside a folded heading stays visible: {cell.source!r}"
+        assert cell.metadata.get("jp-MarkdownHeadingCollapsed") is True, cell.source
+        ends = next((j for j, lvl, _ in headings if j > i and lvl <= level), len(nb.cells))
+        folded = [c for c in nb.cells[i + 1:ends] if c.cell_type == "code"]
+        assert not any(_shows_widget(c.source) for c in folded), "a widget hidden in a folded section"
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert not any("describe_" in s or "types_caption" in s for s in code)
+
+
+def _shows_widget(source: str) -> bool:
+    return bool(re.search(r"Explorer\(|\.widget\b", source))
+
+
 # --- exercises: stubs say "not attempted", the solutions from helpers/exercises/solutions.py say ✓ ----------
 def _exercise_cells(nb):
     """(cell, def/class node) for every code cell that defines what an exercise asks for."""

@@ -2,11 +2,9 @@
 
 Position first (Clark et al. 2019): a head is typed by a grammar relation only when it beats the best
 fixed-offset baseline of 06's table; otherwise it is "offset", a positional type. Each test names the
-sentence it backs.
+sentence it backs. The numbers those sentences quote are checked by value in tests/claims_06.py; what
+stays here is what a number cannot say: which heads, which types, which order.
 """
-
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,15 +14,6 @@ from helpers.analysis import relations as S
 from helpers.core.catalog import manifest
 
 pytestmark = pytest.mark.skipif("classroom" not in manifest(), reason="data/models.json lists no classroom model")
-
-
-NOTEBOOK = next((Path(__file__).resolve().parent.parent / "notebooks").glob("06_*.ipynb"))
-
-
-def cell(cell_id: str) -> str:
-    """One cell of 06, whitespace flattened so a sentence can be found across line breaks."""
-    cells = json.loads(NOTEBOOK.read_text())["cells"]
-    return " ".join("".join(next(c["source"] for c in cells if c.get("id") == cell_id)).split())
 
 
 @pytest.fixture(scope="module")
@@ -43,19 +32,19 @@ def beyond(lm):
 
 
 def test_06_type_counts_put_position_first(typed):
-    """06 §4: "Two heads are typed previous …, 23 offset … and 12 resting: 37 heads whose pattern position
-    explains. 13 are typed by a grammar job that position cannot explain (5 agreement, 2 pronoun, 6 induction),
-    and 94 of the 144 heads get no type at all. No head is typed "determiner", "object" or "subject"."""
+    """06 §4: "Two heads are typed previous …"; "13 heads have a grammar job that position cannot explain:
+    5 agreement, 2 pronoun and 6 induction. The other 94 of the 144 heads get no type at all. No head is typed
+    "determiner", "object" or "subject"."""
     types, _ = typed
-    assert "13 are typed by a grammar job that position cannot explain (5 agreement, 2 pronoun, 6 induction)" in cell("types-read")
     assert H.type_counts(types) == {"previous": 2, "offset": 23, "resting": 12, "agreement": 5, "pronoun": 2,
                                     "induction": 6, "none": 94}
     assert list(H.type_counts(types))[:3] == ["previous", "offset", "resting"]  # positional types first
 
 
 def test_06_the_offset_heads_are_the_object_and_subject_heads_and_l6_h11(lm, typed, beyond):
-    """06 §4: "23 offset (22 object and subject heads, and L6 H11, whose agreement score 0.54 is no better
-    than always looking 3 words back)"; the issue counted object 14 and subject 9 as having a job."""
+    """06 §4, Going further: "22 of the 23 offset heads are object and subject heads. The last is L6 H11: its
+    agreement score, 0.54, is no better than always looking 3 words back"; the issue counted object 14 and
+    subject 9 as having a job."""
     types, _ = typed
     offset = {tuple(map(int, x)) for x in np.argwhere(types == "offset")}
     old, _ = S.best_head_types(beyond)  # grammar before baselines: what 06 used to count as a job
@@ -69,13 +58,9 @@ def test_06_the_offset_heads_are_the_object_and_subject_heads_and_l6_h11(lm, typ
 
 
 def test_06_offset_heads_do_not_look_a_fixed_distance_back_everywhere(lm, typed, beyond):
-    """06 §4 back-code / back-read: "Looking 2 back or 3 back, none of the 23 gives a quarter of its attention
-    to either word; to the two words together, up to 0.37 (L4 H10)"; "22 of the 23 score 0.5 or more on one of
-    them" (objects or subjects). It used to say "none ... more than a quarter ... 2 or 3 back", false for the
-    two together."""
-    assert "none of the 23 puts more than a quarter of its attention 2 or 3 back" not in cell("back-read")
-    assert "none of the 23 gives a quarter of its attention to either word; to the two words together, up to 0.37 (L4 H10)" in cell("back-read")
-    assert "22 of the 23 score 0.5 or more on one of them" in cell("back-read")
+    """06 §4, Going further: "Looking 2 back or 3 back, none of the 23 gives a quarter of its attention to either
+    word. To the two words together, one gives up to 0.37 (L4 H10)"; "22 of the 23 score 0.5 or more on one of
+    the two relations" (objects or subjects); L6 H11 is the one that does not."""
     types, _ = typed
     offset = types == "offset"
     stories, attn = H.scored_stories(lm)
@@ -83,26 +68,17 @@ def test_06_offset_heads_do_not_look_a_fixed_distance_back_everywhere(lm, typed,
     for k in (2, 3):  # the helper is the plain measurement: mean attention k back over every word with one
         plain = S.pair_scores(attn, [(b, q, q - k) for b, s in enumerate(stories) for q in range(k, len(s.tokens))])
         assert np.allclose(back[k], plain) and back[k][offset].max() < 0.25, (k, back[k][offset].max())
-    assert (f"{back[2][offset].max():.2f}", f"{back[3][offset].max():.2f}") == ("0.22", "0.16")
     together = np.where(offset, back[2] + back[3], -1)
-    assert f"{together.max():.2f}" == "0.37" and np.unravel_index(together.argmax(), together.shape) == (4, 10)
+    assert np.unravel_index(together.argmax(), together.shape) == (4, 10)
     assert together.max() > 0.25  # "more than a quarter 2 or 3 back" is true of the two together
     high = [tuple(map(int, x)) for x in np.argwhere(offset) if max(beyond["object"][tuple(x)], beyond["subject"][tuple(x)]) >= 0.5]
     assert len(high) == 22 and offset.sum() == 23 and (6, 11) not in high
 
 
 def test_06_grammar_heads_margins_over_the_baseline_and_their_noise(lm, typed):
-    """06 §4 margins-code / margins-read: "Eleven heads beat position by more than the noise: the 6 induction
-    heads by 0.37 to 0.71, 4 agreement heads by 0.12 to 0.42 and the pronoun head L6 H0 by 0.12, each with its
-    whole interval above 0. Two beat it by less than the noise: L6 H10 (agreement, by 0.04 on 107 pairs,
-    interval −0.06 to +0.14) and L10 H0 (pronoun, by 0.02 on 100 pairs, −0.09 to +0.13)." The count of 11
-    holds for every bootstrap seed tried, not only the one on screen."""
-    text = cell("margins-read")
-    for said in ("Eleven heads beat position by more than the noise", "the 6 induction heads by 0.37 to 0.71",
-                 "4 agreement heads by 0.12 to 0.42", "the pronoun head L6 H0 by 0.12",
-                 "L6 H10 (agreement, by 0.04 on 107 pairs, interval −0.06 to +0.14)",
-                 "L10 H0 (pronoun, by 0.02 on 100 pairs, −0.09 to +0.13)", "count 11 heads with a grammar job"):
-        assert said in text, said
+    """06 §4, Going further: "the pronoun head L6 H0" is the one pronoun head beyond the noise; "L6 H10 leads by
+    0.04 on agreement …", "L10 H0 leads by 0.02 on pronouns …" are the two within it (their numbers: claims_06).
+    Which heads are within the noise holds for every bootstrap seed tried, not only the one on screen."""
     types, _ = typed
     rows = H.grammar_margins(lm)
     assert sorted(r["head"] for r in rows) == sorted(tuple(map(int, x)) for x in np.argwhere(np.isin(types.astype(str), S.GRAMMAR)))
@@ -112,15 +88,8 @@ def test_06_grammar_heads_margins_over_the_baseline_and_their_noise(lm, typed):
         assert r["baseline"] == report[r["relation"]]["baseline"] and r["low"] < r["margin"] < r["high"]
     within = {r["head"]: r for r in rows if not r["clear"]}
     assert sorted(within) == [(6, 10), (10, 0)]
-    a, p = within[(6, 10)], within[(10, 0)]
-    assert (a["relation"], a["pairs"], f"{a['margin']:.2f}", f"{a['low']:+.2f}", f"{a['high']:+.2f}") == ("agreement", 107, "0.04", "-0.06", "+0.14")
-    assert (p["relation"], p["pairs"], f"{p['margin']:.2f}", f"{p['low']:+.2f}", f"{p['high']:+.2f}") == ("pronoun", 100, "0.02", "-0.09", "+0.13")
-    clear = [r for r in rows if r["clear"]]
-    by = {rel: [r["margin"] for r in clear if r["relation"] == rel] for rel in S.GRAMMAR}
-    assert len(clear) == 11 and len(by["induction"]) == 6 and len(by["agreement"]) == 4 and len(by["pronoun"]) == 1
-    assert (f"{min(by['induction']):.2f}", f"{max(by['induction']):.2f}") == ("0.37", "0.71")
-    assert (f"{min(by['agreement']):.2f}", f"{max(by['agreement']):.2f}") == ("0.12", "0.42")
-    assert [r["head"] for r in clear if r["relation"] == "pronoun"] == [(6, 0)] and f"{by['pronoun'][0]:.2f}" == "0.12"
+    assert (within[(6, 10)]["relation"], within[(10, 0)]["relation"]) == ("agreement", "pronoun")
+    assert [r["head"] for r in rows if r["clear"] and r["relation"] == "pronoun"] == [(6, 0)]
     for seed in range(1, 5):  # another draw of the resamples puts the same heads within the noise
         assert sorted(r["head"] for r in H.grammar_margins(lm, seed=seed) if not r["clear"]) == [(6, 10), (10, 0)]
 
@@ -128,7 +97,7 @@ def test_06_grammar_heads_margins_over_the_baseline_and_their_noise(lm, typed):
 def test_06_the_report_types_object_as_offset_and_subjects_best_head_as_pronoun(lm, beyond):
     """06 §4's table and reading: object and subject keys beyond the previous word sit at one offset
     (baseline 1.00), so their heads are typed offset; "The subject row's best head, L6 H0, is typed pronoun
-    … on pronouns it scores 0.66, beyond the fixed offset's 0.54"."""
+    … On pronouns L6 H0 scores 0.66, beyond the baseline of 0.54"."""
     report = {row["relation"]: row for row in H.relation_report(lm)}
     assert report["object"]["type"] == "offset" and report["object"]["baseline"] == 1.0
     assert report["subject"]["head"] == (6, 0) and report["subject"]["type"] == "pronoun"
@@ -137,8 +106,9 @@ def test_06_the_report_types_object_as_offset_and_subjects_best_head_as_pronoun(
         assert report[relation]["type"] in S.GRAMMAR
 
 
-def test_06_prints_the_decks_speaker_note(typed):
-    """06 §4 prints H.types_caption(types); the deck's "06_head_types" slide speaks the same sentence."""
+def test_06_type_map_words_count_what_the_prose_counts(typed):
+    """06 §4's type map carries H.types_caption(types) as its alt text, and the deck's "06_head_types" slide
+    speaks the same sentence: the counts of the markdown's "37 heads … 13 heads … 94"."""
     types, _ = typed
     assert H.types_caption(types) == ("Of the 144 heads, 37 follow position (2 previous, 23 offset, 12 resting), "
                                       "13 have a grammar job position cannot explain (5 agreement, 2 pronoun, "
