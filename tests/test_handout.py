@@ -1,6 +1,7 @@
 """tools/make_handout.py: the shapes on the one-page handout are the shipped walkthrough models' shapes, and the
 page's words fit on it without overlapping."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -58,8 +59,12 @@ def test_the_page_text_fits_and_does_not_overlap():
     assert any("[768 × 64]" in t for t in labels) and any("[4 × 4]" in t for t in labels)
 
 
-def test_the_shipped_pdf_is_one_page(tmp_path):
+def test_the_shipped_pdf_shows_the_models_shapes_on_one_page(tmp_path):
+    """docs/shapes_handout.pdf is stale when the model's shapes changed: its Keywords list what the page shows."""
     shipped = (ROOT / "docs" / "shapes_handout.pdf").read_bytes()
-    assert shipped.startswith(b"%PDF") and shipped.count(b"/Type /Page\n") + shipped.count(b"/Type /Page ") <= 1
+    assert shipped.startswith(b"%PDF") and re.search(rb"/Type /Pages /Kids \[[^\]]*\] /Count 1\b", shipped)
+    keywords = M.shapes_keywords(M.handout_steps())
+    assert "X 4x768; W_Q 768x64; Q 4x64; K.T 64x4; scores 4x4" in keywords and "W_O 768x768" in keywords
+    assert f"/Keywords ({keywords})".encode() in shipped, "run: python tools/make_handout.py"
     out = tmp_path / "handout.pdf"
-    assert M.main(["--out", str(out)]) == 0 and out.read_bytes().startswith(b"%PDF")
+    assert M.main(["--out", str(out)]) == 0 and f"/Keywords ({keywords})".encode() in out.read_bytes()

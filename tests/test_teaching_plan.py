@@ -90,7 +90,8 @@ def as_source(name: str, lines: list) -> str:
     from helpers.exercises import solutions
     head = solutions.source(name)
     if name == "MyMultiHead":
-        return head.split("    def forward")[0] + "    def forward(self, x):\n" + "".join(f"        {l}\n" for l in lines)
+        body = "".join(f"        {line}\n" for line in lines)
+        return head.split("    def forward")[0] + "    def forward(self, x):\n" + body
     return head.splitlines()[0] + "\n" + "".join(f"    {l}\n" for l in lines)
 
 
@@ -103,7 +104,8 @@ def checked(name: str, fn):
                                                                  "again : red mat old fox .").attentions)
     if name == "predict_induction":
         lm = H.load_model("classroom")
-        return H.check_induction_prediction(fn, H.run_sentence(lm, "list : red mat old fox . again : red mat old fox ."))
+        repeat = H.run_sentence(lm, "list : red mat old fox . again : red mat old fox .")
+        return H.check_induction_prediction(fn, repeat)
     if name == "my_prediction":
         return head_checks.knockout_verdict(fn, H.load_model("classroom"), "induction", [(0, 9)])[0]
     special = {"MyMultiHead": "check_multihead", "kv_cache_bytes": "check_kv_cache",
@@ -139,7 +141,8 @@ FLAT = " ".join(GUIDE_TEXT.split())
 
 
 def test_the_raw_scores_of_draw_are_the_ones_the_guide_quotes():
-    """01: "*draw*'s four raw scores are −12.6, −8.1, −63.6 and −39.1 ... the weights are 0.37, 0.43, 0.06 and 0.14"."""
+    """01: "*draw*'s four raw scores are −12.6, −8.1, −63.6 and −39.1 ... the weights are 0.37, 0.43, 0.06 and
+    0.14", and the session 1 outline's answer on the same row."""
     import helpers as H
     walk = H.walkthrough_layer("classroom", n_heads=1, sentence="I like to draw")
     Q, K = walk.X @ walk.W_Q[0] + walk.b_Q[0], walk.X @ walk.W_K[0] + walk.b_K[0]
@@ -149,7 +152,8 @@ def test_the_raw_scores_of_draw_are_the_ones_the_guide_quotes():
     said = ", ".join(f"{x:.1f}" for x in raw[:3]).replace("-", "−") + f" and {raw[3]:.1f}".replace("-", "−")
     assert f"raw scores are {said}" in FLAT
     assert "weights are " + ", ".join(f"{w:.2f}" for w in weights[:3]) + f" and {weights[3]:.2f}" in FLAT
-    assert f"(−8.1) is the largest and gets the most weight, {weights[1]:.2f}; *to* (−63.6) gets {weights[2]:.2f}" in FLAT
+    answer = f"(−8.1) is the largest and gets the most weight, {weights[1]:.2f}; *to* (−63.6) gets {weights[2]:.2f}"
+    assert answer in FLAT
 
 
 def test_the_heads_the_session_2_outline_names():

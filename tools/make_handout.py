@@ -72,7 +72,8 @@ def handout_steps() -> list[Step]:
              (("scores", shape_of(layer.scores[h])), ("weights", shape_of(layer.weights[h]))), "01"),
         Step("the head's update: a weighted sum", "z = weights @ V",
              (("weights", shape_of(layer.weights[h])), ("V", shape_of(V)), ("z", shape_of(layer.z[h]))), "02"),
-        Step(f"{walk.n_heads} heads side by side", "z[h] = weights[h] @ V[h]", (("z of all heads", shape_of(layer.z)),), "03"),
+        Step(f"{walk.n_heads} heads side by side", "z[h] = weights[h] @ V[h]",
+             (("z of all heads", shape_of(layer.z)),), "03"),
         Step("concatenate, head 0 first", "concat = merge_heads(z)",
              (("z", shape_of(layer.z)), ("concat", shape_of(layer.concat))), "03"),
         Step("recombine: one output matrix", "update = concat @ W_O + b_O",
@@ -149,13 +150,13 @@ def make_figure():
     ax.text(0.35, PAGE_H - 0.85, f"\"{SENTENCE}\": T = {len(f['tokens'])} words · width D = {f['d_model']} · "
                         f"{f['n_heads']} heads of d = {f['d_model']} / {f['n_heads']} = {f['d_head']}",
             fontsize=11, va="top")
-    ax.text(0.35, PAGE_H - 1.12, "Rows are words (queries); in scores and weights, columns are the words looked at (keys).",
-            fontsize=9, va="top", color="#444444")
+    ax.text(0.35, PAGE_H - 1.12,
+            "Rows are words (queries); in scores and weights, columns are the words looked at (keys).", fontsize=9, va="top", color="#444444")
     y = PAGE_H - 1.55
     for number, step in enumerate(steps, 1):
         y = draw_step(ax, y, number, step)
-    note = (f"W_O is {f['n_heads']} blocks of {label(f['W_O block'])}, one per head: concatenating and then multiplying "
-            f"by W_O\nequals the sum of the {f['n_heads']} heads' updates, each through its own block.\n"
+    note = (f"W_O is {f['n_heads']} blocks of {label(f['W_O block'])}, one per head: concatenating and then "
+            f"multiplying by W_O\nequals the sum of the {f['n_heads']} heads' updates, each through its own block.\n"
             f"Parameters of the layer (W_Q, W_K, W_V, W_O and biases): 4·D² + 4·D = {f['params']:,}, "
             f"for any number of heads.\n"
             "Notebook 01's single head of 768: " + ", ".join(f"{n} {label(s)}" for n, s in one) + ".")
@@ -163,12 +164,20 @@ def make_figure():
     return fig
 
 
+def shapes_keywords(steps: list[Step]) -> str:
+    """Every shape of the page as plain ASCII, stored in the PDF's Keywords so a test can read what it shows."""
+    seen = dict.fromkeys(pair for step in steps for pair in step.shapes)  # each (name, shape) once, in page order
+    return "; ".join(f"{name} {'x'.join(map(str, shape))}" for name, shape in seen)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT, help="the file to write (.pdf or .png)")
     out = parser.parse_args(argv).out
     fig = make_figure()
-    fig.savefig(out, metadata={"Title": "One attention layer, shape by shape"} if out.suffix == ".pdf" else None)
+    metadata = {"Title": "One attention layer, shape by shape", "Keywords": shapes_keywords(handout_steps()),
+                "CreationDate": None}  # no date: the same model gives the same bytes
+    fig.savefig(out, metadata=metadata if out.suffix == ".pdf" else None)
     print(f"wrote {out}")
     return 0
 
