@@ -38,7 +38,8 @@ BACKED = {
     "reads or changes the submissions, the output folder, `$HOME` or `/run`": (
         "test_no_submission_reads_another_or_the_teachers_files",
         "test_nothing_is_written_into_the_output_folder_home_or_the_class", "test_deleting_files_deletes_nothing",
-        "test_a_right_answer_that_imports_the_standard_library_is_right_when_home_holds_it"),
+        "test_a_right_answer_that_imports_the_standard_library_is_right_when_home_holds_it",
+        "test_a_local_services_socket_is_out_of_reach"),
     "leaves files in the machine's `/tmp`, `/var/tmp` or `/dev/shm`": (
         "test_nothing_is_written_into_the_machines_scratch_folders",),
     "changes the project or its virtualenv": ("test_the_project_is_read_only_to_a_worker",),

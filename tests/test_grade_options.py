@@ -84,3 +84,27 @@ def test_a_points_file_with_a_typo_is_refused_before_grading(tmp_path, capsys):
     (tmp_path / "a_01.ipynb").write_text("{}")
     assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), "--points", str(tmp_path / "p.csv")]) == 2
     assert "no exercise 'atention_weights'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_points_that_are_not_finite_and_positive_are_refused_before_grading(tmp_path, capsys, value):
+    (tmp_path / "p.csv").write_text(f"attention_weights,{value}\n")
+    (tmp_path / "a_01.ipynb").write_text("{}")
+    assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), "--points", str(tmp_path / "p.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "finite number above 0" in err and "\n" not in err and not (tmp_path / "o").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_before_grading(tmp_path, capsys):
+    (tmp_path / "a_01.ipynb").write_text("{}")
+    (tmp_path / "o").write_text("not a folder")
+    assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o")]) == 2
+    assert "is a file" in capsys.readouterr().err
+
+
+def test_bwrap_asked_for_where_it_is_missing_is_one_line(tmp_path, capsys, monkeypatch):
+    from helpers.grade import sandbox
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    (tmp_path / "a_01.ipynb").write_text("{}")
+    assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), "--sandbox", "bwrap"]) == 2
+    assert "bubblewrap is not installed" in capsys.readouterr().err

@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -63,6 +64,9 @@ HOSTILE = {
     "project": HEAD + f"    for path in ({str(ROOT / 'helpers' / (TOKEN + '.py'))!r}, sys.prefix + '/{TOKEN}'):\n"
                       "        try:\n            open(path, 'w').close()\n            print('wrote', path)\n"
                       "        except OSError as err:\n            print('refused', err.errno)\n" + RIGHT,
+    "socket": HEAD + "    import socket\n    s = socket.socket(socket.AF_UNIX)\n    try:\n"
+                     f"        s.connect('/run/grade-{TOKEN}.sock')\n        print('connected')\n"
+                     "    except OSError as err:\n        print('refused', err.errno)\n" + RIGHT,
     "stdlib": HEAD + "    print('loaded before', 'mailbox' in sys.modules)\n    import mailbox\n" + RIGHT,
 }
 NAMES = ["=HYPERLINK(1)", "@SUM(1)", "+1", "-2", "Ana Lima_4321_assignsubmission_file_", "Ana Lima_5555_assignsubmission_file_",
@@ -101,8 +105,15 @@ def graded(tmp_path_factory):
     for name in NAMES:
         _write(folder / f"{name}_01.ipynb", _lesson01())
     home = Path(sysconfig.get_paths()["stdlib"]).parent  # hidden as $HOME: Python's standard library is in it
-    done = _grade(folder, out, env={"HOME": str(home)})
-    stdout, stderr = done.communicate(timeout=1200)
+    listener = socket.socket(socket.AF_UNIX)  # a local service's socket, as docker.sock or X11's
+    listener.bind(f"/run/grade-{TOKEN}.sock")
+    listener.listen()
+    try:
+        done = _grade(folder, out, env={"HOME": str(home)})
+        stdout, stderr = done.communicate(timeout=1200)
+    finally:
+        listener.close()
+        Path(f"/run/grade-{TOKEN}.sock").unlink()
     time.sleep(1.0)
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())} \
         if done.returncode == 0 else {}
@@ -157,6 +168,11 @@ def test_a_worker_holds_no_other_notebook_in_its_memory(graded):
 def test_nothing_is_written_into_the_machines_scratch_folders(graded):
     assert _cells(graded, "hostile-tmp") == ("✓", "✓", "✓")
     assert not [d for d in ("/tmp", "/var/tmp", "/dev/shm") if (Path(d) / TOKEN).exists()]
+
+
+def test_a_local_services_socket_is_out_of_reach(graded):
+    assert set(_printed(graded, "hostile-socket").splitlines()) == {"refused 2"}  # ENOENT: /run is empty there
+    assert _cells(graded, "hostile-socket") == ("✓", "✓", "✓")
 
 
 def test_the_project_is_read_only_to_a_worker(graded):
