@@ -4,10 +4,9 @@ It checks the Python and package versions, the widget front end JupyterLab needs
 the shipped files in data/ against the checksums in data/models.json and data/README.md (notebook
 08's training snapshots included), the scripts and templates the offline page is built from, and
 draws one 144-head map. Each problem is one line that names the fix; the exit status is the number
-of problems (0: ready for class). `--grading` checks what grading a class needs instead: a system
-that can start a confined worker per submission (python -m helpers.grade, and whether bubblewrap is
-there for --sandbox bwrap), the lessons exported for nbgrader and otter-grader, and those two graders
-(the optional extra `.[grading]`; a missing one is a line naming it).
+of problems (0: ready for class). `--grading` checks what grading a class needs instead: a confined
+worker per submission (python -m helpers.grade; bubblewrap for --sandbox bwrap), the lessons exported
+for nbgrader and otter-grader, and those two graders (the extra `.[grading]`; a missing one is a line).
 
 Only the standard library and the lazy facade are imported at the top, so a missing package is
 reported as a line, not as a traceback.
@@ -205,15 +204,14 @@ def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
     are built from, each there and readable as text."""
     problems = []
     for name in PAGE_FILES:
+        fix = f"restore it with `git checkout -- helpers/figures/{name}` (or a fresh copy of the project)"
         try:
             if not (folder / name).read_text(encoding="utf-8").strip():
-                raise ValueError("empty")
+                problems.append(f"✗ helpers/figures/{name} is empty: {fix}.")
         except FileNotFoundError:
-            problems.append(f"✗ helpers/figures/{name} is missing (H.export_page needs it): restore it with "
-                            f"`git checkout -- helpers/figures/{name}` (or a fresh copy of the project).")
-        except (OSError, UnicodeDecodeError, ValueError) as err:
-            problems.append(f"✗ helpers/figures/{name} cannot be read ({_reason(err)}): restore it with "
-                            f"`git checkout -- helpers/figures/{name}` (or a fresh copy of the project).")
+            problems.append(f"✗ helpers/figures/{name} is missing (H.export_page needs it): {fix}.")
+        except (OSError, UnicodeDecodeError) as err:
+            problems.append(f"✗ helpers/figures/{name} cannot be read ({_reason(err)}): {fix}.")
     return problems, f"the offline page's {len(PAGE_FILES)} scripts and templates are there"
 
 
@@ -225,15 +223,12 @@ GRADING_EXTRA = 'pip install -e ".[grading]"'
 def check_fork() -> tuple[list[str], str]:
     """(problems, summary): `python -m helpers.grade` grades each submission in a fresh worker process:
     forked from a forkserver on Linux, spawned elsewhere; the worker confines itself with POSIX calls."""
-    import multiprocessing
     if not hasattr(os, "fork") or not hasattr(os, "setsid"):
         return [f"✗ This Python cannot start a confined worker ({sys.platform}): grade the class in WSL, on Linux "
                 f"or macOS, or in the container of docs/teaching.md."], ""
-    method = "forkserver" if sys.platform.startswith("linux") and \
-        "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    sandbox = shutil.which("bwrap")
-    return [], (f"one fresh worker per submission ({method}, {sys.platform}); bubblewrap "
-                f"{'found: --sandbox bwrap' if sandbox else 'not installed: --sandbox none'}")
+    method = "forkserver" if sys.platform.startswith("linux") else "spawn"
+    bwrap = "found: --sandbox bwrap" if shutil.which("bwrap") else "not installed: --sandbox none"
+    return [], f"one fresh worker per submission ({method}, {sys.platform}); bubblewrap {bwrap}"
 
 
 EXPORT = ("import sys; from helpers.grade import nbgrader, otter; "

@@ -20,7 +20,7 @@ from .confine import Limits
 from .lessons import lessons
 from .results import Row, Table
 from .submissions import Submission, collect, visible
-from .worker import Job, grade_jobs
+from .pool import Job, grade_jobs
 
 RUNTIME = ("/run", "/var/run")  # where local services keep their sockets
 

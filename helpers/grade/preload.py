@@ -4,13 +4,19 @@ and knows no submission but its own.
 
 The parent names the lessons in $HELPERS_GRADE_LESSONS ("01,03") before the server starts; a lesson not
 named there (a guess from the files' bytes missed it) is prepared by the worker that needs it. Importing
-this module never raises: multiprocessing's forkserver would stop on an error in a preloaded module.
+this module never raises for a lesson: multiprocessing's forkserver would stop on an error in a
+preloaded module, so a lesson whose setup fails is said by the workers that need it.
 """
 
 from __future__ import annotations
 
 import os
 import time
+
+import torch
+
+from .lessons import lessons
+from .setup import prepare
 
 ENV = "HELPERS_GRADE_LESSONS"
 PREPARED: dict = {}  # lesson number -> setup.Prepared
@@ -29,8 +35,6 @@ def prepared(number: str):
 
 
 def _prepare(number: str) -> None:
-    from .lessons import lessons
-    from .setup import prepare
     started = time.perf_counter()
     try:
         PREPARED[number] = prepare(lessons()[number])
@@ -40,10 +44,8 @@ def _prepare(number: str) -> None:
 
 
 def _preload() -> None:
+    torch.set_num_threads(1)  # each worker grades on one thread; the server's pools are not shared
     try:
-        import torch
-        torch.set_num_threads(1)  # each worker grades on one thread; the server's pools are not shared
-        from .lessons import lessons
         known = lessons()
     except Exception as err:  # said by every worker that needs a lesson
         PROBLEMS.update({n: f"{type(err).__name__}: {str(err)[:200]}" for n in os.environ.get(ENV, "").split(",")})

@@ -32,6 +32,7 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assign(?:submission|feedback)_", re.I)
 CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d{3,})_\d{3,}(?:_|$)", re.I)
 LESSON_PART = re.compile(r"^(?:lesson|notebook|nb|lab|ex|exercise|hw|week)?[ -]?\d{1,2}(?:-\d+)?$", re.I)
+HEADING = re.compile(rb"#\s+(0\d)\s*(?:\xc2\xb7|\\u00b7)")  # "# 01 ·" in a notebook's bytes
 FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that draw nothing
 READABLE_ZIP = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 
@@ -233,3 +234,8 @@ def collect(paths: list[Path]) -> tuple[list[Submission], list[str]]:
         raise ValueError(f"no notebook to grade in {', '.join(readable(str(p)) for p in paths)}"
                          + (f" ({notes[0]})" if notes else "") + ": pass the students' .ipynb files.")
     return found, notes
+
+
+def lessons_in(datas: list[bytes]) -> list[str]:
+    """The lessons these notebooks seem to be, from their bytes: only a guess, to preload their setups."""
+    return sorted({m.decode() for data in datas for m in HEADING.findall(data)})

@@ -1,0 +1,294 @@
+"""Grading submissions in worker processes (worker.py), seen from the grading process: start them, read
+what they send, stop them.
+
+Each worker is forked from multiprocessing's forkserver (Linux), a server started by exec before any
+submission is read, with torch, the lessons and their prepared setups preloaded (preload.py); where
+fork is not safe (macOS) it is spawned. It is given its notebook's bytes and the write end of its own
+pipe, and nothing else. The grading process reads every message as data: a length-prefixed JSON object
+(never pickle), at most MAX_MESSAGE bytes, of the kinds and fields it expects, in order, closed by the
+worker's "end". Anything else (too long, not JSON, a record for the wrong exercise, a message after the
+end) marks every exercise of that one notebook; the class goes on. A worker that runs past an
+exercise's wall time or the notebook's is stopped, and a fresh one goes on from the next exercise, so
+an exercise that kills its process costs only itself.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..exercises.verdict import OUTCOMES
+from .confine import Limits
+from .lessons import lessons
+from .sandbox import launcher
+from .submissions import lessons_in
+from .worker import HEADER, MAX_CELL, MAX_MESSAGE, MAX_TEXT, record, work
+
+PRELOAD_ENV = "HELPERS_GRADE_LESSONS"  # preload.ENV
+
+
+@dataclass
+class Job:
+    """One notebook: its bytes (for its worker only) and what its worker said."""
+
+    source: str
+    data: bytes | None
+    lesson: str = ""
+    taken: list[dict] = field(default_factory=list)  # per exercise: {"code", "cell"}
+    records: list[dict] = field(default_factory=list)
+    problem: str = ""  # one line when the notebook could not be graded at all
+    protections: list[str] = field(default_factory=list)
+    setup: dict = field(default_factory=dict)  # lesson -> seconds its setup took in the server
+    seconds: float = 0.0
+
+    def result(self) -> dict:
+        """What is kept of it (results.json per notebook, store.py)."""
+        return {"source": self.source, "lesson": self.lesson, "taken": self.taken, "records": self.records,
+                "problem": self.problem, "protections": self.protections, "seconds": round(self.seconds, 3)}
+
+
+def context(numbers: list[str], script: str | None = None):
+    """multiprocessing's forkserver with the lessons preloaded (Linux), else spawn; `script`: one that starts
+    the server (and so every worker) inside bubblewrap (sandbox.launcher)."""
+    if script:
+        multiprocessing.set_executable(script)
+    if sys.platform.startswith("linux") and "forkserver" in multiprocessing.get_all_start_methods():
+        os.environ[PRELOAD_ENV] = ",".join(numbers)  # read by the server when it starts (preload.py)
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["helpers.grade.preload", "helpers.grade.worker"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+@dataclass
+class _Running:
+    job: Job
+    process: object
+    fd: int
+    next: int  # the exercise whose record comes next
+    workdir: Path
+    started: float
+    deadline: float
+    buffer: bytes = b""
+    bad: str = ""  # why what the worker sent cannot be read (the submission is marked)
+    said: bool = False  # the notebook message came
+    ended: bool = False  # the worker said it sent everything (anything after that is not the worker's)
+
+
+class Grader:
+    """Starts workers, reads their messages, stops them; `close` leaves no worker and no folder behind."""
+
+    def __init__(self, limits: Limits, workers: int, hidden: list[Path], numbers: list[str], sandbox: str = "none"):
+        self.limits, self.workers, self.hidden = limits, max(1, workers), [str(h) for h in hidden]
+        self.root = Path(tempfile.mkdtemp(prefix="helpers-grade-"))
+        self.sandbox = sandbox
+        self.ctx = context(numbers, launcher(self.root, hidden) if sandbox == "bwrap" else None)
+        self.running: dict[int, _Running] = {}
+
+    def names(self, job: Job) -> list:
+        return [ex for _, ex in lessons()[job.lesson].exercises] if job.lesson else []
+
+    def start(self, job: Job, start: int) -> None:
+        recv, send = self.ctx.Pipe(duplex=False)
+        workdir = Path(tempfile.mkdtemp(prefix="w-", dir=self.root))
+        process = self.ctx.Process(target=work, args=(send, job.data, start, str(workdir), self.hidden, self.limits),
+                                   daemon=True)
+        process.start()
+        os.environ.pop(PRELOAD_ENV, None)  # read once, by the server as it started: no later process prepares lessons
+        send.close()
+        fd = os.dup(recv.fileno())
+        recv.close()
+        os.set_blocking(fd, False)
+        now = time.monotonic()
+        self.running[fd] = _Running(job, process, fd, start, workdir, now, now + self._wall(job))
+
+    def _wall(self, job: Job) -> float:
+        """Seconds the next step may take: an exercise's limit, or what is left of the notebook's."""
+        return max(0.0, min(self.limits.exercise_wall_s, self.limits.notebook_s - job.seconds)) + 30 * (not job.lesson)
+
+    def end(self, run: _Running) -> None:
+        """Stop the worker and everything it started, close its pipe, remove its folder."""
+        pid = run.process.pid
+        for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            try:
+                kill()
+            except OSError:
+                pass
+        run.process.join(10)
+        os.close(run.fd)
+        run.job.seconds += time.monotonic() - run.started
+        shutil.rmtree(run.workdir, ignore_errors=True)
+
+    def close(self) -> None:
+        for run in list(self.running.values()):
+            self.end(run)
+        self.running.clear()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # --- reading what a worker sends ---------------------------------------------------------------------
+    def read(self, run: _Running) -> bool:
+        """Read what the worker sent; False once it ended, sent every record, or sent what cannot be read."""
+        try:
+            chunk = os.read(run.fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        run.buffer += chunk
+        while len(run.buffer) >= HEADER.size and not run.bad:
+            size = HEADER.unpack_from(run.buffer)[0]
+            if size > MAX_MESSAGE:
+                run.bad = f"a message of {size:,} bytes, more than {MAX_MESSAGE:,}"
+                break
+            if len(run.buffer) < HEADER.size + size:
+                break
+            body, run.buffer = run.buffer[HEADER.size:HEADER.size + size], run.buffer[HEADER.size + size:]
+            try:
+                self.take(run, json.loads(body.decode("utf-8")))
+            except (ValueError, RecursionError, MemoryError):
+                run.bad = "bytes that are not a JSON message"
+        return not run.bad
+
+    def complete(self, run: _Running) -> bool:
+        """Every record came, then the worker's last message."""
+        return run.ended and run.said and (bool(run.job.problem) or run.next >= len(self.names(run.job)))
+
+    def take(self, run: _Running, data) -> None:
+        """One message, read as data of the kinds and fields expected at this point; else run.bad says why."""
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if run.ended:
+            run.bad = "a message after the worker's last one"
+        elif kind == "end" and run.said and (run.job.problem or run.next >= len(self.names(run.job))):
+            run.ended = True
+            run.deadline = time.monotonic() + 10  # for the pipe to close (a process it left may still hold it)
+        elif kind == "protections" and isinstance(data.get("protections"), list) and not run.said:
+            run.job.protections = run.job.protections or [str(p)[:200] for p in data["protections"][:30]]
+        elif kind == "notebook" and not run.said:
+            run.bad = self._notebook(run, data)
+        elif kind == "record" and run.said and data.get("index") == run.next and not run.job.problem:
+            run.job.records.append(self.checked(run.job, data, run.next))
+            run.next += 1
+            run.deadline = time.monotonic() + self._wall(run.job)
+        else:
+            run.bad = f"a message the grader did not expect here ({str(kind)[:40]})"
+
+    def _notebook(self, run: _Running, data: dict) -> str:
+        """The notebook message: its lesson and what was taken, or why it cannot be graded ("" when fine)."""
+        run.said = True
+        if isinstance(data.get("problem"), str) and not run.job.lesson:
+            run.job.problem = data["problem"][:MAX_TEXT]
+            return ""
+        lesson, taken = data.get("lesson"), data.get("taken")
+        if lesson not in lessons() or (run.job.lesson and lesson != run.job.lesson):
+            return f"a lesson the grader does not know ({str(lesson)[:20]})"
+        names = lessons()[lesson].names
+        if not isinstance(taken, list) or len(taken) != len(names) or not all(
+                isinstance(t, dict) and isinstance(t.get("code"), str) and isinstance(t.get("cell"), str) for t in taken):
+            return "a list of definitions that does not fit the lesson"
+        run.job.lesson = lesson
+        run.job.taken = [{"code": t["code"][:MAX_CELL], "cell": t["cell"][:MAX_CELL]} for t in taken]
+        if isinstance(data.get("setup"), dict) and not run.job.setup:
+            run.job.setup = {str(k)[:4]: float(v) for k, v in list(data["setup"].items())[:10]
+                             if isinstance(v, (int, float))}
+        return ""
+
+    def checked(self, job: Job, data: dict, i: int) -> dict:
+        """A record from a worker, read as plain data of the expected kinds (a worker is not trusted to format it)."""
+        ex = self.names(job)[i]
+        text = {k: str(data.get(k, ""))[:MAX_TEXT] for k in ("outcome", "code", "line", "printed")}
+        outcome = text["outcome"] if text["outcome"] in OUTCOMES else "raised"
+        code = text["code"] if text["code"].startswith(ex.key + ".") else f"{ex.key}.raised"
+        return record(ex.name, ex.key, outcome, code, text["line"], text["printed"], data.get("sure") is not False)
+
+    # --- after a worker ------------------------------------------------------------------------------------
+    def _stopped(self, job: Job, i: int, outcome: str, why: str) -> dict:
+        ex = self.names(job)[i]
+        code = "too_slow" if outcome == "too_slow" else "exited"
+        return record(ex.name, ex.key, outcome, f"{ex.key}.{code}", f"✗ {ex.title}: {why}")
+
+    def after(self, run: _Running, timed_out: bool) -> int | None:
+        """Record what stopped the worker; the exercise to restart from, or None when the notebook is done."""
+        job, limits = run.job, self.limits
+        if run.bad and not job.lesson:
+            job.problem = f"was not graded: its grading process sent {run.bad}"
+            return None
+        if run.bad:  # every record of it is doubtful, the ones read before as well
+            why = f"not graded: the submission wrote into the grader's pipe ({run.bad})."
+            job.records = [self._stopped(job, i, "stopped", why) for i in range(len(self.names(job)))]
+            return None
+        if not run.said:
+            job.problem = (f"was not graded: reading it took longer than {self._wall(job):.0f} s" if timed_out else
+                           "was not graded: its grading process ended while reading it (a crash or the memory limit)")
+            return None
+        if self.complete(run):
+            return None
+        if run.next >= len(self.names(run.job)):  # every record, but not the worker's last message: not the worker's
+            why = "not graded: the submission wrote into the grader's pipe (records without the worker's last message)."
+            job.records = [self._stopped(job, i, "stopped", why) for i in range(len(self.names(job)))]
+            return None
+        if timed_out:
+            why = f"stopped after {limits.exercise_wall_s:.0f} s (too slow, or a loop that never ends)."
+            job.records.append(self._stopped(job, run.next, "too_slow", why))
+        else:
+            why = ("the submission ended the grading process (os._exit, a crash, the memory limit, or more output "
+                   "than a record may hold) during this exercise.")
+            job.records.append(self._stopped(job, run.next, "stopped", why))
+        n = len(self.names(job))
+        if job.seconds >= limits.notebook_s:  # the notebook's own limit: the rest is not run
+            why = f"not run: the notebook used up its {limits.notebook_s:.0f} s."
+            job.records += [self._stopped(job, i, "too_slow", why) for i in range(run.next + 1, n)]
+            return None
+        return run.next + 1 if run.next + 1 < n else None
+
+    def grade(self, jobs: list[Job], done=lambda job: None) -> None:
+        """Grade every job, `workers` at a time; `done(job)` is called as each finishes (its result is kept)."""
+        waiting = [(job, 0) for job in jobs]
+        while waiting or self.running:
+            while waiting and len(self.running) < self.workers:
+                job, start = waiting.pop(0)
+                self.start(job, start)
+            timeout = max(0.0, min(r.deadline for r in self.running.values()) - time.monotonic())
+            sentinels = {r.process.sentinel: fd for fd, r in self.running.items()}
+            ready, _, _ = select.select(list(self.running) + list(sentinels), [], [], timeout)
+            for fd in [sentinels.get(fd, fd) for fd in ready]:
+                run = self.running.get(fd)
+                if run is not None and (not self.read(run) or not run.process.is_alive()):
+                    self._drain(run)
+                    self._finish(fd, False, waiting, done)
+            for fd in [fd for fd, r in self.running.items() if time.monotonic() > r.deadline]:
+                self._finish(fd, True, waiting, done)
+
+    def _drain(self, run: _Running) -> None:
+        """After the worker ended: read what is left in its pipe."""
+        while not run.bad and select.select([run.fd], [], [], 0)[0] and self.read(run):
+            pass
+
+    def _finish(self, fd: int, timed_out: bool, waiting: list, done) -> None:
+        run = self.running.pop(fd)
+        self.end(run)
+        again = self.after(run, timed_out)
+        if again is None:
+            done(run.job)
+        else:
+            waiting.insert(0, (run.job, again))
+
+
+def grade_jobs(jobs: list[Job], limits: Limits, workers: int, hidden: list[Path], done=lambda job: None,
+               sandbox: str = "none") -> None:
+    """Grade every job in fresh workers; nothing is left running when it returns or is interrupted."""
+    grader = Grader(limits, workers, hidden, lessons_in([job.data or b"" for job in jobs]), sandbox)
+    try:
+        grader.grade(jobs, done)
+    finally:
+        grader.close()
