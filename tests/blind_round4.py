@@ -2270,7 +2270,7 @@ EXPECTED = {
     'pw04': 'previous_word_head.divmod_by_layers',
     'pw05': 'previous_word_head.divmod_by_fixed_12',
     'pw06': 'previous_word_head.unreadable',
-    'pw07': 'previous_word_head.explained#257758a1',
+    'pw07': 'previous_word_head.explained#22b13251',  # issue 51: the planted best head puts 0.96, not 1.00
     'pw08': 'previous_word_head.layer_head_swapped',
     'pw09': 'previous_word_head.argmin',
     'pw10': 'previous_word_head.first_token',
@@ -2344,5 +2344,11 @@ EXPECTED = {
     'ga17': 'grouped_attention.group_outputs_averaged',
     'ga18': 'grouped_attention.two_slips.all_read_head_0+no_mask',
 }
+RULED = {  # answers whose class a later issue changed: id -> (kind, expected verdict, the ruling)
+    "kv-ok1": ("wrong", "kv_cache_bytes.float_size", "issue 51: a float size is refused wherever the notebook asks "
+                                                     "for a whole number (07.1 like 04), with its own line"),
+}
 for _entry in A:
     _entry["expect"] = EXPECTED.get(_entry["id"], "")
+    if _entry["id"] in RULED:
+        _entry["kind"], _entry["expect"] = RULED[_entry["id"]][:2]

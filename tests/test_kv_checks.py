@@ -3,6 +3,7 @@ wrong answer is named with its fix (each a wrong variant run on the same inputs)
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from torch.nn import functional as F
@@ -33,13 +34,24 @@ def test_kv_cache_reference_and_stub(capsys):
 
 
 @pytest.mark.parametrize("fn", [
-    lambda c, n: float(2 * _layers(c) * c["num_key_value_heads"] * _d(c) * 2 * n),  # a float of bytes
     lambda c, n: torch.tensor(4 * n * _layers(c) * c["num_key_value_heads"] * _d(c)),  # a 0-d tensor
+    lambda c, n: np.int64(4 * n * _layers(c) * c["num_key_value_heads"] * _d(c)),  # a numpy integer
     lambda c, n: sum(2 * 2 * c["num_key_value_heads"] * _d(c) for _ in range(_layers(c))) * n,  # layer by layer
     lambda c, n: n * 4 * _layers(c) * c["hidden_size"] * c["num_key_value_heads"] // c["num_attention_heads"],
 ])
 def test_kv_cache_accepts_unusual_right_answers(fn, capsys):
     assert verdict(H.check_kv_cache, fn, capsys).startswith("✓")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda c, n: float(2 * _layers(c) * c["num_key_value_heads"] * _d(c) * 2 * n),  # a float of bytes
+    lambda c, n: 2 * _layers(c) * c["num_key_value_heads"] * (c["hidden_size"] / c["num_attention_heads"]) * 2 * n,
+    lambda c, n: torch.tensor(4.0 * n * _layers(c) * c["num_key_value_heads"] * _d(c)),  # a 0-d float tensor
+])
+def test_kv_cache_refuses_a_float_of_the_right_value_as_notebook_04_does(fn):
+    got = H.check_kv_cache(fn)
+    assert got.code == "kv_cache_bytes.float_size" and "only its type is not" in got.line and "//" in got.line
+    assert not got
 
 
 @pytest.mark.parametrize("fn,words", [

@@ -38,6 +38,8 @@ class Exercise:
     sizes: str = "e.g. T = x.shape[0]"  # how this exercise's function reads its sizes from its inputs
     exact_inputs: bool = False  # True: the reference and mistakes see the student's dtype, not float64
     tensor: bool = field(default=True)  # the answer is numbers to compare (NaN, half precision, shape)
+    none_is_answer: bool = False  # None is a right answer on some input (a head that never formed): the stub
+    # is a function that returns None on every input
     key: str = ""  # the exercise's stable code ("attention_weights"); default: its name in snake_case
 
     def __post_init__(self):

@@ -6,6 +6,7 @@ curve students really make (the steepest rise instead of the crossing, one snaps
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from ..analysis.formation import THRESHOLD, first_step_above, formation, shipped_record, steepest_rise
 from ..core.arguments import is_whole_number
@@ -15,7 +16,9 @@ from .verdict import Verdict
 
 
 def read_step(got, args) -> tuple[int | None, str | None]:
-    """The answer as a whole step number, or one line saying what to return instead."""
+    """The answer as a whole step number (None: the head never formed), or one line saying what to return instead."""
+    if got is None:
+        return None, None
     if isinstance(got, (float, np.floating)) and not float(got).is_integer():
         return None, f"{got:g} is not a step: return one of the steps in `steps` (a whole number)."
     if not is_whole_number(got) and not (isinstance(got, (float, np.floating)) and float(got).is_integer()):
@@ -32,14 +35,29 @@ def _index(steps, scores) -> int:
 
 
 CURVES = (  # (steps, one head's induction score at each, tokens per step): the crossing, the steepest rise,
-    # the snapshot before and the peak fall on different steps in at least one curve
+    # the snapshot before and the peak fall on different steps in at least one curve; the last curve never
+    # reaches 0.5 (a head that did not form: the answer is None)
     ([0, 10, 20, 40, 80, 160, 320], [0.05, 0.06, 0.1, 0.3, 0.5, 0.7, 0.9], 2048),
     ([0, 50, 100, 150, 200, 250, 300, 350, 400, 450], [0.02, 0.03, 0.05, 0.2, 0.48, 0.56, 0.9, 0.93, 0.95, 0.94], 1024),
     ([0, 1, 3, 7, 15, 31, 63, 127, 255], [0.1, 0.12, 0.2, 0.6, 0.62, 0.7, 0.74, 0.8, 0.85], 512),
+    ([0, 20, 40, 60, 120, 240], [0.03, 0.05, 0.2, 0.41, 0.44, 0.47], 256),
 )
+NEVER = "the score never reaches 0.5 on this curve, so the head never formed: return None there"
+
+
+def _or(fallback):
+    """The crossing, or `fallback(steps, scores)` on a curve that never reaches 0.5 (what it returns, or raises)."""
+    def answer(s, v, t):
+        step = first_step_above(s, v, THRESHOLD)
+        return fallback(s, v) if step is None else step
+    return answer
+
+
+def _label(s, v) -> str:
+    return f"{len(s)} snapshots up to step {s[-1]}" + ("" if max(v) >= THRESHOLD else ", never reaching 0.5")
 
 FORMATION_STEP = Exercise(
-    "formation step", [(f"{len(s)} snapshots up to step {s[-1]}", (s, v, t)) for s, v, t in CURVES], _crossing, [
+    "formation step", [(_label(s, v), (s, v, t)) for s, v, t in CURVES], _crossing, [
         M("that is where the score rises fastest, not where it first reaches 0.5: the head has formed once its "
           "score reaches the threshold.", lambda s, v, t: steepest_rise(s, v), code="steepest_rise"),
         M("that is the last snapshot below 0.5, one too early: return the first step whose score reaches 0.5.",
@@ -52,7 +70,16 @@ FORMATION_STEP = Exercise(
           lambda s, v, t: first_step_above(s, np.asarray(v) - 1e-9, THRESHOLD), code="strictly_above"),
         M("that is the step of the highest score; the head formed when it first reached 0.5.",
           lambda s, v, t: s[int(np.argmax(v))], code="peak_step"),
-    ], read=read_step, same=lambda a, b, args: a == b, tensor=False, show_case=True,
+        M(f"{NEVER}, not the last step.", _or(lambda s, v: s[-1]), code="never_last_step"),
+        M(f"{NEVER}, not -1.", _or(lambda s, v: -1), code="never_minus_one"),
+        M(f"{NEVER}, not 0.", _or(lambda s, v: 0), code="never_zero"),
+        M(f"{NEVER} (after the loop: return None), not an index into an empty list.",
+          _or(lambda s, v: [x for x, y in zip(s, v) if y >= THRESHOLD][0]), code="never_list_index"),
+        M(f"{NEVER} (check that any score reaches it first), not an index into an empty array.",
+          _or(lambda s, v: s[np.flatnonzero(np.asarray(v) >= THRESHOLD)[0]]), code="never_array_index"),
+        M(f"{NEVER}: next(...) with no step raises StopIteration; give it a default, next(..., None).",
+          _or(lambda s, v: next(x for x, y in zip(s, v) if y >= THRESHOLD)), code="never_next"),
+    ], read=read_step, same=lambda a, b, args: a == b, tensor=False, show_case=True, none_is_answer=True,
     explain=lambda value, expected, args: ("walk the scores in order and return the first step whose score is "
                                            ">= 0.5.", False))
 
@@ -89,7 +116,10 @@ def knockout_slips(m: dict) -> list[M]:
 
 
 def read_pair(guess, args=()) -> tuple[tuple | None, str | None]:
-    """Two accuracies (before, after), each 0..1, or one line saying how to write them."""
+    """Two accuracies (before, after), each 0..1, or one line saying how to write them. An array or tensor
+    of two numbers is two numbers."""
+    if isinstance(guess, (np.ndarray, torch.Tensor)) and guess.ndim == 1:
+        guess = list(guess)
     if not isinstance(guess, (tuple, list)) or len(guess) != 2:
         return None, "return two numbers: (accuracy left before formation, accuracy left at the end), e.g. (0.05, 0.5)."
     values = []

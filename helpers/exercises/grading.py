@@ -25,7 +25,7 @@ import torch
 
 import dis
 
-from . import globals_used, integrity, isolation, sandbox, slips
+from . import evidence, globals_used, integrity, isolation, sandbox, slips
 from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
 from .answers import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
 from .exercise import Exercise, Mistake  # noqa: F401 (the checks import them from here)
@@ -51,8 +51,8 @@ def _fits(ex: Exercise, m: int, k: int, seen: tuple, args64: tuple) -> bool:
         theirs = slips.mistake_error(ex, k, m)
         return theirs is not None and _same_error(got, theirs)
     wrong = _mistake_answer(ex, k, m, args64)
-    if wrong is None:
-        return False
+    if wrong is None and not (ex.none_is_answer and slips.mistake_error(ex, k, m) is None):
+        return False  # the variant raises here (or gives nothing readable); None itself may be an answer
     if ex.same(got, wrong, args64):
         return True
     expected = ex.answers[k, "reference"]
@@ -239,6 +239,8 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
         return engine_verdict(ex.key, "not_a_function", f"✗ {ex.name}: expected a function, got {type(fn).__name__}; "
                                                         f"pass the function itself, not its result.")
     outcomes, printed = _outcomes(ex, fn, seconds)
+    if ex.none_is_answer and any(o.attempted and o.error is None and not o.problem for o in outcomes):
+        outcomes = [sandbox.Outcome(answer=None, changed=o.changed) if _plain_none(o) else o for o in outcomes]
     values, seen = [], {}
     for n, (label, args) in enumerate(ex.cases):
         outcome, args64 = outcomes[n], _args64(ex, n)
@@ -276,7 +278,10 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
             if told:
                 line, code, kind, sure = told, "notebook_global", "mistake", True
         if n > 0 and code in _FIXED_HINT:
-            line = line.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}: {ex.fixed}"
+            line = line.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}"
+            fixed = evidence.fixed_to_first(ex, n, seen[0][1], None if outcome.error is not None else value,
+                                            expected, outcome.error)
+            line += f": {ex.fixed}" if fixed else "."
         changed = _changed(outcomes)
         if changed:
             line = line.rstrip(".") + f". Also: {changed}"
@@ -289,6 +294,11 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
         f"✓ {ex.name}: correct on {len(ex.cases)} inputs of different sizes "
         f"({', '.join(label for label, _ in ex.cases)}).")
     return engine_verdict(ex.key, "right", line + note, printed)
+
+
+def _plain_none(outcome: sandbox.Outcome) -> bool:
+    """The function returned None (or `...`) without an error, patch or problem."""
+    return not outcome.attempted and outcome.error is None and not outcome.problem and not outcome.patched
 
 
 def _changed(outcomes: list[sandbox.Outcome]) -> str:
@@ -304,7 +314,7 @@ def _changed(outcomes: list[sandbox.Outcome]) -> str:
             f"{first} /= c, {first}.div_(c) or {first}[...] = …), so the notebook's own stays as it was.")
 
 
-_KEEP = {"fitted_divisor", "fitted_factor", "half_precision", "returned_several"}  # exact; a global does not beat them
+_KEEP = {"fitted_divisor", "fitted_factor", "half_precision", "returned_several", "float_size"}  # exact; a global does not beat them
 
 
 def _pieces(answer) -> bool:

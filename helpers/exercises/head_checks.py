@@ -39,7 +39,8 @@ def check_previous_token_detector(student_fn) -> Verdict:
 # --- notebook 05, exercise 1: the previous-word head ---------------------------------------------
 def planted_maps(L: int = 3, H: int = 6, T: int = 8) -> torch.Tensor:
     """Random causal maps (L, H, T, T) with one head of each kind planted where every usual slip
-    points somewhere else: previous word (2, 1), itself (0, 3), two back (1, 4), first token (0, 1),
+    points somewhere else: previous word (2, 1, 0.95 of each row: a measure that adds the diagonal
+    rates the heads that mix the previous word and themselves higher), itself (0, 3), two back (1, 4), first token (0, 1),
     heads that look least at the previous word (2, 0) …, one whose largest previous-word weight is 1
     (0, 2), one whose last word looks back fully (1, 0), one spread over all earlier words (2, 2), and
     the best of layer 0 (0, 4). The best cell's row and column are not the best on average (layer 1,
@@ -51,7 +52,8 @@ def planted_maps(L: int = 3, H: int = 6, T: int = 8) -> torch.Tensor:
     first = torch.zeros(T, T)
     first[:, 0] = 1.0
     top = eye * (torch.arange(T) == 0)  # row 0 can only look at itself
-    a[2, 1] = prev + top
+    a[2, 1] = 0.95 * prev + 0.05 * first  # not all on the previous word, so previous + itself does not tie it
+    a[2, 1, 0] = top[0]  # with the heads that mix the previous word and themselves ((0, 3), (1, 5) …)
     a[0, 3] = 0.8 * eye + 0.2 * prev + 0.2 * top
     a[1, 4] = 0.8 * back2 + 0.2 * prev
     a[1, 4, 1], a[1, 4, 0] = prev[1], top[0]
@@ -223,7 +225,9 @@ def check_induction_prediction(student_fn, run: Run) -> Verdict:
 
 # --- notebook 06: predict a knock-out ------------------------------------------------------------
 def read_prediction(guess, args=()) -> tuple[float | None, str | None]:
-    """A prediction as a fraction 0..1, or one line saying how to write it."""
+    """A prediction as a fraction 0..1, or one line saying how to write it. A 0-d tensor or array is a number."""
+    if isinstance(guess, (torch.Tensor, np.ndarray)) and guess.ndim == 0:
+        guess = guess.item()
     if isinstance(guess, str):
         return None, f"write the prediction as a number between 0 and 1 (e.g. 0.5 for 50 %), not the text {guess!r}."
     if isinstance(guess, bool) or not isinstance(guess, (int, float, np.floating, np.integer)):

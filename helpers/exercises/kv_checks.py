@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
 import torch
 
 from ..analysis.kvcache import kv_cache_bytes_per_token
+from ..core.arguments import is_whole_number
 from .verdict import Verdict
 from .grading import Exercise, check
 from .grading import Mistake as M
@@ -41,18 +43,36 @@ def _cache(L, Hkv, d, n, size=2, kv=2) -> float:
 
 
 def _read_number(got, args):
-    if isinstance(got, torch.Tensor) and got.ndim == 0:
+    """The answer as an int (a whole number of any integer type, a 0-d tensor) or a float, kept apart: bytes
+    are a whole number, and a float that is right is refused with its own line (as in notebook 04)."""
+    if isinstance(got, (torch.Tensor, np.ndarray)) and got.ndim == 0:
         got = got.item()
+    if is_whole_number(got):
+        return int(got), None
     if isinstance(got, bool) or not isinstance(got, numbers.Real):
         return None, f"expected one number of bytes, e.g. 1073741824, got {type(got).__name__} {got!r:.40}."
     try:
-        return float(got), None
+        value = float(got)
     except OverflowError:  # an int past 1.8e308: no cache is that big
         return None, "that number is too big to be bytes of any cache (past 10^308); multiply the sizes in config."
+    return (None, f"the cache is {value}: write a number of bytes, e.g. 1073741824.") if not math.isfinite(value) \
+        else (value, None)
 
 
 def _same_number(a, b, args) -> bool:
     return abs(a - b) <= 1e-9 * max(abs(b), 1.0)  # relative: GiB and GB answers are both about 1
+
+
+def _right_number(a, b, args) -> bool:
+    return not isinstance(a, float) and _same_number(a, b, args)
+
+
+def _cache_explain(value, expected, args) -> tuple:
+    if isinstance(value, float) and _same_number(value, expected, args):
+        return (f"the number is right, only its type is not: {value!r} is a float (a size computed with /, e.g. "
+                f"hidden_size / num_attention_heads gives 128.0); use whole-number division, hidden_size // "
+                f"num_attention_heads, so the bytes are a whole number."), True, "float_size"
+    return "bytes = 2 × layers × key/value heads × head size × 2 bytes × tokens.", False
 
 
 def _cache_mistakes():
@@ -104,8 +124,8 @@ def _cache_mistakes():
 KV_CACHE = Exercise(
     "kv_cache_bytes", [("Mistral 7B, 8,000 tokens", (MISTRAL_7B, 8000)), ("Qwen2-7B, 32,768 tokens", (QWEN2_7B, 32768)),
                        ("kv-3, 64 tokens", (KV_3, 64))],
-    kv_cache_reference, _cache_mistakes(), read=_read_number, same=_same_number,
-    explain=lambda value, expected, args: ("bytes = 2 × layers × key/value heads × head size × 2 bytes × tokens.", False),
+    kv_cache_reference, _cache_mistakes(), read=_read_number, same=_same_number, right=_right_number,
+    explain=_cache_explain,
     tensor=False, exact_inputs=True, sizes="L = config['num_hidden_layers'] …",
     fixed="a number is fixed to the first model: read every size from config and multiply by n_tokens.")
 

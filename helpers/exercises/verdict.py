@@ -26,6 +26,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "explained": ("mistake", "a last-resort diagnosis fitted from the answer"),
     "fitted_divisor": ("mistake", "the weights are a softmax of the scores divided by another number than √d"),
     "fitted_factor": ("mistake", "every number is the same multiple of the right one"),
+    "float_size": ("mistake", "the right number as a float where a whole number is asked for (/ instead of //)"),
     "notebook_global": ("mistake", "the function reads a notebook variable instead of (a size of) its arguments"),
     "wrong_shape": ("generic", "the shape differs from the expected one"),
     "numbers_differ": ("generic", "right shape, the numbers differ, no known slip explains them"),
