@@ -17,6 +17,7 @@ import sys
 import sysconfig
 import time
 import uuid
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,7 @@ def graded(tmp_path_factory):
         _write(folder / f"hostile-{case}_01.ipynb", _lesson01(cell, blank if case == "forger" else None))
     for name in NAMES:
         _write(folder / f"{name}_01.ipynb", _lesson01())
+    _bad_files(folder)
     home = Path(sysconfig.get_paths()["stdlib"]).parent  # hidden as $HOME: Python's standard library is in it
     listener = socket.socket(socket.AF_UNIX)  # a local service's socket, as docker.sock or X11's
     listener.bind(f"/run/grade-{TOKEN}.sock")
@@ -119,6 +121,34 @@ def graded(tmp_path_factory):
         if done.returncode == 0 else {}
     verdicts = {s["student"]: s for s in json.loads((out / "verdicts.json").read_text())["students"]} if rows else {}
     return dict(rc=done.returncode, err=stderr, rows=rows, verdicts=verdicts, out=out)
+
+
+def _bad_files(folder: Path) -> None:
+    """Files that each cost their own row only: a Latin-1 name, nbformat "4" as text in UTF-16, a cell that
+    recurses the parser, an encrypted zip entry beside a good one, a .pdf."""
+    (folder / os.fsdecode(b"Jos\xe9_01.ipynb")).write_bytes(json.dumps(_lesson01()).encode())
+    text = dict(_lesson01(), nbformat="4")
+    (folder / "utf16_01.ipynb").write_bytes(json.dumps(text).encode("utf-16"))
+    _write(folder / "nested_01.ipynb", _lesson01("def attention_weights(Q, K):\n    return " + "-" * 100_000 + "1\n"))
+    with zipfile.ZipFile(folder / "platform.zip", "w") as z:
+        z.writestr("zipped_01.ipynb", json.dumps(_lesson01()))
+        z.writestr("locked_01.ipynb", json.dumps(_lesson01()))
+    raw = bytearray((folder / "platform.zip").read_bytes())
+    local = raw.index(b"PK\x03\x04", raw.index(b"locked_01") - 40)
+    raw[local + 6] |= 1  # the encrypted flag, in the entry's two headers
+    central = raw.index(b"PK\x01\x02", raw.index(b"locked_01", local + 40) - 60)
+    raw[central + 8] |= 1
+    (folder / "platform.zip").write_bytes(bytes(raw))
+    (folder / "zipped_01.pdf").write_bytes(b"%PDF-1.4")
+
+
+def test_one_bad_file_costs_one_row_and_one_line(graded):
+    rows = graded["rows"]
+    assert _cells(graded, "José") == _cells(graded, "utf16") == _cells(graded, "zipped") == ("✓", "✓", "✓")
+    assert _cells(graded, "nested")[0] == "raised" and "nested too deeply" in \
+        graded["verdicts"]["nested"]["verdicts"][0]["line"]
+    assert rows["locked"]["01 attention_weights"] == "not submitted" and "encrypted" in rows["locked"]["note"]
+    assert "a .pdf file, not a notebook" in rows["zipped"]["note"]
 
 
 def _cells(graded, student: str) -> tuple[str, ...]:

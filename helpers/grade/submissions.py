@@ -74,8 +74,8 @@ def visible(text: str) -> str:
 
 def student_key(relative: PurePosixPath) -> str:
     """The student a file belongs to, by the rule above."""
-    first = relative.parts[0] if len(relative.parts) > 1 else relative.name
-    stem = clean(first[:-6] if first.lower().endswith(".ipynb") else first)
+    first = relative.parts[0] if len(relative.parts) > 1 else re.sub(r"\.[A-Za-z0-9]{1,5}$", "", relative.name)
+    stem = clean(first)
     for platform in (MOODLE, CANVAS):
         if m := platform.match(stem):
             return f"{m['name'].strip()} ({m['id']})"
@@ -95,13 +95,18 @@ def read_names(path: Path | None) -> dict[str, str]:
     return {clean(key): name.strip() for key, name, *_ in rows if (key.strip(), name.strip()) != ("key", "name")}
 
 
-def _entry_problem(info: zipfile.ZipInfo) -> str:
-    """Why a zip entry is not read ("" when it is fine): a path that escapes, a link, encryption, a method."""
+def _bad_path(info: zipfile.ZipInfo) -> str:
+    """Why an entry's path is refused ("" when it stays inside the archive)."""
     name = info.filename.replace("\\", "/")
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
         return "has an absolute path: not read"
-    if ".." in PurePosixPath(name).parts:
-        return "has a path that climbs out with ../: not read"
+    return "has a path that climbs out with ../: not read" if ".." in PurePosixPath(name).parts else ""
+
+
+def _entry_problem(info: zipfile.ZipInfo) -> str:
+    """Why a zip entry is not read ("" when it is fine): a path that escapes, a link, encryption, a method."""
+    if _bad_path(info):
+        return _bad_path(info)
     if stat.S_ISLNK(info.external_attr >> 16):
         return "is a symbolic link: not followed (hand in the notebook itself)"
     if info.flag_bits & 0x1:
@@ -141,6 +146,8 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> S
     relative = PurePosixPath(name.replace("\\", "/").lstrip("/"))
     source = f"{label}: {name}"
     problem = _entry_problem(info)
+    if problem and name.lower().endswith(".ipynb") and not _bad_path(info):  # a notebook it cannot unpack: its row
+        return Submission(student_key(relative), source, None, problem)
     if problem:
         return _other_file(PurePosixPath(relative.name), source, problem)
     if "__MACOSX" in name or any(p.startswith(".") for p in relative.parts):

@@ -31,9 +31,9 @@ MISTAKES = {
     ("concat_shape", "rows_columns_swapped"): "def concat_shape(n_tokens, width, n_heads):\n    return (width, n_tokens)\n",
     ("head_size_and_params", "no_biases"): ("def head_size_and_params(width, n_heads):\n    d = width // n_heads\n"
                                             "    return d, n_heads * (3 * width * d + d * width)\n"),
-    ("formation_step", "index_not_step"): ("def formation_step(steps, scores, tokens_per_step):\n"
-                                           "    for i, score in enumerate(scores):\n        if score >= 0.5:\n"
-                                           "            return i\n    return None\n"),
+    ("formation_step", "strictly_above"): ("def formation_step(steps, scores, tokens_per_step):\n"
+                                           "    for step, score in zip(steps, scores):\n        if score > 0.5:\n"
+                                           "            return step\n    return None\n"),
     ("my_knockout_prediction", "swapped"): "def my_knockout_prediction():\n    return 0.85, 0.05\n",
     ("kv_cache_bytes", "missing_factor_2"): (
         "def kv_cache_bytes(config, n_tokens):\n    d = config['hidden_size'] // config['num_attention_heads']\n"
