@@ -99,7 +99,7 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
     by_pair: dict[tuple[str, str], list[Job]] = {}
     for sub in subs:
         key = (names or {}).get(sub.student, sub.student)
-        if key not in rows:
+        if key not in rows or sub.skipped:
             continue
         rows[key].sources.append(sub.source)
         if sub.problem:

@@ -45,7 +45,7 @@ class Submission:
     source: str  # where it came from: the path, or "archive.zip: entry" (always valid UTF-8)
     data: bytes | None = None
     problem: str = ""  # one line when it could not be read
-    skipped: bool = False  # not a notebook at all (a .pdf, a link): said, never a row of its own
+    skipped: bool = False  # a zip entry whose path escapes the archive: said, never a row of its own
 
 
 def readable(name: str) -> str:
@@ -133,7 +133,8 @@ def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes 
 
 
 def _other_file(relative: PurePosixPath, source: str, why: str) -> Submission:
-    return Submission(student_key(relative), source, None, why, skipped=True)
+    """A file that is not a notebook, or one that cannot be read: a line in its student's row."""
+    return Submission(student_key(relative), source, None, why)
 
 
 def _kind(name: str) -> str:
@@ -145,11 +146,11 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> S
     name = readable(info.filename)
     relative = PurePosixPath(name.replace("\\", "/").lstrip("/"))
     source = f"{label}: {name}"
+    if _bad_path(info):  # whose file it is cannot be trusted: said, never a row of its own
+        return Submission(student_key(PurePosixPath(relative.name)), source, None, _bad_path(info), skipped=True)
     problem = _entry_problem(info)
-    if problem and name.lower().endswith(".ipynb") and not _bad_path(info):  # a notebook it cannot unpack: its row
-        return Submission(student_key(relative), source, None, problem)
     if problem:
-        return _other_file(PurePosixPath(relative.name), source, problem)
+        return _other_file(relative, source, problem)
     if "__MACOSX" in name or any(p.startswith(".") for p in relative.parts):
         return None  # the archiver's own files
     if not name.lower().endswith(".ipynb"):
