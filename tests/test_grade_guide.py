@@ -17,6 +17,7 @@ def test_the_limits_the_guide_states_are_the_codes():
     assert f"a zip of more than {submissions.MAX_FILES} files or {submissions.MAX_ZIP_BYTES >> 30} GB" in SECTION
     assert f"per notebook ({limits.notebook_s:.0f} s)" in SECTION
     assert limits.exercise_wall_s == 3 * limits.exercise_s + 20 and "3 × `--timeout` + 20 s" in SECTION
+    assert f"at most {limits.processes} processes and threads" in SECTION
     assert f"the worker's size after the setup + {limits.memory_bytes >> 30} GB" in SECTION
     assert _parser().parse_args([]).timeout == 10 and "(10 s by default)" in SECTION
     assert reading.MAX_CELLS > 10_000 and "10,000 cells or 50 MB of outputs are read" in SECTION
@@ -47,6 +48,7 @@ BACKED = {
                                  "test_no_process_a_submission_started_outlives_its_worker"),
     "runs past its time": ("test_each_hostile_submission_gets_its_own_row_right",),
     "uses more memory": ("test_each_hostile_submission_gets_its_own_row_right",),
+    "starts many processes": ("test_a_fork_bomb_is_held_to_the_process_limit_even_as_root",),
 }
 
 

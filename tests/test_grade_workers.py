@@ -68,6 +68,12 @@ HOSTILE = {
     "socket": HEAD + "    import socket\n    s = socket.socket(socket.AF_UNIX)\n    try:\n"
                      f"        s.connect('/run/grade-{TOKEN}.sock')\n        print('connected')\n"
                      "    except OSError as err:\n        print('refused', err.errno)\n" + RIGHT,
+    "bomb": HEAD + "    import time\n    started = 0\n    for _ in range(400):\n        try:\n"
+                   "            if os.fork() == 0:\n                time.sleep(60)\n                os._exit(0)\n"
+                   "            started += 1\n        except OSError:\n            break\n"
+                   "    try:\n        open('/sys/fs/cgroup/pids/cgroup.procs', 'w').write(str(os.getpid()))\n"
+                   "        print('left its cgroup')\n    except OSError:\n        pass\n"
+                   "    print('started', started)\n" + RIGHT,
     "stdlib": HEAD + "    print('loaded before', 'mailbox' in sys.modules)\n    import mailbox\n" + RIGHT,
 }
 NAMES = ["=HYPERLINK(1)", "@SUM(1)", "+1", "-2", "Ana Lima_4321_assignsubmission_file_", "Ana Lima_5555_assignsubmission_file_",
@@ -203,6 +209,15 @@ def test_nothing_is_written_into_the_machines_scratch_folders(graded):
 def test_a_local_services_socket_is_out_of_reach(graded):
     assert set(_printed(graded, "hostile-socket").splitlines()) == {"refused 2"}  # ENOENT: /run is empty there
     assert _cells(graded, "hostile-socket") == ("✓", "✓", "✓")
+
+
+def test_a_fork_bomb_is_held_to_the_process_limit_even_as_root(graded):
+    protections = json.loads((graded["out"] / "verdicts.json").read_text())["protections"]
+    if not any("pids cgroup" in p for p in protections):
+        pytest.skip("no pids cgroup can be made here: the process limit is RLIMIT_NPROC alone (not for root)")
+    printed = _printed(graded, "hostile-bomb").splitlines()
+    assert "left its cgroup" not in printed and all(int(line.split()[1]) < 256 for line in printed), printed
+    assert _cells(graded, "victim") == ("✓", "✓", "✓")
 
 
 def test_the_project_is_read_only_to_a_worker(graded):

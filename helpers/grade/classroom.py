@@ -22,7 +22,7 @@ from .results import Row, Table
 from .submissions import Submission, collect, visible
 from .pool import Job, grade_jobs
 
-RUNTIME = ("/run", "/var/run")  # where local services keep their sockets
+RUNTIME = ("/run", "/var/run", "/sys/fs/cgroup")  # local services' sockets; the cgroup a worker is counted in
 
 
 def _hidden(paths: list[Path], out: Path) -> list[Path]:

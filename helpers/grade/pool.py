@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exercises.verdict import OUTCOMES
+from . import cgroups
 from .confine import Limits
 from .lessons import lessons
 from .sandbox import launcher
@@ -78,6 +79,7 @@ class _Running:
     workdir: Path
     started: float
     deadline: float
+    cgroup: Path | None = None
     buffer: bytes = b""
     bad: str = ""  # why what the worker sent cannot be read (the submission is marked)
     said: bool = False  # the notebook message came
@@ -100,16 +102,18 @@ class Grader:
     def start(self, job: Job, start: int) -> None:
         recv, send = self.ctx.Pipe(duplex=False)
         workdir = Path(tempfile.mkdtemp(prefix="w-", dir=self.root))
-        process = self.ctx.Process(target=work, args=(send, job.data, start, str(workdir), self.hidden, self.limits),
-                                   daemon=True)
+        cgroup = cgroups.make(f"{self.root.name}-{workdir.name}", self.limits.processes)
+        process = self.ctx.Process(target=work, args=(send, job.data, start, str(workdir), self.hidden, self.limits,
+                                                      str(cgroup) if cgroup else None), daemon=True)
         process.start()
+        cgroups.enter(cgroup, process.pid)
         os.environ.pop(PRELOAD_ENV, None)  # read once, by the server as it started: no later process prepares lessons
         send.close()
         fd = os.dup(recv.fileno())
         recv.close()
         os.set_blocking(fd, False)
         now = time.monotonic()
-        self.running[fd] = _Running(job, process, fd, start, workdir, now, now + self._wall(job))
+        self.running[fd] = _Running(job, process, fd, start, workdir, now, now + self._wall(job), cgroup)
 
     def _wall(self, job: Job) -> float:
         """Seconds the next step may take: an exercise's limit, or what is left of the notebook's."""
@@ -127,6 +131,7 @@ class Grader:
         os.close(run.fd)
         run.job.seconds += time.monotonic() - run.started
         shutil.rmtree(run.workdir, ignore_errors=True)
+        cgroups.remove(run.cgroup)
 
     def close(self) -> None:
         for run in list(self.running.values()):

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from ..exercises import sandbox
-from . import preload
+from . import cgroups, preload
 from .confine import Limits, confine
 from .definitions import Taken, take
 from .lessons import lessons, which_lesson
@@ -134,14 +134,16 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
         _send(fd, dict(_grade_one(prepared, i, taken[i]), kind="record", index=i))
 
 
-def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits: Limits) -> None:
+def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits: Limits, cgroup: str | None) -> None:
     """The worker's whole life: its own pipe only, confined, one notebook graded; never returns."""
     fd = conn.fileno()
     try:
         os.setsid()  # its own session: a Ctrl-C at the terminal reaches the grader, which stops it
         close_other_pipes(fd)
+        counted = cgroups.inside(cgroup)  # moved there by the grader before it starts anything
         cpu_s = int(limits.exercise_wall_s * 20) + 5
         protections, pid_namespace = confine(Path(workdir), [Path(h) for h in hidden], limits, cpu_s)
+        protections += [f"at most {limits.processes} processes and threads (a pids cgroup, root included)"] * counted
         if pid_namespace and os.fork() != 0:  # the namespace's first process grades; this one waits for it
             os._exit(os.waitstatus_to_exitcode(os.wait()[1]) & 0xFF)
         torch.set_num_threads(1)
