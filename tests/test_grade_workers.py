@@ -288,6 +288,7 @@ def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path)
     assert 2 <= len(first) < 6 and not (out / "grades.csv").exists()
     time.sleep(1.0)
     assert _ours() == [] and list(scratch.iterdir()) == []  # no worker, server or temporary folder left
+    assert not list(Path("/sys/fs/cgroup/pids").glob("helpers-grade-*"))  # nor a worker's cgroup
     again = _grade(folder, out)
     stdout, stderr = again.communicate(timeout=600)
     assert again.returncode == 0, stderr[-2000:]
