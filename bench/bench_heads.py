@@ -18,20 +18,23 @@ import time
 import torch
 
 import helpers as H
+from helpers.core.language import vocabulary
+from helpers.core.model import GPT, GPTConfig, LanguageModel
+from helpers.core.tokenizer import WordTokenizer
 from benchlib import parser, record
 from helpers.analysis import knockout as ablation
 from helpers.analysis import relations as scores
 from helpers.core.catalog import shipped_models
 
 
-def classroom_or_random() -> H.LanguageModel:
+def classroom_or_random() -> LanguageModel:
     if "classroom" in shipped_models():
         return H.load_model("classroom")
     print("data/models.json has no 'classroom' model: timing a random 12 × 12 model of width 96 instead.")
     torch.manual_seed(0)
-    vocab = H.vocabulary()
-    model = H.GPT(H.GPTConfig(vocab_size=len(vocab), n_ctx=64, n_layer=12, n_head=12, n_embd=96)).eval()
-    return H.LanguageModel("random", model, H.WordTokenizer(vocab))
+    vocab = vocabulary()
+    model = GPT(GPTConfig(vocab_size=len(vocab), n_ctx=64, n_layer=12, n_head=12, n_embd=96)).eval()
+    return LanguageModel("random", model, WordTokenizer(vocab))
 
 
 def median_ms(fn, repeats: int, warm: bool = True) -> float:

@@ -11,6 +11,9 @@ import time
 import torch
 
 import helpers as H
+from helpers.core.language import vocabulary
+from helpers.core.model import GPT, GPTConfig
+from helpers.core.tokenizer import WordTokenizer
 from benchlib import parser, record
 from helpers import train
 from helpers.core import evaluation
@@ -53,8 +56,8 @@ def bench_forward(quick: bool):
 
 def bench_training(name="classroom", steps=8, quick: bool = False):
     recipe = train.RECIPES[name]
-    tok = H.WordTokenizer(H.vocabulary())
-    model = H.GPT(H.GPTConfig(vocab_size=len(tok), n_ctx=evaluation.N_CTX, **recipe.config))
+    tok = WordTokenizer(vocabulary())
+    model = GPT(GPTConfig(vocab_size=len(tok), n_ctx=evaluation.N_CTX, **recipe.config))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     writer = StoryWriter(0)
 

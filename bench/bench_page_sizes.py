@@ -23,20 +23,23 @@ sys.path.insert(0, str(ROOT / "tests"))
 import torch  # noqa: E402
 
 import helpers as H  # noqa: E402
+from helpers.core.language import vocabulary  # noqa: E402
+from helpers.core.model import GPT, GPTConfig, LanguageModel  # noqa: E402
+from helpers.core.tokenizer import WordTokenizer  # noqa: E402
 from benchlib import no_browser, parser, unavailable  # noqa: E402
-from helpers.figures.page import page_html  # noqa: E402
 from helpers.figures import page as page_module  # noqa: E402
+from helpers.figures.page import page_html  # noqa: E402
 from test_browser import CHROMIUM, SCREEN, chromium  # noqa: E402
 
 WORDS = "the cat near these big dogs is tired .".split()
 PAINTED = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now()))))"
 
 
-def random_model(layers: int, heads: int, tokens: int) -> H.LanguageModel:
+def random_model(layers: int, heads: int, tokens: int) -> LanguageModel:
     torch.manual_seed(0)
-    config = H.GPTConfig(vocab_size=len(H.vocabulary()), n_ctx=tokens + 1, n_layer=layers, n_head=heads,
+    config = GPTConfig(vocab_size=len(vocabulary()), n_ctx=tokens + 1, n_layer=layers, n_head=heads,
                          n_embd=2 * heads)
-    return H.LanguageModel(f"random {layers}x{heads}", H.GPT(config).eval(), H.WordTokenizer(H.vocabulary()))
+    return LanguageModel(f"random {layers}x{heads}", GPT(config).eval(), WordTokenizer(vocabulary()))
 
 
 def sentence(tokens: int) -> str:

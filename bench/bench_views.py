@@ -27,6 +27,9 @@ matplotlib.use("Agg")
 import torch  # noqa: E402
 
 import helpers as H  # noqa: E402
+from helpers.core.language import vocabulary  # noqa: E402
+from helpers.core.model import GPT, GPTConfig, LanguageModel  # noqa: E402
+from helpers.core.tokenizer import WordTokenizer  # noqa: E402
 from benchlib import parser, record  # noqa: E402
 from helpers.figures.mosaic import AllHeadsView, plot_all_heads  # noqa: E402
 from helpers.widgets.frame import Frame  # noqa: E402
@@ -68,11 +71,11 @@ def redrawn_grid(runs) -> callable:
     return redraw
 
 
-def classroom_shaped_model() -> H.LanguageModel:
+def classroom_shaped_model() -> LanguageModel:
     """The classroom 12 × 12 config with random weights: speed does not depend on training."""
     torch.manual_seed(0)
-    config = H.GPTConfig(vocab_size=len(H.vocabulary()), n_ctx=64, n_layer=12, n_head=12, n_embd=96)
-    return H.LanguageModel("random-12x12", H.GPT(config).eval(), H.WordTokenizer(H.vocabulary()))
+    config = GPTConfig(vocab_size=len(vocabulary()), n_ctx=64, n_layer=12, n_head=12, n_embd=96)
+    return LanguageModel("random-12x12", GPT(config).eval(), WordTokenizer(vocabulary()))
 
 
 def main() -> None:

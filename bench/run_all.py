@@ -42,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 NOT_BENCHES = {"run_all.py", "benchlib.py"}  # this runner and the library the benches share
 LAST_RUN = HERE / "last_run.md"
+MEASURED_ONCE = "## Measured once"  # last_run.md's hand-kept section from this heading on: --write keeps it
 PRELOAD = ["torch", "matplotlib.figure", "matplotlib.backends.backend_agg", "ipywidgets", "nbformat",
            "helpers.widgets.explorer", "helpers.widgets.slider", "helpers.analysis.knockout", "benchlib"]
 
@@ -219,6 +220,8 @@ def main() -> int:
         if outcome.failed:
             print(f"\n--- {outcome.name} failed (exit {outcome.status}); its last lines:\n{outcome.tail}", file=sys.stderr)
     if args.write:
+        kept = LAST_RUN.read_text(encoding="utf-8").partition(MEASURED_ONCE) if LAST_RUN.exists() else ("", "", "")
+        text += "\n" + kept[1] + kept[2] if kept[1] else ""
         atomic_write(LAST_RUN, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
         print(f"wrote {LAST_RUN.relative_to(ROOT)}")
     return 1 if any(o.failed for o in outcomes) else 0

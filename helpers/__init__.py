@@ -9,7 +9,8 @@ The package is built in layers; each imports only from the layers above it in th
     widgets/    ipywidgets: the slider, the explorer, the knock-out explorer
     exercises/  the checks of every notebook and their solutions (uses core, analysis, figures)
 
-This file only gathers the names the notebooks, the README and the teacher's guide use.
+This file gathers only the names the notebooks, the README and the teacher's guide call (and the
+verdict the grader's exported test cells call). Tests and scripts import from the modules.
 
 The names load on first use (PEP 562), so `import helpers.core` or `python -m helpers.train` never
 pays for matplotlib or ipywidgets, and a notebook pays for each layer only when it first uses it.
@@ -23,17 +24,16 @@ import importlib
 _MODULES: dict[str, list[str]] = {
     # --- every notebook: models, the classroom language, one run of a sentence ----------------------
     ".core.catalog": ["load_model", "pick_model"],
-    ".core.model": ["GPT", "GPTConfig", "LanguageModel", "head_weights"],
-    ".core.tokenizer": ["WordTokenizer"],
-    ".core.language": ["RELATIONS", "vocabulary"],
+    ".core.model": ["head_weights"],
+    ".core.language": ["RELATIONS"],
     ".core.run": ["run_sentence"],
-    ".core.gpt2": ["load_gpt2", "download_gpt2", "drop_first_token"],
+    ".core.gpt2": ["drop_first_token"],
     # --- 01-03: one head, heads of 64, decompression and recombination ------------------------------
     ".core.walkthrough": ["walkthrough_layer"],
     ".analysis.walkthrough_heads": ["subject_scores", "subject_weights"],
     ".analysis.recombination": ["head_scaling"],
-    ".core.attention": ["split_heads", "decompress", "recombination_matrix", "multi_head", "multi_head_from",
-                        "attention_param_breakdown", "attention_param_count"],
+    ".core.attention": ["split_heads", "attention_param_breakdown", "attention_param_count",
+                        "recombination_matrix"],  # students reach for it in 03's recombine (tests/blind_round4.py)
     ".core.multihead": ["MultiHead"],
     ".figures.plots": ["plot_attention", "plot_word_weights", "plot_heads", "plot_matmul", "plot_recombination"],
     ".figures.animations": ["one_head_animation", "recombination_animation", "save_animation"],
@@ -43,10 +43,9 @@ _MODULES: dict[str, list[str]] = {
     ".exercises.solutions": ["solution"],
     ".exercises.autograde": ["assert_passed"],  # the nbgrader / otter-grader test cells (python -m helpers.grade)
     # --- 04: how many heads? -------------------------------------------------------------------------
-    ".analysis.headcount": ["HEAD_COUNTS", "SENTENCE", "WIDTH", "head_shapes", "shapes_table", "load_variant",
-                            "available_head_counts", "loss_by_heads", "merge_head_groups", "merged_maps",
-                            "merged_model", "merged_loss"],
-    ".figures.headcount_plots": ["plot_head_count_results", "plot_loss_vs_heads", "plot_merge_example"],
+    ".analysis.headcount": ["HEAD_COUNTS", "SENTENCE", "WIDTH", "shapes_table", "load_variant", "loss_by_heads",
+                            "merge_head_groups", "merged_maps", "merged_loss"],
+    ".figures.headcount_plots": ["plot_head_count_results", "plot_merge_example"],
     ".widgets.slider": ["HeadCountExplorer"],
     ".exercises.headcount_checks": ["check_head_size_and_params", "check_concat_shape"],
     # --- 05: all 144 heads ---------------------------------------------------------------------------
@@ -58,28 +57,27 @@ _MODULES: dict[str, list[str]] = {
     ".analysis.detectors": ["previous_token_scores", "first_token_scores", "word_scores", "generic_scores",
                             "published_head_ranks", "induction_match"],
     ".exercises.head_checks": ["check_previous_word_head", "induction_prediction", "check_induction_prediction",
-                               "check_knockout_prediction", "knockout_verdict"],
+                               "check_knockout_prediction",
+                               "knockout_verdict"],  # the grader's exported test cells (grade/exercise_cells.py)
     # --- 06: what each head learns (position first, then grammar), then knock-outs --------------------
     ".analysis.relations": ["SCORED_RELATIONS", "relation_pairs", "links_table", "scored_stories",
                             "relation_scores", "ranked_heads", "relation_report",
                             "head_types", "type_counts"],
     ".analysis.margins": ["grammar_margins", "back_scores"],
-    ".analysis.captions": ["types_caption"],
     ".figures.score_plots": ["plot_score_tables", "plot_ranked", "plot_head_types"],
-    ".analysis.knockout": ["KNOCKOUT_SENTENCE", "knock_out", "forced_accuracy", "knockout_summary"],
+    ".analysis.knockout": ["KNOCKOUT_SENTENCE", "forced_accuracy", "knockout_summary"],
     ".analysis.circuit": ["layer_knockouts", "readers_score"],
     ".figures.knockout_plots": ["prediction_bars"],
     ".widgets.knockout": ["KnockoutExplorer"],
     # --- 07: heads that share keys and values (multi-query and grouped-query attention) --------------
-    ".analysis.kvcache": ["kv_cache_bytes_per_token", "kv_cache_rows", "kv_cache_table"],
+    ".analysis.kvcache": ["kv_cache_table"],
     ".analysis.configs": ["head_size", "head_sizes_table"],
-    ".analysis.listloss": ["loss_on_list_words", "loss_split_table"],
-    ".analysis.seeds": ["seed_table", "rate_text", "mean_text", "paired_text"],
-    ".analysis.kvheads": ["KV_COUNTS", "kv_attention_params", "variant_name", "load_kv_variant", "kv_results",
-                          "kv_results_table", "similarity_by_kv_heads", "pooled_model", "pooled_results",
+    ".analysis.listloss": ["loss_split_table"],
+    ".analysis.seeds": ["seed_table"],
+    ".analysis.kvheads": ["KV_COUNTS", "variant_name", "kv_results", "kv_results_table", "similarity_by_kv_heads", "pooled_model", "pooled_results",
                           "pool_source", "pooling_on_text", "pooling_table"],
-    ".figures.kv_plots": ["plot_kv_cache", "plot_kv_results", "plot_grouped_heads", "plot_group_similarity",
-                          "plot_pooled", "plot_pooling_on_text", "kv_slide"],
+    ".figures.kv_plots": ["plot_kv_cache", "plot_kv_results", "plot_group_similarity", "plot_pooled",
+                          "plot_pooling_on_text"],
     ".widgets.kv_slider": ["KVHeadExplorer"],
     ".exercises.kv_checks": ["check_kv_cache", "check_grouped_attention"],
     # --- 08: watch the heads learn (snapshots along training, the formation step, train it yourself) ---

@@ -1,9 +1,11 @@
 """The numbers notebook 07's sentences quote (tests/claims.py), measured on the shipped kv-N files and their seed runs."""
 
 import helpers as H
+from helpers.analysis.kvcache import kv_cache_rows
 from claims import Claim
 from helpers.analysis import seeds as S
 from helpers.analysis.configs import EXAMPLES
+from helpers.analysis.kvcache import kv_cache_rows
 from helpers.analysis.listloss import loss_rise_by_word, loss_split_by_kv_heads
 
 NOTEBOOK = "07"
@@ -11,7 +13,7 @@ KV = [f"kv-{n}" for n in (1, 2, 3, 4, 6, 12)]
 
 
 def row(model: str) -> dict:
-    return {r["model"]: r for r in H.kv_cache_rows(8000)}[model]
+    return {r["model"]: r for r in kv_cache_rows(8000)}[model]
 
 
 def values(name: str, key: str = "list_accuracy") -> list[float]:

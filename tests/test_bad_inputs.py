@@ -21,8 +21,9 @@ import torch
 from matplotlib.figure import Figure
 
 import helpers as H
+from helpers.analysis.knockout import knock_out
 from helpers.core import catalog, gpt2
-from helpers.core.model import GPT, GPTConfig
+from helpers.core.model import GPT, GPTConfig, LanguageModel
 from helpers.core.walkthrough import SeededWeightsWarning, walkthrough_layer
 from helpers.core.weights import checked_config, model_from_checkpoint, read_model, save_model, sha256
 from helpers.figures import deck
@@ -32,7 +33,7 @@ from helpers.figures import deck
 class Ctx:
     """What a row may use: the classroom model and a sandbox folder (also the current folder)."""
 
-    lm: H.LanguageModel
+    lm: LanguageModel
     root: Path
     monkeypatch: pytest.MonkeyPatch
 
@@ -140,11 +141,11 @@ ROWS = [
     Row("negative heads", lambda c: checked_config(vocab_size=5, n_head=-2), ValueError, "positive integer"),
     Row("walkthrough head count", lambda c: walkthrough_layer("classroom", n_heads=5), ValueError,
         "use n_heads=1 or n_heads=12"),
-    Row("layer out of range", lambda c: H.knock_out(c.lm, [(12, 0)]), ValueError, "layers 0..11"),
-    Row("head out of range", lambda c: H.knock_out(c.lm, [(0, -1)]), ValueError, "heads 0..11"),
-    Row("a head given as (layer,)", lambda c: H.knock_out(c.lm, [(0,)]), ValueError, "(layer, head) pair"),
-    Row("one pair instead of a list", lambda c: H.knock_out(c.lm, (3, 4)), ValueError, "e.g. [(3, 4)"),
-    Row("unknown knock-out mode", lambda c: H.knock_out(c.lm, [(0, 0)], mode="half"), ValueError, "'zero' or 'mean'"),
+    Row("layer out of range", lambda c: knock_out(c.lm, [(12, 0)]), ValueError, "layers 0..11"),
+    Row("head out of range", lambda c: knock_out(c.lm, [(0, -1)]), ValueError, "heads 0..11"),
+    Row("a head given as (layer,)", lambda c: knock_out(c.lm, [(0,)]), ValueError, "(layer, head) pair"),
+    Row("one pair instead of a list", lambda c: knock_out(c.lm, (3, 4)), ValueError, "e.g. [(3, 4)"),
+    Row("unknown knock-out mode", lambda c: knock_out(c.lm, [(0, 0)], mode="half"), ValueError, "'zero' or 'mean'"),
     Row("all heads passed to the one-head plot", lambda c: H.plot_head(torch.zeros(2, 3, 3), ["a", "b", "c"]),
         ValueError, "Expected attention of shape (T, T)"),
     # --- model files ---------------------------------------------------------------------------------------

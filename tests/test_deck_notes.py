@@ -14,6 +14,7 @@ import pytest
 
 import helpers as H
 from helpers.analysis import headcount
+from helpers.analysis.captions import types_caption
 from helpers.core.catalog import manifest
 from helpers.figures import deck
 from helpers.figures.animations import build_animations
@@ -150,7 +151,7 @@ def test_06_table_and_types(models, notes):
         assert f"{report[r]['score']:.2f} vs {report[r]['baseline']:.2f}" in notes["06_score_tables"]
     assert "determiner (0.98)" not in notes["06_score_tables"]
     types, _ = H.head_types(models.classroom)
-    assert (models.types == types).all() and notes["06_head_types"] == H.types_caption(types)
+    assert (models.types == types).all() and notes["06_head_types"] == types_caption(types)
     counts = H.type_counts(types)
     for t in ("previous", "offset", "resting", "agreement", "pronoun", "induction"):
         assert f"{counts[t]} {t}" in notes["06_head_types"]

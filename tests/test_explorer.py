@@ -8,6 +8,9 @@ import pytest
 import torch
 
 import helpers as H
+from helpers.core.language import vocabulary
+from helpers.core.model import GPT, GPTConfig, LanguageModel
+from helpers.core.tokenizer import WordTokenizer
 from helpers.figures.mosaic import head_mosaic
 from helpers.widgets.explorer import Explorer
 
@@ -16,8 +19,8 @@ from helpers.widgets.explorer import Explorer
 def lm():
     """A small random model of the classroom language: 3 layers × 2 heads, context 12."""
     torch.manual_seed(0)
-    config = H.GPTConfig(vocab_size=len(H.vocabulary()), n_ctx=12, n_layer=3, n_head=2, n_embd=16)
-    return H.LanguageModel("tiny", H.GPT(config).eval(), H.WordTokenizer(H.vocabulary()))
+    config = GPTConfig(vocab_size=len(vocabulary()), n_ctx=12, n_layer=3, n_head=2, n_embd=16)
+    return LanguageModel("tiny", GPT(config).eval(), WordTokenizer(vocabulary()))
 
 
 @pytest.fixture

@@ -30,7 +30,9 @@ from helpers.analysis import headcount, kvheads
 from helpers.analysis.kvcache import kv_cache_table
 from helpers.core import catalog
 from helpers.core.files import finish_interrupted
-from helpers.core.model import GPT, GPTConfig
+from helpers.core.language import vocabulary
+from helpers.core.model import GPT, GPTConfig, LanguageModel
+from helpers.core.tokenizer import WordTokenizer
 from helpers.core.weights import checked_config, read_model, sha256, to_checkpoint_layout
 from helpers.exercises import kv_checks
 from helpers.figures import export
@@ -56,15 +58,15 @@ def hidden(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
-def random_lm(layers=1, heads=2, n_ctx=16, name="toy", nan=False) -> H.LanguageModel:
+def random_lm(layers=1, heads=2, n_ctx=16, name="toy", nan=False) -> LanguageModel:
     torch.manual_seed(0)
-    config = GPTConfig(vocab_size=len(H.vocabulary()), n_ctx=n_ctx, n_layer=layers, n_head=heads, n_embd=4 * heads)
+    config = GPTConfig(vocab_size=len(vocabulary()), n_ctx=n_ctx, n_layer=layers, n_head=heads, n_embd=4 * heads)
     model = GPT(config).eval()
     if nan:
         with torch.no_grad():
             for p in model.parameters():
                 p.fill_(float("nan"))
-    return H.LanguageModel(name, model, H.WordTokenizer(H.vocabulary()))
+    return LanguageModel(name, model, WordTokenizer(vocabulary()))
 
 
 def sentence(tokens: int, start: int = 0) -> str:
@@ -189,12 +191,13 @@ RECORD = """
 import os, signal, sys
 from pathlib import Path
 import torch
-import helpers as H
 from helpers.core import catalog
+from helpers.core.language import vocabulary
+from helpers.core.model import GPT, GPTConfig
 folder, seed, kill = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 torch.manual_seed(seed)
-vocab = H.vocabulary()
-model = H.GPT(H.GPTConfig(vocab_size=len(vocab), n_ctx=16, n_layer=1, n_head=2, n_embd=8)).eval()
+vocab = vocabulary()
+model = GPT(GPTConfig(vocab_size=len(vocab), n_ctx=16, n_layer=1, n_head=2, n_embd=8)).eval()
 real, renames = os.replace, []
 def replace(src, dst, *args, **kwargs):
     into_folder = Path(dst).parent.resolve() == folder.resolve() and not Path(dst).name.startswith(".")
@@ -362,7 +365,7 @@ def test_the_largest_page_allowed_draws_in_about_a_second(tmp_path):
 # --- weak cases: model files and configs ----------------------------------------------------------------------
 def model_file(tmp_path: Path, config_text: str) -> Path:
     model = random_lm().model
-    metadata = {"config": config_text, "vocab": json.dumps(H.vocabulary()), "info": "{}"}
+    metadata = {"config": config_text, "vocab": json.dumps(vocabulary()), "info": "{}"}
     path = tmp_path / "bad.safetensors"
     path.write_bytes(save(to_checkpoint_layout(model), metadata=metadata))
     return path

@@ -20,8 +20,7 @@ def offline_empty(monkeypatch, tmp_path):
 
 
 def test_helpers_exports_the_switch():
-    assert helpers.pick_model is catalog.pick_model and helpers.load_gpt2 is gpt2.load_gpt2
-    assert helpers.download_gpt2 is gpt2.download_gpt2 and helpers.drop_first_token is gpt2.drop_first_token
+    assert helpers.pick_model is catalog.pick_model and helpers.drop_first_token is gpt2.drop_first_token
 
 
 def test_offline_gpt2_falls_back_with_one_line(offline_empty, monkeypatch, capsys):

@@ -6,8 +6,10 @@ import torch
 
 import helpers as H
 from helpers.analysis import kvcache, kvheads
+from helpers.analysis.kvcache import kv_cache_bytes_per_token, kv_cache_rows
+from helpers.analysis.kvheads import kv_attention_params, load_kv_variant
 from helpers.core.catalog import manifest
-from helpers.core.model import GPT, GPTConfig
+from helpers.core.model import GPT, GPTConfig, LanguageModel
 from helpers.train import RECIPES
 
 KIB = 1024
@@ -18,7 +20,7 @@ KIB = 1024
                                       ("Qwen2-7B", 56)])
 def test_cache_per_token_of_the_published_configs(name, kib):
     """The issue's examples (512 KiB, 128 KiB, 36 KiB in 16-bit), computed from the config numbers."""
-    row = next(r for r in H.kv_cache_rows() if r["model"] == name)
+    row = next(r for r in kv_cache_rows() if r["model"] == name)
     assert row["bytes per token"] == kib * KIB and row["KiB per token"] == kib
 
 
@@ -31,7 +33,7 @@ def test_published_heads_are_the_config_files_numbers():
 
 def test_an_8000_token_context():
     """07 §1: Llama 2 7B keeps 3.9 GiB of keys and values for 8,000 tokens, Llama 3 8B a quarter."""
-    rows = {r["model"]: r for r in H.kv_cache_rows(8000)}
+    rows = {r["model"]: r for r in kv_cache_rows(8000)}
     assert round(rows["Llama 2 7B"]["GiB per context"], 2) == 3.91
     assert round(rows["Llama 3 8B"]["GiB per context"], 2) == 0.98
     assert rows["Llama 2 7B"]["GiB per context"] == 4 * rows["Llama 3 8B"]["GiB per context"]
@@ -40,12 +42,12 @@ def test_an_8000_token_context():
 
 
 def test_cache_formula_and_its_one_line_errors():
-    assert H.kv_cache_bytes_per_token(2, 3, 8) == 2 * 2 * 3 * 8 * 2
-    assert H.kv_cache_bytes_per_token(12, 12, 64, bytes_per_number=4) == 73728
+    assert kv_cache_bytes_per_token(2, 3, 8) == 2 * 2 * 3 * 8 * 2
+    assert kv_cache_bytes_per_token(12, 12, 64, bytes_per_number=4) == 73728
     for bad in ({"n_layer": 0}, {"n_kv_head": 1.5}, {"bytes_per_number": True}):
         kwargs = {"n_layer": 2, "n_kv_head": 3, "d_head": 8, **bad}
         with pytest.raises(ValueError) as err:
-            H.kv_cache_bytes_per_token(**kwargs)
+            kv_cache_bytes_per_token(**kwargs)
         assert "\n" not in str(err.value)
 
 
@@ -53,14 +55,14 @@ def test_cache_formula_and_its_one_line_errors():
 def test_attention_parameters_per_layer_match_a_counted_layer(n_kv):
     model = GPT(GPTConfig(vocab_size=10, n_layer=1, n_head=12, n_embd=96, n_kv_head=n_kv))
     counted = sum(p.numel() for p in model.h[0].attn.parameters())
-    assert H.kv_attention_params(96, 12, n_kv) == counted
-    assert H.kv_attention_params(96, 12, 12) == H.attention_param_count(96, 12) == 37_248
+    assert kv_attention_params(96, 12, n_kv) == counted
+    assert kv_attention_params(96, 12, 12) == H.attention_param_count(96, 12) == 37_248
 
 
 def test_bad_kv_counts_get_one_line():
     for bad, words in ((5, "does not divide the 12 query heads"), (0, "out of range"), (2.5, "not a whole number")):
         with pytest.raises(ValueError, match=words) as err:
-            H.load_kv_variant(bad)
+            load_kv_variant(bad)
         assert "choose one of 1, 2, 3, 4, 6, 12" in str(err.value) and "\n" not in str(err.value)
 
 
@@ -87,8 +89,8 @@ def test_every_variant_is_shipped_with_its_setting_and_records():
         entry = shipped[H.variant_name(n)]
         assert entry["config"].get("n_kv_head", 12) == n and entry["config"]["n_head"] == 12
         assert entry["command"] == f"python -m helpers.train {H.variant_name(n)}"
-        lm = H.load_kv_variant(n)
-        assert lm.config.n_kv_head == n and lm is H.load_kv_variant(n)  # loaded once
+        lm = load_kv_variant(n)
+        assert lm.config.n_kv_head == n and lm is load_kv_variant(n)  # loaded once
         info = entry["info"]
         assert {"held_out_loss", "accuracy_induction", "seed"} <= set(info) and info["seed"] == 22
     results = H.kv_results()
@@ -112,7 +114,7 @@ def test_group_similarity_on_made_up_maps():
 
 # --- mean pooling -------------------------------------------------------------------------------------------
 def test_pooling_to_12_changes_nothing_and_pooling_equal_heads_is_exact():
-    lm = H.load_kv_variant(12)
+    lm = load_kv_variant(12)
     ids = torch.tensor([lm.tokenizer.encode(kvheads.SENTENCE)])
     same = H.pooled_model(lm, 12)
     assert torch.equal(same(ids).logits, lm.model(ids).logits)
@@ -127,7 +129,7 @@ def test_pooling_to_12_changes_nothing_and_pooling_equal_heads_is_exact():
                     rows = slice(start + g * 32, start + g * 32 + 32)
                     W[rows] = W[start + g * 32:start + g * 32 + 8].repeat(4, 1)
                     b[rows] = b[start + g * 32:start + g * 32 + 8].repeat(4)
-    tied = H.LanguageModel(name="tied", model=model, tokenizer=lm.tokenizer)
+    tied = LanguageModel(name="tied", model=model, tokenizer=lm.tokenizer)
     pooled = H.pooled_model(tied, 3)
     assert pooled.config.n_kv_head == 3
     assert torch.allclose(pooled(ids).logits, model(ids).logits, atol=1e-5)
@@ -135,13 +137,13 @@ def test_pooling_to_12_changes_nothing_and_pooling_equal_heads_is_exact():
 
 def test_pooling_refuses_a_grouped_model():
     with pytest.raises(ValueError, match="already shares keys and values"):
-        H.pooled_model(H.load_kv_variant(3), 1)
+        H.pooled_model(load_kv_variant(3), 1)
 
 
 def test_recorded_pooled_results_are_what_the_shipped_file_measures():
     recorded = manifest()["kv-12"]["kv_pooled"]
     assert set(recorded) == {str(n) for n in H.KV_COUNTS}
-    lm = H.load_kv_variant(12)
+    lm = load_kv_variant(12)
     for n in (12, 3):
         assert kvheads.measure_pooled(lm, n) == pytest.approx(recorded[str(n)], abs=1e-4)
     assert recorded["12"]["held_out_loss"] == manifest()["kv-12"]["info"]["held_out_loss"]
@@ -150,7 +152,7 @@ def test_recorded_pooled_results_are_what_the_shipped_file_measures():
 def test_pooling_on_text_is_generic_and_agrees_with_the_recorded_pooling_on_kv_12():
     """The measurement §5 runs on GPT-2 works on any multi-head model: on kv-12, pooling to 12 moves nothing and
     the loss falls back to the model's own; fewer key/value heads move the maps and raise the loss."""
-    lm = H.load_kv_variant(12)
+    lm = load_kv_variant(12)
     results = H.pooling_on_text(lm, text=kvheads.SENTENCE, sentence=kvheads.SENTENCE)
     assert list(results) == list(H.KV_COUNTS)
     assert results[12]["mean_change"] == 0 and results[12]["loss"] == kvheads.text_loss(lm, kvheads.SENTENCE)[0]

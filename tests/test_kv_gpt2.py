@@ -34,7 +34,7 @@ def fake_dir(tmp_path_factory):
 def stand_in(fake_dir):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(gpt2.VERIFY_ENV, "0")  # lets the stand-in past the checksum meant for the real file
-        return H.load_gpt2(fake_dir)
+        return gpt2.load_gpt2(fake_dir)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_the_description_and_figure(pooling):
 
 
 def test_pool_source_follows_the_switch(fake_dir, tmp_path, monkeypatch, capsys):
-    assert H.pool_source("classroom") is H.load_kv_variant(12)
+    assert H.pool_source("classroom") is kvheads.load_kv_variant(12)
     monkeypatch.setenv(gpt2.DIR_ENV, str(fake_dir))
     monkeypatch.setenv(gpt2.VERIFY_ENV, "0")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -98,7 +98,7 @@ def test_pool_source_follows_the_switch(fake_dir, tmp_path, monkeypatch, capsys)
     monkeypatch.setenv(gpt2.DIR_ENV, str(tmp_path / "no-gpt2-here"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hf-cache"))
     capsys.readouterr()
-    assert H.pool_source("gpt2") is H.load_kv_variant(12)  # offline: one line, then the classroom kv-12
+    assert H.pool_source("gpt2") is kvheads.load_kv_variant(12)  # offline: one line, then the classroom kv-12
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1 and "548 MB" in lines[0]
     with pytest.raises(ValueError, match="use 'classroom'") as err:

@@ -8,7 +8,9 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import helpers as H
+from helpers.analysis.kvheads import load_kv_variant
 from helpers.figures import kv_plots
+from helpers.figures.kv_plots import kv_slide
 
 
 @pytest.fixture(scope="module")
@@ -126,15 +128,14 @@ def test_export_into_an_unwritable_place_shows_one_line(explorer, tmp_path):
 
 # --- the deck slide and the notebook's figures ------------------------------------------------------------
 def test_deck_slide_shows_two_settings_with_loss_and_cache():
-    fig = H.kv_slide((12, 1))
+    fig = kv_slide((12, 1))
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert len(titles) == 2 and "12 key/value heads (multi-head)" in titles[0] and "1 key/value head (multi-query)" in titles[1]
     assert all("loss" in t and "bytes/token" in t for t in titles)
     assert H.check_slide(fig).ok, H.check_slide(fig).problems
 
 
-@pytest.mark.parametrize("plot", [H.plot_kv_cache, H.plot_kv_results, H.plot_group_similarity, H.plot_pooled,
-                                  lambda: H.plot_grouped_heads(3)])
+@pytest.mark.parametrize("plot", [H.plot_kv_cache, H.plot_kv_results, H.plot_group_similarity, H.plot_pooled])
 def test_figures_are_figures_that_write_nothing(plot, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fig = plot()
@@ -143,7 +144,7 @@ def test_figures_are_figures_that_write_nothing(plot, tmp_path, monkeypatch):
 
 
 def test_mark_groups_refuses_a_count_that_does_not_divide():
-    run = H.run_sentence(H.load_kv_variant(12), H.SENTENCE)
+    run = H.run_sentence(load_kv_variant(12), H.SENTENCE)
     view = kv_plots.AllHeadsView(run.attentions, run.tokens)
     with pytest.raises(ValueError, match="does not divide the 12 query heads"):
         kv_plots.mark_groups(view, 5)

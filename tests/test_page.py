@@ -13,6 +13,10 @@ import torch
 from matplotlib.figure import Figure
 
 import helpers as H
+from helpers.core.gpt2 import load_gpt2
+from helpers.core.language import vocabulary
+from helpers.core.model import GPT, GPTConfig, LanguageModel
+from helpers.core.tokenizer import WordTokenizer
 from helpers.figures import deck, webpage
 from helpers.figures.page import PRECISION, export_page, page_data, page_html, quantise, read_page
 from helpers.widgets.explorer import Explorer
@@ -42,8 +46,8 @@ def page(classroom, tmp_path_factory):
 @pytest.fixture(scope="module")
 def tiny():
     torch.manual_seed(0)
-    config = H.GPTConfig(vocab_size=len(H.vocabulary()), n_ctx=12, n_layer=3, n_head=2, n_embd=16)
-    return H.LanguageModel("tiny", H.GPT(config).eval(), H.WordTokenizer(H.vocabulary()))
+    config = GPTConfig(vocab_size=len(vocabulary()), n_ctx=12, n_layer=3, n_head=2, n_embd=16)
+    return LanguageModel("tiny", GPT(config).eval(), WordTokenizer(vocabulary()))
 
 
 def test_every_map_on_the_page_is_the_models_to_the_stated_precision(classroom, page):
@@ -175,7 +179,7 @@ def test_a_gpt2_page_shows_the_tokens_as_gpt2_writes_them(tmp_path, monkeypatch)
     """GPT-2's vocabulary and tokenizer with tiny random weights (no download): the page holds
     GPT-2's own token strings, <|endoftext|> first, and its maps are the model's."""
     monkeypatch.setenv("HELPERS_GPT2_VERIFY", "0")
-    lm = H.load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
+    lm = load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
     path = export_page(lm, ["I like to draw", "The cat sat."], folder=tmp_path)
     data = read_page(path)
     run = H.run_sentence(lm, "I like to draw")
@@ -201,7 +205,7 @@ def test_a_classroom_page_carries_its_model_exactly(classroom, page):
 
 def test_a_gpt2_page_stays_precomputed_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("HELPERS_GPT2_VERIFY", "0")
-    lm = H.load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
+    lm = load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
     path = export_page(lm, ["I like to draw"], folder=tmp_path)
     assert webpage.read_script_json(path.read_text(encoding="utf-8"), "model-data") == []
     assert "does not run here" in read_page(path)["about"]

@@ -21,9 +21,10 @@ import pytest
 
 import helpers as H
 from helpers.analysis import captions
-from helpers.analysis.seeds import seed_runs
 from helpers.analysis.knockout import KNOCKOUT_SENTENCE, knock_out, next_word_change
+from helpers.analysis.seeds import seed_runs
 from helpers.core.evaluation import one_thread
+from helpers.core.gpt2 import load_gpt2
 from helpers.core.language import StoryWriter
 from helpers.figures.deck import DRAW, LIST
 from helpers.figures.page import export_page, export_slider_page, family, quantise
@@ -338,7 +339,7 @@ def test_the_policy_lets_the_page_run_and_refuses_an_added_script(browser, pages
 def test_a_gpt2_page_shows_precomputed_maps_and_says_it_cannot_run_here(browser, tmp_path, monkeypatch):
     """GPT-2's tokenizer with tiny random weights (no download): the page is the precomputed kind."""
     monkeypatch.setenv("HELPERS_GPT2_VERIFY", "0")
-    lm = H.load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
+    lm = load_gpt2(fake_gpt2_folder(tmp_path / "gpt2"))
     watched = open_page(browser, export_page(lm, ["I like to draw"], folder=tmp_path))
     page = watched.page
     assert "does not run here" in page.locator("#about").inner_text()

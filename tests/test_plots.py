@@ -10,6 +10,7 @@ import torch
 from matplotlib.figure import Figure
 
 import helpers as H
+from helpers.core.attention import multi_head
 from helpers.figures import plots
 
 TOKENS = ["I", "like", "to", "draw"]
@@ -51,14 +52,12 @@ def test_heads_grid_matmul_recombination_and_vectors():
     assert len([a for a in fig.axes if a.get_visible()]) == 12 + 1  # the maps and one colour bar
     fig = plots.plot_matmul((1, 768), (768, 64), ("draw", "W_Q", "query"))
     assert "[1 × 768] · [768 × 64] → [1 × 64]" in fig.axes[0].get_title()
-    steps = H.multi_head(torch.randn(4, 48), *(torch.randn(3, 48, 16) for _ in range(3)), torch.randn(3, 16, 48))
+    steps = multi_head(torch.randn(4, 48), *(torch.randn(3, 48, 16) for _ in range(3)), torch.randn(3, 16, 48))
     fig = plots.plot_recombination(steps, 3, TOKENS)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == [f"head {h}: z [1 × 16]" for h in range(3)]
     assert len(ax.images) == 1 + 3 + 1 and len(fig.axes) == 2  # concat, one row per head, the sum; a colour bar
     assert "'draw'" in ax.get_title() and "[1 × 48] · [48 × 48]" in ax.get_title()
-    fig = plots.plot_vectors({"update": torch.randn(64), "embedding": torch.randn(768)})
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["update (64)", "embedding (768)"]
 
 
 def test_heads_grid_has_one_shared_colour_bar_and_legible_outer_labels():
@@ -95,8 +94,7 @@ def test_plots_never_touch_pyplot():
     lambda: plots.plot_word_weights(W[0], TOKENS[:2], "I"),
     lambda: plots.plot_matmul((1, 768), (64, 768)),
     lambda: plots.plot_recombination(torch.randn(2, 3, 6), 0),
-    lambda: plots.plot_recombination(H.multi_head(torch.randn(4, 6), *(torch.randn(2, 6, 3) for _ in range(3)), torch.randn(2, 3, 6)), 4),
-    lambda: plots.plot_vectors({}),
+    lambda: plots.plot_recombination(multi_head(torch.randn(4, 6), *(torch.randn(2, 6, 3) for _ in range(3)), torch.randn(2, 3, 6)), 4),
 ])
 def test_bad_input_gives_one_line_errors(call):
     with pytest.raises(ValueError) as err:

@@ -11,6 +11,7 @@ import pytest
 
 import helpers as H
 from helpers.analysis import relations as S
+from helpers.analysis.captions import types_caption
 from helpers.core.catalog import manifest
 
 pytestmark = pytest.mark.skipif("classroom" not in manifest(), reason="data/models.json lists no classroom model")
@@ -107,10 +108,10 @@ def test_06_the_report_types_object_as_offset_and_subjects_best_head_as_pronoun(
 
 
 def test_06_type_map_words_count_what_the_prose_counts(typed):
-    """06 §4's type map carries H.types_caption(types) as its alt text, and the deck's "06_head_types" slide
+    """06 §4's type map carries types_caption(types) as its alt text, and the deck's "06_head_types" slide
     speaks the same sentence: the counts of the markdown's "37 heads … 13 heads … 94"."""
     types, _ = typed
-    assert H.types_caption(types) == ("Of the 144 heads, 37 follow position (2 previous, 23 offset, 12 resting), "
+    assert types_caption(types) == ("Of the 144 heads, 37 follow position (2 previous, 23 offset, 12 resting), "
                                       "13 have a grammar job position cannot explain (5 agreement, 2 pronoun, "
                                       "6 induction) and 94 get no type.")
 

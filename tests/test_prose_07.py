@@ -20,10 +20,13 @@ import torch
 import helpers as H
 from helpers import train
 from helpers.analysis import kvcache, kvheads, listloss
+from helpers.analysis.kvcache import kv_cache_rows
+from helpers.analysis.kvheads import load_kv_variant
+from helpers.analysis.listloss import loss_on_list_words
 from helpers.core import gpt2
-from helpers.core.evaluation import N_CTX, forced_hits, held_out_batch, story_ids
 from helpers.core import catalog
 from helpers.core.catalog import manifest
+from helpers.core.evaluation import N_CTX, forced_hits, held_out_batch, story_ids
 from helpers.core.gpt2 import GPT2_SMALL
 from helpers.core.model import GPT, GPTConfig
 from helpers.core.tokenizer import WordTokenizer
@@ -58,7 +61,7 @@ def starting_weights(name: str) -> dict[str, torch.Tensor]:
 
 def stripe(n_kv: int) -> list[float]:
     """Layer 1's attention on the word after the earlier copy, per head, over the second copy of the list."""
-    run = H.run_sentence(H.load_kv_variant(n_kv), H.SENTENCE)
+    run = H.run_sentence(load_kv_variant(n_kv), H.SENTENCE)
     tokens, a = run.tokens, run.attentions.numpy()
     target = np.asarray(H.induction_prediction(tokens)).argmax(-1)
     second = tokens.index("again") + 2  # the ":" after "again"; the list follows it
@@ -70,7 +73,7 @@ def test_07_1_cache_numbers():
     """"Llama 2 7B keeps 512 KiB for every token … the 3.91 GiB in the 8,000-token column … Llama 3 8B … only 8
     key/value heads: 128 KiB per token, four times less … GPT-2 small keeps 36 KiB per token … and Gemma 2B,
     whose 8 query heads all share one key/value head, 18 KiB.\""""
-    rows = {r["model"]: r for r in H.kv_cache_rows(8000)}
+    rows = {r["model"]: r for r in kv_cache_rows(8000)}
     llama2, llama3 = rows["Llama 2 7B"], rows["Llama 3 8B"]
     assert llama2["KiB per token"] == 512 and f"{llama2['GiB per context']:.2f}" == "3.91"
     assert (llama3["layers"], llama3["query heads"], llama3["head size"]) == \
@@ -83,7 +86,7 @@ def test_07_1_cache_numbers():
 def test_07_1_grouped_query_models_of_section_4():
     """§4: "Llama 2 70B, Llama 3, Mistral and Qwen2 in the table above all use grouped-query attention; Gemma 2B
     uses multi-query.\""""
-    rows = {r["model"]: r for r in H.kv_cache_rows()}
+    rows = {r["model"]: r for r in kv_cache_rows()}
     for name in ("Llama 2 70B", "Llama 3 8B", "Mistral 7B", "Qwen2-7B"):
         assert 1 < rows[name]["kv heads"] < rows[name]["query heads"]
     assert rows["Gemma 2B"]["kv heads"] == 1 and rows["Llama 2 7B"]["kv heads"] == rows["Llama 2 7B"]["query heads"]
@@ -117,7 +120,7 @@ def test_07_2_what_to_look_for_in_the_slider():
 
 def test_07_2_one_key_value_head_still_gives_twelve_different_maps():
     """"Slide to 1: one set of keys and values for all twelve heads, and still twelve different maps.\""""
-    sims = kvheads.group_similarity(kvheads.held_out_maps(H.load_kv_variant(1)), 1)
+    sims = kvheads.group_similarity(kvheads.held_out_maps(load_kv_variant(1)), 1)
     assert all(v < 0.6 for v in sims["within_by_layer"])  # identical maps would overlap by 1
 
 
@@ -166,7 +169,7 @@ def test_07_4_results():
 def test_07_4_the_list_words_are_a_small_part_of_what_the_loss_measures():
     """"The second copies of lists are a small part of the stories (about 4 % of the words the loss is measured
     on), so the loss hardly notices.\""""
-    lm = H.load_kv_variant(12)
+    lm = load_kv_variant(12)
     ids, stories = held_out_batch(tuple(lm.tokenizer.vocab), 256, lm.bos)  # what evaluate() scores
     share = sum(len(s.forced["induction"]) for s in stories) / (ids.shape[0] * (ids.shape[1] - 1))
     assert f"{share:.0%}" == "4%"
@@ -222,7 +225,7 @@ def test_07_1_each_model_reads_its_own_context_length():
     would be the cache of a text twice as long as Llama 2 can read … it reads up to 8,192 tokens, so 8,000 fit: 0.98
     GiB. GPT-2 small … reads at most 1,024 tokens (0.04 GiB) … Mistral 7B (v0.1) accepts 32,768 positions, but each
     of its layers attends only to the last 4,096 tokens (a sliding window) … 0.50 GiB, however long the text.\""""
-    rows = {r["model"]: r for r in H.kv_cache_rows(8000)}
+    rows = {r["model"]: r for r in kv_cache_rows(8000)}
     lengths = {name: r["context length"] for name, r in rows.items()}
     assert lengths == {"GPT-2 small": 1024, "Llama 2 7B": 4096, "Llama 2 70B": 4096, "Llama 3 8B": 8192,
                        "Mistral 7B": 32768, "Qwen2-7B": 131072, "Gemma 2B": 8192}
@@ -279,7 +282,7 @@ def test_07_exercise_1_shows_the_keys_of_config():
 # --- issue 29: the loss and the list are one measurement -----------------------------------------------------------
 @pytest.fixture(scope="module")
 def splits():
-    return {n: H.loss_on_list_words(H.load_kv_variant(n)) for n in H.KV_COUNTS}
+    return {n: loss_on_list_words(load_kv_variant(n)) for n in H.KV_COUNTS}
 
 
 def test_07_4_the_loss_split_by_word_adds_up_to_the_held_out_loss(splits):
@@ -289,7 +292,7 @@ def test_07_4_the_loss_split_by_word_adds_up_to_the_held_out_loss(splits):
     for n, s in splits.items():
         assert abs(s["loss"] - results[n]["held_out_loss"]) < 2e-4, n
         assert abs(s["list_share"] * s["list_loss"] + s["other_share"] * s["other_loss"] - s["loss"]) < 1e-5
-    lm = H.load_kv_variant(1)
+    lm = load_kv_variant(1)
     _, stories = held_out_batch(tuple(lm.tokenizer.vocab), 256, lm.bos)
     ids = story_ids(lm, stories)
     with torch.no_grad():
@@ -372,7 +375,7 @@ def test_07_5_the_kv_models_were_trained_from_scratch_not_uptrained():
     fields = {f.name for f in dataclasses.fields(train.Recipe)}
     assert not fields & {"init", "init_from", "start_from", "checkpoint", "resume"}
     assert "load" not in train._train.__code__.co_names  # no checkpoint is read before the first step
-    pooled = kvheads.pooled_model(H.load_kv_variant(12), 1).state_dict()
+    pooled = kvheads.pooled_model(load_kv_variant(12), 1).state_dict()
     assert not torch.equal(starting_weights("kv-1")["h.0.attn.c_attn.weight"], pooled["h.0.attn.c_attn.weight"])
     text = prose()
     assert "show how far training gets" not in text
@@ -435,7 +438,7 @@ def test_07_offline_gpt2_switch_prints_one_clear_line(tmp_path, monkeypatch, cap
     monkeypatch.setattr(gpt2, "_from_hf_cache", lambda name: None)
     monkeypatch.setattr(hub, "get_hf_file_metadata", no_network)
     capsys.readouterr()
-    assert H.pool_source("gpt2") is H.load_kv_variant(12)
+    assert H.pool_source("gpt2") is load_kv_variant(12)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1, lines
     line = lines[0]

@@ -14,8 +14,12 @@ import torch
 
 import helpers as H
 from helpers.analysis import headcount as S
+from helpers.analysis.headcount import available_head_counts, head_shapes, merged_model
 from helpers.core import catalog
+from helpers.core.attention import multi_head_from
+from helpers.core.language import vocabulary
 from helpers.figures import headcount_plots
+from helpers.figures.headcount_plots import plot_loss_vs_heads
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +34,8 @@ def test_head_shapes_match_what_the_trained_layer_computes(n_heads):
     assert lm.config.n_head == n_heads and lm.config.n_embd == H.WIDTH == 96 and lm.config.n_layer == 2
     run = H.run_sentence(lm, H.SENTENCE)
     tokens, inputs = run.tokens, run.attention_inputs
-    steps = H.multi_head_from(inputs[0], H.head_weights(lm.model, 0), causal=True)
-    shapes = H.head_shapes(H.WIDTH, n_heads, len(tokens))
+    steps = multi_head_from(inputs[0], H.head_weights(lm.model, 0), causal=True)
+    shapes = head_shapes(H.WIDTH, n_heads, len(tokens))
     d = H.WIDTH // n_heads
     assert shapes["Q, K, V (per head)"] == tuple(steps.Q.shape[1:]) == (len(tokens), d)
     assert shapes["scores (per head)"] == tuple(steps.scores.shape[1:]) == (len(tokens), len(tokens))
@@ -44,9 +48,9 @@ def test_head_shapes_match_what_the_trained_layer_computes(n_heads):
 
 def test_head_shapes_rejects_a_head_count_that_does_not_divide_the_width():
     with pytest.raises(ValueError, match="divide"):
-        H.head_shapes(96, 5, 4)
+        head_shapes(96, 5, 4)
     with pytest.raises(ValueError):
-        H.head_shapes(96, 4, 0)
+        head_shapes(96, 4, 0)
 
 
 @pytest.mark.parametrize("n_heads", H.HEAD_COUNTS)
@@ -57,10 +61,10 @@ def test_attention_parameters_are_the_same_for_every_head_count(n_heads):
 
 def test_every_slider_model_is_shipped_and_has_a_held_out_loss():
     losses = H.loss_by_heads()
-    assert sorted(losses) == list(H.HEAD_COUNTS) == H.available_head_counts()
+    assert sorted(losses) == list(H.HEAD_COUNTS) == available_head_counts()
     for h, loss in losses.items():
         assert loss == pytest.approx(H.load_variant(h).info["held_out_loss"])
-        assert 0 < loss < math.log(len(H.vocabulary()))  # better than guessing uniformly
+        assert 0 < loss < math.log(len(vocabulary()))  # better than guessing uniformly
 
 
 def test_load_variant_is_cached_and_rejects_untrained_head_counts():
@@ -76,9 +80,9 @@ def test_loss_plot_marks_the_current_head_count():
     assert list(plot.marker.get_xdata()) == [2] and list(plot.marker.get_ydata()) == [1.5]
     plot.update(4)
     assert list(plot.marker.get_ydata()) == [1.2]
-    assert H.plot_loss_vs_heads(losses).axes[0].get_xlabel().startswith("heads")
+    assert plot_loss_vs_heads(losses).axes[0].get_xlabel().startswith("heads")
     with pytest.raises(ValueError):
-        H.plot_loss_vs_heads({})
+        plot_loss_vs_heads({})
 
 
 # --- merging heads ------------------------------------------------------------------------------
@@ -97,7 +101,7 @@ def test_merging_in_groups_of_one_reproduces_the_trained_maps():
 def test_merging_only_moves_the_cuts_between_heads(g):
     """Merged weights are the same numbers read by a model with 12 / g heads (notebook 04, §6)."""
     lm = H.load_variant(12)
-    wider = H.merged_model(lm, g)
+    wider = merged_model(lm, g)
     assert wider.config.n_head == 12 // g and wider.config.d_head == 8 * g
     for layer in range(2):
         merged = H.merge_head_groups(H.head_weights(lm.model, layer), g)
@@ -110,7 +114,7 @@ def test_a_merged_head_scores_with_the_sum_of_its_members_scores():
     """The notebook's claim: merged score = sum of member scores, scaled by 1/√(g·d) instead of 1/√d."""
     lm, g, layer = H.load_variant(12), 3, 1
     inputs = H.run_sentence(lm, H.SENTENCE).attention_inputs
-    members = H.multi_head_from(inputs[layer], H.head_weights(lm.model, layer), causal=True)
+    members = multi_head_from(inputs[layer], H.head_weights(lm.model, layer), causal=True)
     raw = members.scores.reshape(4, g, *members.scores.shape[1:]).sum(1)  # (4, T, T) summed raw scores
     T = raw.shape[-1]
     expected = (raw / math.sqrt(8 * g)).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf).softmax(-1)

@@ -27,10 +27,10 @@ import pytest
 import torch
 
 import helpers as H
-from helpers.analysis.relations import relation_pairs, story_attentions
+from helpers.analysis.relations import relation_pairs
 from helpers.core import language as L
 from helpers.core.catalog import manifest
-from helpers.core.evaluation import HELD_OUT_SEED, held_out_stories
+from helpers.core.evaluation import HELD_OUT_SEED, held_out_stories, story_ids
 from helpers.core.language import NAMES, POSSESSIVE, PRONOUN_SUBJECTS, StoryWriter
 from helpers.train import RECIPES
 
@@ -420,7 +420,9 @@ def test_every_map_hides_later_words_and_each_row_adds_up_to_one():
     """01 §5 and §9, 05 §2, 06 §4, the guide's mask answers: in every map of every head, on every held-out
     story (as each model was trained) and on "I like to draw", every weight above the diagonal is 0, each row
     adds up to 1, and the first word puts its whole weight on itself."""
-    maps = [story_attentions(H.load_model("classroom"), held_out_stories(64))]  # (B, L, H, T, T)
+    classroom = H.load_model("classroom")
+    with torch.no_grad():
+        maps = [classroom.model(story_ids(classroom, held_out_stories(64))).attentions]  # (B, L, H, T, T)
     for name in ("walkthrough-1", "walkthrough-12"):
         lm = H.load_model(name)
         ids = torch.tensor([[lm.tokenizer.ids[t] for t in s.tokens] for s in _walkthrough_stories()])

@@ -139,8 +139,8 @@ def merged_model(lm: LanguageModel, group_size: int) -> GPT:
 def merged_loss(group_size: int) -> float:
     """Held-out loss of heads-12 with every layer's heads merged in groups (no retraining).
 
-    Read from data/models.json, where `record_merged_losses` wrote it for the shipped heads-12 file
-    (six evaluations cost ~2 s of a notebook's run); measured here when no number is recorded."""
+    Read from data/models.json, where `record_merged_losses` wrote it for the shipped heads-12 file,
+    so a notebook skips six evaluations; measured here when no number is recorded."""
     losses = recorded(f"heads-{MERGE_SOURCE}", "merged_held_out_loss")
     if str(group_size) in losses:
         return float(losses[str(group_size)])

@@ -55,9 +55,9 @@ def loss_rise_by_word(split: dict[str, float], reference: dict[str, float]) -> d
 def loss_split_by_kv_heads() -> dict[int, dict[str, float]]:
     """loss_on_list_words for every shipped kv-N model.
 
-    Read from data/models.json, where `record_loss_split` wrote it for the shipped kv-N file (six
-    forward passes over 256 stories cost ~5 s of notebook 07's run); measured here (once per kernel)
-    for a file that has none recorded, e.g. one retrained since."""
+    Read from data/models.json, where `record_loss_split` wrote it for the shipped kv-N file, so
+    notebook 07 skips six forward passes over 256 stories; measured here (once per kernel) for a
+    file that has none recorded, e.g. one retrained since."""
     return {n: recorded(variant_name(n), "loss_split") or _live_split(n) for n in available_kv_counts()}
 
 

@@ -30,12 +30,6 @@ SCORED_RELATIONS = POSITIONAL + GRAMMAR  # what relation_scores scores; "bos" al
 POSITIONAL_TYPES = ("previous", "offset", "resting")  # head types that position alone explains
 
 
-@torch.no_grad()
-def story_attentions(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
-    """Every attention map for a batch of stories, in one forward pass: (B, L, H, T, T)."""
-    return lm.model(story_ids(lm, stories)).attentions
-
-
 # --- ground-truth scores for the classroom language ----------------------------------
 def relation_pairs(stories: list[Story], relation: str, beyond_previous: bool = False) -> list[tuple[int, int, int]]:
     """(story, query, key) triples of one relation: the attention a perfect head would pay.

@@ -66,11 +66,6 @@ def scale(scores: Tensor, d_head: int) -> Tensor:
     return scores / math.sqrt(d_head)
 
 
-def causal_mask(T: int) -> Tensor:
-    """(T, T) bool, True where a query would look at a later word (the future)."""
-    return torch.ones(T, T, dtype=torch.bool).triu(1)
-
-
 def mask_future(scores: Tensor) -> Tensor:
     """Set the scores of future keys to -inf so the softmax gives them weight 0."""
     T_q, T_k = scores.shape[-2:]
@@ -137,12 +132,6 @@ def merge_heads(x: Tensor) -> Tensor:
 def recombination_matrix(W_O: Tensor) -> Tensor:
     """Stack the per-head blocks W_O (H, d, D) into the (H·d, D) recombination matrix."""
     return W_O.reshape(-1, W_O.shape[-1])
-
-
-def decompress(z: Tensor, W_O_h: Tensor) -> Tensor:
-    """One head's update z (T, d) through its own block W_O_h (d, D) -> (T, D)."""
-    _check_matmul(z, W_O_h, "z", "W_O block")
-    return z @ W_O_h
 
 
 @dataclass

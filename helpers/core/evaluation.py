@@ -41,8 +41,7 @@ def story_ids(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
 def one_thread():
     """Run torch on one thread inside the block. The classroom model's passes are many small matrix
     products; on a 2-core machine that is busy with anything else (a browser, other kernels), two
-    threads wait on each other: a 64-story pass took 1.2 s of CPU on one thread against 2.2-2.8 s on
-    two, and a knock-out pass 0.2 s against 1.3-2.0 s (measured under load; bench/bench_heads.py)."""
+    threads wait on each other and one thread finishes first (bench/bench_heads.py; bench/last_run.md)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -88,8 +87,8 @@ def evaluate(model: GPT, tokenizer: WordTokenizer, n_stories: int = 256, bos: bo
 
 @functools.lru_cache(maxsize=8)
 def held_out_batch(vocab: tuple[str, ...], n_stories: int, bos: bool = True, relay_chance: float = 0.0):
-    """The held-out stories every model is measured on, made once per vocabulary (~0.3 s each time
-    otherwise: notebook 04 scores six merged models on the same 256 stories). Read-only."""
+    """The held-out stories every model is measured on, made once per vocabulary (notebook
+    04 scores six merged models on the same 256 stories). Read-only."""
     return story_batch(StoryWriter(HELD_OUT_SEED), WordTokenizer(list(vocab)), n_stories, 0.5, bos,
                        relay_chance=relay_chance)
 

@@ -263,7 +263,7 @@ def _write_pptx(chosen, figures, notes, models: Models | None, staging: Path, pa
 
 def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "") -> None:
     """One 16:9 page per figure, at the slide size and with >= 14 pt text, as for the PNGs."""
-    from matplotlib.backends.backend_pdf import PdfPages  # here, not at import: it costs ~1 s (fontTools)
+    from matplotlib.backends.backend_pdf import PdfPages  # here, not at import: it loads fontTools
 
     metadata = {"Title": "Multi-head attention: the lecture deck", "Subject": subject, **FIXED_METADATA["pdf"]}
     try:

@@ -25,7 +25,7 @@ from ..analysis.seeds import seed_values
 from ..core.run import run_sentence
 from .common import new_axes, new_figure
 from .describe import describe
-from .headcount_plots import SEED_DOT, SHIPPED_MARK, draw_seeds
+from .headcount_plots import SEED_DOT, draw_seeds
 from .mosaic import AllHeadsView, all_heads_words
 from .slide import SLIDE_INCHES
 
@@ -59,18 +59,6 @@ def grouped_heads_view(maps, tokens, n_kv_head: int, ax=None, title=None,
     """The all-heads grid (L, H, T, T) with its groups framed: the view and the frames."""
     view = AllHeadsView(maps, tokens, ax=ax, title=title, token_labels=token_labels)
     return view, mark_groups(view, n_kv_head)
-
-
-def plot_grouped_heads(n_kv_head: int, sentence: str = SENTENCE, ax=None) -> Figure:
-    """Every map of the variant with n_kv_head key/value heads reading `sentence`, framed by group."""
-    run = run_sentence(load_kv_variant(n_kv_head), sentence)
-    g = N_QUERY_HEADS // n_kv_head
-    what = "each query head has its own keys and values" if g == 1 else \
-        f"each frame: {g} query heads reading one key/value head"
-    title = f"{N_QUERY_HEADS} query heads, {n_kv_head} key/value head{'s' * (n_kv_head > 1)}: {what}"
-    view = grouped_heads_view(run.attentions, run.tokens, n_kv_head, ax=ax, title=title)[0]
-    describe(view.ax, all_heads_words(run.attentions, run.tokens, title=title))
-    return view.fig
 
 
 # --- the KV cache of published models ----------------------------------------------------------------

@@ -37,8 +37,8 @@ window.PageModel = (function () {
   // --- the pieces of one block --------------------------------------------------------------------
   function linear(x, T, weight, bias, nIn, nOut) {  // x (T, nIn) @ weight.T + bias -> (T, nOut)
     // Output (t, o) is the dot product of word t with weight row o. The loops take two weight rows
-    // and four words at a time: each number read serves several products (the forward pass went from
-    // 37 to 31 ms in node), and every sum still adds its terms in order i = 0, 1, ..., so the result
+    // and four words at a time: each number read serves several products (bench/bench_page.py measures
+    // the forward pass), and every sum still adds its terms in order i = 0, 1, ..., so the result
     // is the same to the last bit.
     const y = new Float32Array(T * nOut);
     let o = 0;

@@ -171,7 +171,7 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
     D = per_head.shape[-1]
     total = _as_array(steps.concat, "steps.concat", 2)[word] @ _as_array(steps.recombination, "W_O", 2)  # (D,)
     own = ax is None
-    if own:  # fixed placement: constrained layout would measure ~50 texts on every draw (~0.8 s)
+    if own:  # fixed placement: constrained layout would measure ~50 texts on every draw
         fig = new_figure(figsize=(13.3, 7.5))
         ax = fig.add_axes((0.155, 0.01, 0.745, 0.88))
     fig = ax.figure
@@ -223,21 +223,3 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
     describe(ax, words.panels_words(title, [words.recombination_words(z, per_head, total, str(label))]))
     return fig
 
-
-def plot_vectors(vectors: dict, ax: Axes | None = None, title: str | None = None) -> Figure:
-    """Each vector as a coloured strip on a common length axis, so 64 next to 768 is plain to see."""
-    arrays = {name: _as_array(v, f"vector {name!r}", 1) for name, v in vectors.items()}
-    if not arrays:
-        raise ValueError("plot_vectors got no vectors; pass a dict such as {'update': u}.")
-    longest = max(len(a) for a in arrays.values())
-    fig, ax = new_axes(ax, (10, 0.9 + 0.7 * len(arrays)))
-    limit = max(float(np.abs(a).max()) for a in arrays.values()) or 1.0
-    for row, (name, a) in enumerate(arrays.items()):
-        ax.imshow(a[None, :], cmap="coolwarm", vmin=-limit, vmax=limit, aspect="auto",
-                  extent=(0, len(a), row + 0.4, row - 0.4))
-    ax.set_xlim(0, longest)
-    ax.set_ylim(len(arrays) - 0.5, -0.5)
-    ax.set_yticks(range(len(arrays)), [f"{n} ({len(a)})" for n, a in arrays.items()])
-    ax.set_xlabel("feature index")
-    ax.set_title(title or "Vector lengths")
-    return fig

@@ -28,7 +28,7 @@ class KnockoutExplorer(SyncedControls):
         self.sentence = w.Text(value=sentence, description="sentence", continuous_update=False,
                                layout=w.Layout(width="95%"))
         self.heads = w.SelectMultiple(options=labels, value=chosen, rows=16, description="knock out")
-        cached_head_means(lm)  # computed once now (~0.5 s), so switching to "mean" answers at once
+        cached_head_means(lm)  # computed once now, so switching to "mean" answers at once
         self.mode = w.ToggleButtons(options=list(MODES), value=mode, description="mode")
         self.clear = w.Button(description="clear")
         self.message = w.Label(value="")

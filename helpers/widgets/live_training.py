@@ -19,7 +19,7 @@ from ..core.language import vocabulary
 from ..figures.formation_plots import LivePlot
 from .frame import Frame, show_png
 
-EVALUATIONS = 40  # probes along a run: one every steps / 40 (~24 steps of heads-12), ~0.1 s each
+EVALUATIONS = 40  # probes along a run: one every steps / 40 (~24 steps of heads-12)
 
 
 class LiveTraining:

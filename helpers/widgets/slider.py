@@ -61,7 +61,7 @@ class HeadCountExplorer(SyncedControls):
         self.loss_frame = Frame(self.loss_plot.fig, [self.loss_plot.marker], self.DPI)  # only the ring moves
         self._build_widgets(W)
         for group_size in self.merge_slider.options:  # recorded for the shipped file; else an evaluation
-            merged_loss(group_size)  # (~0.4 s) paid here once, so no merge move ever waits for one
+            merged_loss(group_size)  # paid here once, so no merge move ever waits for one
         self._draw_heads()
         self._draw_merge()
         self._prepare()
