@@ -279,7 +279,7 @@ CLAIMS: list[tuple[str, str, str]] = [
      "test_mistake_codes.py::test_every_code_is_in_the_doc"),
     ("guide", "Every notebook runs top to bottom in seconds", "test_notebooks.py::test_same_text_output_twice"),
     ("guide", "On every classroom machine (or ask students to do it at home)", INSTRUCTION),
-    ("guide", 'and ends with "All good … ready for class" when there is none', "test_doctor.py::test_the_command_runs_in_seconds"),
+    ("guide", 'and ends with "All good … ready for class" when there is none', "test_doctor.py::test_the_command_marks_every_line_and_exits_with_its_crosses"),
     ("guide", "every cell runs in seconds, offline, and gives the same numbers every time", "test_notebooks.py::test_same_text_output_twice"),
     ("guide", "| 02 Shrinking the head | a head reads all 768 numbers", READS_ALL),
     ("guide", "| 05 All 144 heads | one grid of every head", TITLE),
