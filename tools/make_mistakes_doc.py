@@ -27,7 +27,8 @@ INTRO = """\
 Every exercise check prints one line. When the answer matches a catalogued mistake, the line names it,
 and the verdict carries its **code**, `<exercise>.<mistake>` (e.g. `attention_weights.sqrt_of_T`).
 A code names the mistake, not its wording: a reworded line keeps its code, so a grader or a class
-report can count codes across a class. Below, per notebook and exercise, every code with what the
+report can count codes across a class (`python -m helpers.grade` does, for every exercise of notebooks
+01–08: [teaching.md](teaching.md#grading-a-class)). Below, per notebook and exercise, every code with what the
 check says, split at the line's first colon into the mistake and what to do (a line without such a
 colon is shown whole). Regenerate with `python tools/make_mistakes_doc.py`; the tests check it is fresh.
 """
