@@ -1,6 +1,6 @@
 """Claims: the numbers a notebook's sentences quote, checked by value, not by wording.
 
-Each notebook has a table `tests/claims_NN.py` with `CLAIMS = [Claim(...), ...]`. A claim names
+Each notebook has a table `tests/claims_NN.py` (the guide, docs/teaching.md: `claims_guide.py`) with `CLAIMS = [Claim(...), ...]`. A claim names
 - `anchor`: a few words (a case-insensitive regular expression) that find its sentence in the notebook's
   markdown; exactly one sentence may match;
 - `measure`: a function returning the numbers that sentence writes, in the order it writes them, as it
@@ -37,19 +37,24 @@ def notebook_path(notebook: str) -> Path:
 
 
 def markdown(notebook: str) -> str:
-    """The notebook's markdown cells, in order, code spans and HTML comments kept out of the way."""
-    cells = json.loads(notebook_path(notebook).read_text(encoding="utf-8"))["cells"]
-    text = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    """The notebook's markdown cells, in order, HTML comments kept out of the way; "guide" is the teacher's
+    guide, docs/teaching.md."""
+    if notebook == "guide":
+        text = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+    else:
+        cells = json.loads(notebook_path(notebook).read_text(encoding="utf-8"))["cells"]
+        text = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     return re.sub(r"<!--.*?-->", " ", text, flags=re.S)
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of markdown text: paragraphs, list items and table rows split at . ! ? followed by a
-    capital, a digit or a quote; whitespace flattened."""
+    """Sentences of markdown text: paragraphs, list items and table rows split at . ! ? (and a closing ** " or )
+    after it) followed by a capital, a digit or a quote; whitespace flattened."""
     out = []
     for block in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+\.|\|)\s)", text):
         flat = " ".join(block.split())
-        out += [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9“\"(*_`$])", flat) if s.strip()]
+        out += [s for s in re.split(r"(?:(?<=[.!?])|(?<=[.!?]\*\*)|(?<=[.!?][\"”)]))\s+(?=[A-Z0-9“\"(*_`$])", flat)
+                if s.strip()]
     return out
 
 

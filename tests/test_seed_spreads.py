@@ -134,6 +134,7 @@ def test_the_formatter_says_counts_with_their_interval():
     assert seeds.rate_text(9, 16) == "9 of 16 runs (30–80 %)"
     assert seeds.rate_text(16, 16) == "all 16 of our 16 runs (79–100 %)"
     assert seeds.rate_text(0, 16) == "none of our 16 runs (0–21 %)"
+    assert seeds.rate_text(4, 4) == "4 of 4 runs (40–100 %)" and seeds.rate_text(0, 4) == "0 of 4 runs (0–60 %)"
     low, high = seeds.bootstrap_interval([0.8, 0.9, 0.85, 0.95])
     assert 0.8 <= low < 0.875 < high <= 0.95 and seeds.bootstrap_interval([0.8, 0.9, 0.85, 0.95]) == (low, high)
     assert seeds.mean_text([1.6, 1.6, 1.6]) == "1.600 (1.600–1.600)"

@@ -221,7 +221,8 @@ def five_steps(curves: dict, found: dict) -> list[int]:
 
 
 def formation_table(curves: dict, found: dict) -> str:
-    """The curves at five snapshots, then what the code found (formation step, order, bump) as text."""
+    """The curves at five snapshots, as a table (what they show is said in the notebook's markdown, checked by
+    tests/claims_08.py)."""
     steps, head = list(curves["steps"]), found["head"] or best_head(curves, "induction")
     prev = found["previous_head"]
     lines = [f"{'step':>5}{'tokens':>11}{'loss':>7}{'lists':>7}{'in-context':>12}"
@@ -231,16 +232,4 @@ def formation_table(curves: dict, found: dict) -> str:
         lines.append(f"{s:>5}{int(curves['tokens'][i]):>11,}{curves['loss'][i]:>7.3f}{curves['list_accuracy'][i]:>7.0%}"
                      f"{curves['in_context'][i]:>+12.3f}{curves['induction'][i][head]:>13.2f}"
                      f"{curves['previous'][i][prev]:>14.2f}")
-    if found["step"] is None:
-        lines.append(f"No head's induction score reaches {THRESHOLD}: no induction head forms in this run.")
-        return "\n".join(lines)
-    lines.append(f"The induction head L{head[0]} H{head[1]} forms at step {found['step']} (first snapshot with an "
-                 f"induction score >= {THRESHOLD}; the best fixed offset scores {curves['induction_baseline']:.2f}).")
-    best_prev = curves["previous"][:, prev[0], prev[1]].max()
-    lines.append(f"Layer 0's best previous-word head, L{prev[0]} H{prev[1]}, "
-                 + (f"forms at step {found['previous_step']}, " + ("before" if found["previous_first"] else "after")
-                    + " the induction head." if found["previous_step"] is not None else
-                    f"never reaches {THRESHOLD} (best {best_prev:.2f}): no previous-word head forms."))
-    lines.append(f"The loss falls {bump_ratio(curves, found['step']):.1f} times as fast at the formation step as "
-                 f"around it: {'a bump' if found['bump'] else 'no bump'} (we call {BUMP_FACTOR:g} times a bump).")
     return "\n".join(lines)

@@ -56,7 +56,7 @@ def seed_findings(runs: dict[int, dict]) -> dict:
 
 
 def formation_seeds_table(runs: dict[int, dict] | None = None) -> str:
-    """A table of the seeds' summaries and a line on what changes and what does not."""
+    """A table of the seeds' summaries (what holds across them is said in the notebook's markdown)."""
     runs = formation_seeds() if runs is None else runs
     if not runs:
         return "No seed runs recorded; run `python tools/formation_seeds.py heads-12 --seeds 22-25`."
@@ -65,16 +65,5 @@ def formation_seeds_table(runs: dict[int, dict] | None = None) -> str:
         head = "—" if r["head"] is None else f"L{r['head'][0]} H{r['head'][1]}"
         lines.append(f"{seed:>4}{str(r['formation_step']):>10}{head:>8}{r['bump_ratio']:>6.1f}×"
                      f"{r['best_previous_score']:>12.2f}{r['final_list_accuracy']:>14.0%}")
-    f = seed_findings(runs)
-    lo, hi = f["steps"] or (None, None)
-    lines.append(f"An induction head (score >= {THRESHOLD}) formed in {f['formed']} of {f['runs']} runs, between steps "
-                 f"{lo} and {hi}, in {f['heads']} different heads; a loss bump (>= 2×) in {f['bumps']} of {f['runs']}; "
-                 f"a previous-word head (>= {THRESHOLD}) in {f['previous_formed']} of {f['runs']} "
-                 f"(best previous-word score {f['best_previous']:.2f}).")
-    drops = [100 * (r["final_list_accuracy"] - r[k]) for r in runs.values() for k in ("without_previous",)]
-    needed = [100 * (r["final_list_accuracy"] - r["without_needed"]) for r in runs.values()]
-    lines.append(f"At the end, removing layer 0's best previous-word head costs {min(drops):.0f}-{max(drops):.0f} "
-                 f"points of lists said again; removing the layer-0 head the list game leans on most costs "
-                 f"{min(needed):.0f}-{max(needed):.0f} points.")
     return "\n".join(lines)
 

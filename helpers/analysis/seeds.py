@@ -116,6 +116,7 @@ def spread(name: str, key: str) -> Spread:
 # --- rates with their intervals: what a sentence about runs may say ------------------------------------------
 LEARNED = 0.5  # a run "learned the list game" when it says more than half of a list's second copy right
 LEVEL = 0.95
+MANY = 16  # runs before a sentence may say "all" or "none" of a recipe's runs
 
 
 def binomial_interval(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
@@ -168,9 +169,12 @@ def failed_runs(name: str, below: float = LEARNED) -> list[int]:
 
 # --- the words for them: one formatter, so the notebooks, the guide and the tests print the same numbers --------
 def rate_text(k: int, n: int) -> str:
-    """'9 of 16 runs (30–80 %)'; all or none as 'all 16 of our 16 runs (79–100 %)'."""
+    """'9 of 16 runs (30–80 %)'. All or none reads 'all 16 of our 16 runs (79–100 %)' only from MANY runs on:
+    fewer carry no "all" or "none" about a recipe, so they read '4 of 4 runs (40–100 %)'."""
     low, high = binomial_interval(k, n)
-    count = f"all {n} of our {n} runs" if k == n else f"none of our {n} runs" if k == 0 else f"{k} of {n} runs"
+    many = n >= MANY
+    count = f"all {n} of our {n} runs" if k == n and many else f"none of our {n} runs" if k == 0 and many \
+        else f"{k} of {n} runs"
     return f"{count} ({100 * low:.0f}–{100 * high:.0f} %)"
 
 
