@@ -43,8 +43,11 @@ def record(name: str, key: str, outcome: str, code: str, line: str, printed: str
 
 # --- in the worker ----------------------------------------------------------------------------------------
 def _send(fd: int, data: dict) -> None:
+    """One message: its length, then its JSON (written whole: a pipe may take a long one in parts)."""
     body = json.dumps(data).encode()
-    os.write(fd, HEADER.pack(len(body)) + body)
+    view = memoryview(HEADER.pack(len(body)) + body)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _open_fds() -> list[int]:
