@@ -1,7 +1,6 @@
 """Notebook 08: what its sentences say, asserted on the shipped snapshots (the numbers they quote: tests/claims_08.py);
 the notebook headless without its live cell, and that cell run on the tiny recipe."""
 
-from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -145,28 +144,18 @@ def test_08_4_seed_findings_are_what_the_prose_says():
     assert (f"{min(prev):.0f}", f"{max(prev):.0f}", f"{min(need):.0f}", f"{max(need):.0f}") == ("4", "8", "22", "55")
 
 
-# --- the notebook runs: headless within 20 s without the live cell, and the live cell on a tiny recipe ------
+# --- the notebook runs headless, and its live cell trains a tiny recipe (its time: bench/bench_notebooks.py) --
 @pytest.mark.notebook
-def test_08_runs_headless_within_20_s_and_its_live_cell_trains_the_tiny_recipe():
+def test_08_runs_headless_and_its_live_cell_trains_the_tiny_recipe():
     nb = nbformat.read(NOTEBOOK, as_version=4)
     live = [c for c in nb.cells if LIVE_TAG in c.metadata.get("tags", [])]
     assert len(live) == 1 and '"heads-12"' in live[0].source
     live[0].source = live[0].source.replace('"heads-12"', '"tiny"') + "\ntrainer.start(); result = trainer.wait(600)"
     nb.cells.append(nbformat.v4.new_code_cell("print(trainer.status.value, trainer.redraws, len(result['steps']))"))
-    NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=True,
+    NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
-    seconds = 0.0
-    for c in nb.cells:
-        if c.cell_type == "code" and c is not live[0] and c is not nb.cells[-1]:
-            e = c.metadata["execution"]
-            seconds += _stamp(e["shell.execute_reply"]) - _stamp(e["iopub.execute_input"])
-    assert seconds <= 20, f"notebook 08 took {seconds:.1f} s without its live cell"
     printed = nb.cells[-1].outputs[0]["text"]
     assert printed.startswith("finished after 39 steps") and int(printed.split()[-2]) > 0, printed
-
-
-def _stamp(text: str) -> float:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 # --- the teacher's guide: 08's expected answers ----------------------------------------------------------
