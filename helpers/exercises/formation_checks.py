@@ -80,8 +80,21 @@ FORMATION_STEP = Exercise(
         M(f"{NEVER}: next(...) with no step raises StopIteration; give it a default, next(..., None).",
           _or(lambda s, v: next(x for x, y in zip(s, v) if y >= THRESHOLD)), code="never_next"),
     ], read=read_step, same=lambda a, b, args: a == b, tensor=False, show_case=True, none_is_answer=True,
-    explain=lambda value, expected, args: ("walk the scores in order and return the first step whose score is "
-                                           ">= 0.5.", False))
+    explain=lambda value, expected, args: (_step_property(value, expected, args), False))
+
+
+def _step_property(value, expected, args) -> str:
+    """Which property the returned step fails: not a step of the curve, below 0.5, or not the first to reach it."""
+    steps, scores, _ = args
+    if value is None:
+        return f"you returned None, but the score reaches 0.5 at step {expected}: return the first step whose score is >= 0.5."
+    if value not in list(steps):
+        return f"{value} is not one of the curve's steps: return a step from `steps`, the first whose score is >= 0.5."
+    score = scores[list(steps).index(value)]
+    if score < THRESHOLD:
+        return f"at your step {value} the score is {score:g}, below 0.5: return the first step whose score is >= 0.5."
+    return (f"at your step {value} the score is {score:g}, but an earlier step, {expected}, already reaches 0.5: return "
+            f"the first one.")
 
 
 def check_formation_step(fn) -> Verdict:
@@ -115,6 +128,14 @@ def knockout_slips(m: dict) -> list[M]:
     ]
 
 
+def _which_off(guess: tuple, measured: tuple, tolerance: float) -> str:
+    """Which of the two predictions is off, and by how much."""
+    off = [f"{'before formation' if i == 0 else 'at the end'} you predicted {g:.0%}, {abs(g - m) * 100:.0f} points "
+           f"{'above' if g > m else 'below'} what was measured" for i, (g, m) in enumerate(zip(guess, measured))
+           if abs(g - m) > tolerance + 1e-9]
+    return "; ".join(off).capitalize() + f" (more than {tolerance:.0%} points off)." if off else "close, but not close enough."
+
+
 def read_pair(guess, args=()) -> tuple[tuple | None, str | None]:
     """Two accuracies (before, after), each 0..1, or one line saying how to write them. An array or tensor
     of two numbers is two numbers."""
@@ -143,6 +164,5 @@ def check_knockout_along(predicted, tolerance: float = 0.07, record: dict | None
     return check(Exercise("knock-out along training", [("the prediction", ())], lambda: m["without"], slips,
                           read=read_pair, same=lambda a, b, args: near(a, b, 0.03),
                           right=lambda a, b, args: near(a, b, tolerance), tensor=False, exact_inputs=True,
-                          explain=lambda v, e, args: (f"at least one of the two is off by more than {tolerance:.0%} "
-                                                      f"points. {means}", True),
+                          explain=lambda v, e, args: (f"{_which_off(v, e, tolerance)} {means}", True),
                           praise=lambda values: f"✓ good prediction. {means}"), predicted, plain_answer_ok=True)

@@ -161,9 +161,9 @@ def _params(source) -> list[str]:
     return names[1:] if names[:1] == ["self"] else names
 
 
-def told(source, args: tuple, err, value, expected, code: str, sizes: str) -> str | None:
+def told(source, args: tuple, err, value, expected, code: str, sizes: str, broken_only: bool = False) -> str | None:
     """A line naming the notebook variable the function reads, when its size is one that broke (or, for
-    an answer no slip explains, when it reads one at all); None when it reads none."""
+    an answer no slip explains and unless broken_only, when it reads one at all); None when it reads none."""
     if not callable(source):
         return None
     if err is not None:
@@ -177,6 +177,6 @@ def told(source, args: tuple, err, value, expected, code: str, sizes: str) -> st
         broken = set()
     params = _params(source)
     told = say(source, args, broken, params, sizes) if broken else None
-    if told is None and (err is None or code == "raised"):
+    if told is None and not broken_only and (err is None or code == "raised"):
         told = say(source, args, set(), params, sizes)
     return told

@@ -25,7 +25,7 @@ import torch
 
 import dis
 
-from . import evidence, globals_used, integrity, isolation, sandbox, slips
+from . import evidence, globals_used, integrity, isolation, relations, sandbox, slips
 from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
 from .answers import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
 from .exercise import Exercise, Mistake  # noqa: F401 (the checks import them from here)
@@ -103,7 +103,9 @@ _FIXED_HINT = {"wrong_shape", "numbers_differ", "raised", "fitted_divisor", "fit
 
 
 def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, seen: dict) -> Said:
-    """What is wrong with a readable answer that is not right on input n."""
+    """What is wrong with a readable answer that is not right on input n: a catalogued slip that explains
+    every input; else what the answer is (its relation to the right one, relations.py); else a slip as a
+    possibility; else what property it fails."""
     named = _named(ex, n, seen)
     if ex.tensor and value.size and _ALL(_ISNAN(value)):  # NaN everywhere fits many slips: name one as a possibility
         if named:
@@ -112,28 +114,36 @@ def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, see
         return ("every number of your answer is NaN: follow one step at a time on a small input and print "
                 "where the NaN first appears (a -inf before the softmax, a 0/0, a √ of a negative number?)."), \
             "nan_everywhere", "mistake", True
-    if named:
-        return named[0], named[1], "mistake", named[2]
+    if named and named[2]:
+        return named[0], named[1], "mistake", True
     if ex.tensor:
-        if not _ALL(_ISFINITE(value)):
-            return ("your answer contains NaN or inf (e.g. a softmax over a row that is all -inf, -inf written "
-                    "after the softmax, or 0 × inf); check each step on a small input."), "nan_or_inf", "mistake", True
         if isinstance(got, torch.Tensor) and got.dtype in _HALF and close(value, expected, 5e-2, 5e-2):
             return (f"computed in half precision ({got.dtype}): the numbers are right to about 3 digits only; "
                     f"keep the inputs' float32 (drop .half() / .bfloat16())."), "half_precision", "mistake", True
         if isinstance(got, (tuple, list)) and len(got) > 1 and value.shape[1:] == expected.shape:
             return (f"returned {len(got)} things (a {type(got).__name__}): return only the result, "
                     f"{list(expected.shape)}."), "returned_several", "mistake", True
+        seen_as = relations.describe(value, expected, args64)
+        if seen_as:
+            return seen_as[0], seen_as[1], "mistake", True
+    if named:
+        return named[0], named[1], "mistake", named[2]
+    if ex.tensor:
+        if not _ALL(_ISFINITE(value)):
+            return ("your answer contains NaN or inf (e.g. a softmax over a row that is all -inf, -inf written "
+                    "after the softmax, or 0 × inf); check each step on a small input."), "nan_or_inf", "mistake", True
         if value.shape != expected.shape:
             line = f"wrong shape {list(value.shape)}, expected {list(expected.shape)}. {ex.shape_hint}".rstrip()
             return line, "wrong_shape", "generic", True
     if ex.explain:
         line, named, *code = ex.explain(value, expected, args64)
         code = code[0] if code else ("explained" if named else "numbers_differ")
+        if code == "numbers_differ" and ex.tensor:
+            line = relations.property_line(value, expected)
         return line, code, "mistake" if code != "numbers_differ" else "generic", True
-    diff = float(np.abs(value - expected).max())
-    return (f"right shape but the numbers differ from the reference (largest difference {diff:.3g})."), \
-        "numbers_differ", "generic", True
+    if ex.tensor:
+        return relations.property_line(value, expected), "numbers_differ", "generic", True
+    return "the answer differs from the right one.", "numbers_differ", "generic", True
 
 
 def _error_verdict(ex: Exercise, n: int, err: BaseException, label: str, seen: dict) -> Said:
@@ -272,9 +282,12 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
             line, code, kind, sure = _wrong_answer(ex, n, outcome.answer, value, expected, args64, seen)
             if ex.show_case:
                 line = line.rstrip(".") + f" ({label}: expected {_show(expected)}, got {_show(value)})."
-        if not sure or code not in _KEEP and code not in {m.code for m in ex.mistakes}:
+        relation = code in relations.CODES  # what the answer is; a notebook variable read says why, when the
+        same_shape = outcome.error is None and getattr(value, "shape", None) == getattr(expected, "shape", None)  # shape broke
+        if not sure or relation or code not in _KEEP and code not in {m.code for m in ex.mistakes}:
             told = globals_used.told(fn if source is None else source, ex.cases[n][1], outcome.error,
-                                     None if outcome.error is not None else value, expected, code, ex.sizes)
+                                     None if outcome.error is not None else value, expected, code, ex.sizes,
+                                     broken_only=relation and same_shape)
             if told:
                 line, code, kind, sure = told, "notebook_global", "mistake", True
         if n > 0 and code in _FIXED_HINT:

@@ -7,6 +7,7 @@ check tries two or more inputs of different sizes, so a number tuned to one inpu
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 
@@ -72,7 +73,27 @@ def _cache_explain(value, expected, args) -> tuple:
         return (f"the number is right, only its type is not: {value!r} is a float (a size computed with /, e.g. "
                 f"hidden_size / num_attention_heads gives 128.0); use whole-number division, hidden_size // "
                 f"num_attention_heads, so the bytes are a whole number."), True, "float_size"
-    return "bytes = 2 × layers × key/value heads × head size × 2 bytes × tokens.", False
+    line, named = _ratio_line(value, expected, args)
+    return (line, True, "fitted_factor") if named else (line, False)
+
+
+def _ratio_line(value, expected, args) -> tuple[str, bool]:
+    """What the answer is as a multiple of the right one, named (True) by the config numbers that make it."""
+    config, n = args
+    L, H, Hkv, d, D = _parts(config)
+    numbers = {"num_hidden_layers": L, "num_attention_heads": H, "num_key_value_heads": Hkv, "the head size": d,
+               "hidden_size": D, "n_tokens": n, "2": 2}
+    formula = ("bytes = 2 (key and value) × num_hidden_layers × num_key_value_heads × head size (hidden_size // "
+               "num_attention_heads) × 2 bytes × n_tokens")
+    r = value / expected if expected else 0.0
+    if not 1e-3 < abs(r) < 1e3:
+        return f"your answer is {value:,g} bytes where {expected:,} is right: {formula}.", False
+    for (a, x), (b, y) in itertools.product([("1", 1), *numbers.items()], repeat=2):
+        if a != b and abs(r - x / y) <= 1e-9 * max(1.0, r):
+            what = f"{a} / {b}" if a != "1" else f"1 / {b}"
+            return (f"your answer is {r:.6g} × the right one ({what} = {x}/{y} on this model): a factor is extra or "
+                    f"missing; {formula}."), True
+    return f"your answer is {r:.4g} × the right one: {formula}.", False
 
 
 def _cache_mistakes():

@@ -1,0 +1,254 @@
+"""What a wrong tensor answer is, told from its relation to the right one: true of any mistake of a kind.
+
+The catalogue knows slips one by one; a fresh class makes others. These relations hold whatever code
+produced them, so a verdict can say what was seen before (or instead of) naming a slip:
+- the right numbers with the axes in another order (a transpose, a permutation);
+- the right numbers in another layout (a reshape where a transpose belongs);
+- a part of the right answer (one row, one head), or the right answer summed or averaged over an axis;
+- the right answer plus a constant;
+- weights normalised over the wrong axis (columns sum to 1, rows do not);
+- the wrong part of a causal map masked (later words seen, the wrong triangle, the diagonal);
+- which head's block is wrong, or every head the same;
+- where NaN or inf appear.
+`describe` returns (line, engine code) or None. `property_line` is the last resort: it says which
+property failed ("row 3 of your weights sums to 1.7; every row must sum to 1") or where the answer is
+right and where not, never only "numbers differ".
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .answers import close
+
+_TOL = 1e-4
+
+
+def _shape(shape) -> str:
+    return "[" + " × ".join(str(s) for s in shape) + "]"
+
+
+def _spans(indices) -> str:
+    """[0, 1, 2, 5] -> '0–2 and 5'."""
+    indices, parts, start = list(indices), [], None
+    for i, x in enumerate(indices):
+        if start is None:
+            start = x
+        if i + 1 == len(indices) or indices[i + 1] != x + 1:
+            parts.append(str(start) if start == x else f"{start}–{x}")
+            start = None
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else ""
+
+
+def _some(name: str, indices) -> str:
+    """'row 2 is' / 'rows 0–1 and 3 are'."""
+    indices = list(indices)
+    return f"{name} {_spans(indices)} is" if len(indices) == 1 else f"{name}s {_spans(indices)} are"
+
+
+def _is_weights(expected: np.ndarray) -> bool:
+    """Rows of probabilities: every number ≥ 0 and each row (last axis) sums to 1."""
+    return expected.ndim >= 2 and bool((expected >= -_TOL).all()) and bool(np.allclose(expected.sum(-1), 1, atol=1e-3))
+
+
+# --- the relations ----------------------------------------------------------------------------------------
+def _nan_places(value, expected, args):
+    bad = ~np.isfinite(value)
+    if not bad.any() or not np.isfinite(expected).all() or bad.all():
+        return None
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    what = "NaN" if np.isnan(value).any() else "inf"
+    line = f"your answer holds {what} at {int(bad.sum())} of {bad.size} places, the first at {list(first)}"
+    if value.ndim >= 2:
+        rows = bad.reshape(-1, value.shape[-2], value.shape[-1]).all(-1).any(0)
+        if rows.any():
+            line += (f"; row {_spans(np.flatnonzero(rows))} is {what} throughout: every score of such a row was -inf "
+                     f"before the softmax (a mask that hides a word's own position too?)")
+    return line + ". Follow one step at a time on a small input and print where it first appears.", "nan_or_inf"
+
+
+def _permuted(value, expected, args):
+    if value.ndim != expected.ndim or value.ndim < 2 or sorted(value.shape) != sorted(expected.shape):
+        return None
+    for perm in itertools.permutations(range(value.ndim)):
+        if perm == tuple(range(value.ndim)):
+            continue
+        moved = expected.transpose(perm)
+        if moved.shape == value.shape and close(value, moved):
+            if value.ndim == 2:
+                return (f"your answer is the right one transposed ({_shape(value.shape)}, rows and columns swapped): "
+                        f"rows are {'queries' if _is_weights(expected) else 'words'}; drop the extra .T or add the "
+                        f"missing one."), "axes_permuted"
+            return (f"your answer holds the right numbers with its axes in another order: {_shape(value.shape)}, "
+                    f"where {_shape(expected.shape)} is right (axis i of yours is axis {list(perm)}[i] of the right "
+                    f"one): a transpose missing, one too many, or .T on a tensor of more than 2 axes."), "axes_permuted"
+    return None
+
+
+def _layout(value, expected, args):
+    if value.size != expected.size or value.size < 2:
+        return None
+    if not close(np.sort(value.ravel()), np.sort(expected.ravel())):
+        return None
+    for perm in itertools.permutations(range(expected.ndim)):
+        if close(value.ravel(), expected.transpose(perm).ravel()) and perm != tuple(range(expected.ndim)):
+            return (f"your answer holds exactly the right numbers in the wrong layout: they are in the order of the "
+                    f"right answer with its axes moved to {list(perm)}, then reshaped; a reshape (or .view) cannot move "
+                    f"an axis: transpose first, then reshape (or the other way round)."), "wrong_layout"
+    return (f"your answer holds exactly the right numbers but in another order ({_shape(value.shape)}): check which "
+            f"axis each reshape, transpose and concatenation works on."), "wrong_layout"
+
+
+def _part(value, expected, args):
+    if value.size >= expected.size or expected.ndim < 2:
+        return None
+    for axis in range(expected.ndim):
+        for i in range(expected.shape[axis]):
+            if close(value, np.take(expected, i, axis=axis)):
+                return (f"that is one slice of the answer (index {i} of axis {axis}, {_shape(value.shape)}): return the "
+                        f"whole answer, {_shape(expected.shape)}."), "part_of_answer"
+    return None
+
+
+def _reduced(value, expected, args):
+    if expected.ndim < 2:
+        return None
+    for axis in range(expected.ndim):
+        for name, fn in (("summed", np.sum), ("averaged", np.mean)):
+            reduced = fn(expected, axis=axis)
+            if close(value, reduced) or (value.shape == expected.shape and close(value, np.broadcast_to(
+                    fn(expected, axis=axis, keepdims=True), expected.shape))):
+                return (f"that is the right answer {name} over axis {axis}: keep that axis, "
+                        f"{_shape(expected.shape)}."), "reduced"
+    return None
+
+
+def _offset(value, expected, args):
+    if value.shape != expected.shape or value.size < 2:
+        return None
+    diff = value - expected
+    c = float(np.median(diff))
+    if abs(c) > 1e-3 and close(value, expected + c):
+        return (f"every number of your answer is the right one {'+' if c > 0 else '−'} {abs(c):.4g}: a constant is "
+                f"added (or subtracted) that does not belong."), "constant_offset"
+    return None
+
+
+def _wrong_axis(value, expected, args):
+    if value.shape != expected.shape or not _is_weights(expected) or (value < -_TOL).any():
+        return None
+    rows = value.sum(-1)
+    if np.allclose(rows, 1, atol=1e-3):
+        return None
+    for axis in range(value.ndim - 1):
+        if np.allclose(value.sum(axis), 1, atol=1e-3):
+            worst = np.unravel_index(int(np.argmax(np.abs(rows - 1))), rows.shape)
+            return (f"your weights are normalised over the wrong axis: they sum to 1 over axis {axis - value.ndim} "
+                    f"(the columns), and a row does not (row {list(int(i) for i in worst)} sums to "
+                    f"{float(rows[worst]):.3g}); take the softmax over the keys, dim=-1."), "normalised_wrong_axis"
+    return None
+
+
+def _causal(expected) -> bool:
+    T = expected.shape[-1]
+    if expected.ndim < 2 or expected.shape[-2] != T or T < 3:
+        return False
+    above = np.triu(np.ones((T, T), dtype=bool), 1)
+    return bool(np.abs(expected[..., above]).max() < _TOL and np.abs(expected[..., ~above]).min() > _TOL)
+
+
+def _mask(value, expected, args):
+    if value.shape != expected.shape or not _causal(expected) or not np.isfinite(value).all():
+        return None
+    T = value.shape[-1]
+    above, below = np.triu(np.ones((T, T), dtype=bool), 1), np.tril(np.ones((T, T), dtype=bool), -1)
+    diagonal = np.eye(T, dtype=bool)
+    zero = np.abs(value) < _TOL
+    if zero[..., below].all() and not zero[..., above].all():
+        return ("your weights are 0 below the diagonal and not above it: the wrong triangle is masked; hide the later "
+                "words, above the diagonal (torch.ones(T, T, dtype=torch.bool).triu(1))."), "mask_pattern"
+    if zero[..., above].all() and zero[..., diagonal].all():
+        return ("your weights are 0 on the diagonal too: a word may look at itself; mask with .triu(1), not "
+                ".triu(0)."), "mask_pattern"
+    if not zero[..., above].all():
+        q, k = next((int(i), int(j)) for i, j in np.argwhere(above) if not zero[..., i, j].all())
+        return (f"your weights are not 0 above the diagonal: word {q} gives weight to word {k}, a later word. Put -inf "
+                f"in the scores above the diagonal before the softmax (0 or -1 there is not enough)."), "mask_pattern"
+    return None
+
+
+def _head_blocks(value, expected, args):
+    """(value, expected) as (heads, …) blocks, when the answer has a head axis or side-by-side head columns."""
+    if value.shape != expected.shape:
+        return None
+    if value.ndim == 3 and value.shape[0] > 1:
+        return value, expected, "head"
+    first = args[0] if args else None
+    if value.ndim == 2 and getattr(first, "ndim", 0) == 3 and value.shape[1] == first.shape[0] * first.shape[2]:
+        H = first.shape[0]
+        split = lambda a: a.reshape(a.shape[0], H, -1).transpose(1, 0, 2)  # noqa: E731 (T, H·d) -> (H, T, d)
+        return split(value), split(expected), "head block"
+    return None
+
+
+def _heads(value, expected, args):
+    blocks = _head_blocks(value, expected, args)
+    if blocks is None:
+        return None
+    mine, right, what = blocks
+    H = mine.shape[0]
+    if all(close(mine[h], mine[0]) for h in range(H)) and not all(close(right[h], right[0]) for h in range(H)):
+        return (f"every {what} of your answer is the same: each of the {H} heads must use its own part (head h reads "
+                f"its own slice or its group's key/value head)."), "heads_equal"
+    good = [h for h in range(H) if close(mine[h], right[h])]
+    if good:
+        bad = [h for h in range(H) if h not in good]
+        return (f"{_some(what, good)} right, {_some(what, bad)} not: look at what differs for those heads (which slice, which "
+                f"key/value head, which block of columns)."), "head_blocks"
+    return None
+
+
+CODES = {"nan_or_inf", "axes_permuted", "wrong_layout", "part_of_answer", "reduced", "constant_offset",
+         "normalised_wrong_axis", "mask_pattern", "heads_equal", "head_blocks"}
+PROBES = (_nan_places, _permuted, _layout, _part, _reduced, _offset, _wrong_axis, _mask, _heads)
+
+
+def describe(value, expected, args: tuple) -> tuple[str, str] | None:
+    """(line, engine code) for the first relation to the right answer that the wrong answer shows, else None."""
+    if not (isinstance(value, np.ndarray) and isinstance(expected, np.ndarray)) or not value.size:
+        return None
+    with np.errstate(all="ignore"):
+        for probe in PROBES:
+            found = probe(value, expected, args)
+            if found:
+                return found
+    return None
+
+
+# --- the last resort ---------------------------------------------------------------------------------------
+def property_line(value: np.ndarray, expected: np.ndarray) -> str:
+    """Which property a same-shape wrong answer fails, or where it is right and where not."""
+    with np.errstate(all="ignore"):
+        if _is_weights(expected):
+            if (value < -_TOL).any():
+                at = [int(i) for i in np.unravel_index(int(np.argmin(value)), value.shape)]
+                return (f"your weights hold negative numbers ({float(value[tuple(at)]):.3g} at {at}): weights come from "
+                        f"a softmax, every one ≥ 0.")
+            rows = value.sum(-1)
+            if not np.allclose(rows, 1, atol=1e-3):
+                at = [int(i) for i in np.unravel_index(int(np.argmax(np.abs(rows - 1))), rows.shape)]
+                return (f"row {at[-1] if len(at) == 1 else at} of your weights sums to {float(rows[tuple(at)]):.3g}; "
+                        f"every row must sum to 1 (a softmax over dim=-1 as the last step).")
+        for axis, name in ((0, "row"), (value.ndim - 1, "column")) if value.ndim >= 2 else ((0, "number"),):
+            good = [i for i in range(value.shape[axis])
+                    if close(np.take(value, i, axis=axis), np.take(expected, i, axis=axis))]
+            if good and len(good) < value.shape[axis]:
+                bad = [i for i in range(value.shape[axis]) if i not in good]
+                return (f"in your answer {_some(name, good)} right, {_some(name, bad)} not: follow how "
+                        f"those are computed (a loop's range, a mask, an index).")
+        diff = np.abs(value - expected)
+        at = [int(i) for i in np.unravel_index(int(np.nanargmax(diff)), diff.shape)]
+        return (f"right shape, but the numbers differ everywhere: the largest difference is at {at}, "
+                f"{float(value[tuple(at)]):.4g} where {float(expected[tuple(at)]):.4g} is right.")

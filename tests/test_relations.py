@@ -1,0 +1,97 @@
+"""Diagnosis by what the answer is (issue 51 §1): relations to the right answer that hold for any mistake
+of a kind, each named with what was seen; the last resort says which property failed. The answers here
+are written to be outside the catalogue (odd constants, odd permutations), so only a relation names them."""
+
+import math
+
+import pytest
+import torch
+
+import helpers as H
+from helpers.exercises import relations
+from helpers.exercises import solutions as S
+
+
+def weights(Q, K):
+    return (Q @ K.T / math.sqrt(Q.shape[-1])).softmax(-1)
+
+
+CASES = [
+    (H.check_one_head, lambda X, a, b, c: S.one_head(X, a, b, c).T.contiguous(), "one_head.axes_permuted",
+     "transposed"),
+    (H.check_grouped_attention, lambda Q, K, V: S.grouped_attention(Q, K, V).permute(1, 0, 2), "axes_permuted",
+     "axes in another order"),
+    (H.check_grouped_attention, lambda Q, K, V: S.grouped_attention(Q, K, V).mean(0), "grouped_attention.reduced",
+     "averaged over axis 0"),
+    (H.check_recombine, lambda z, W: (z @ W).sum(0) - 0.37, "recombine.constant_offset", "− 0.37"),
+    (H.check_masked_weights, lambda s: s.masked_fill(torch.ones_like(s, dtype=torch.bool).triu(1), -3.0).softmax(-1),
+     "masked_weights.mask_pattern", "not 0 above the diagonal"),
+    (H.check_grouped_attention, lambda Q, K, V: S.grouped_attention(Q, K.flip(0), V.flip(0)),
+     "grouped_attention.head_blocks", "are right"),
+    (H.check_grouped_attention, lambda Q, K, V: S.grouped_attention(Q[:1].expand_as(Q), K[:1].expand_as(K),
+                                                                    V[:1].expand_as(V)),
+     "grouped_attention.heads_equal", "every head of your answer is the same"),
+]
+
+
+@pytest.mark.parametrize("check, answer, code, words", CASES, ids=[c[2] for c in CASES])
+def test_a_relation_to_the_right_answer_is_named_with_what_was_seen(check, answer, code, words):
+    got = check(answer)
+    assert got.code.endswith(code) and words in got.line and not got, got.line
+
+
+def test_the_right_numbers_in_another_layout_and_a_slice_of_the_answer_are_named():
+    right = torch.randn(4, 6, 5).double().numpy()  # (H, T, d)
+    merged = right.transpose(1, 0, 2).reshape(6, 20)
+    line, code = relations.describe(right.transpose(2, 1, 0).reshape(6, 20), merged, (right,))
+    assert code == "wrong_layout" and "exactly the right numbers" in line
+    line, code = relations.describe(right[2], right, ())
+    assert code == "part_of_answer" and "index 2 of axis 0" in line
+
+
+def test_weights_normalised_over_the_columns_are_told_so_with_a_row_that_fails():
+    value = torch.rand(4, 4).softmax(0).double().numpy()
+    expected = torch.rand(4, 4).softmax(-1).double().numpy()
+    line, code = relations.describe(value, expected, ())
+    assert code == "normalised_wrong_axis" and "sum to 1 over axis -2" in line and "row [" in line
+
+
+def test_nan_is_placed_and_a_row_of_nan_is_read_as_a_row_of_minus_inf():
+    scores = torch.randn(5, 5).double()
+    expected = scores.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), float("-inf")).softmax(-1).numpy()
+    value = scores.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(0), float("-inf")).softmax(-1).numpy()
+    line, code = relations.describe(value, expected, ())
+    assert code == "nan_or_inf" and "the first at [0, 0]" in line and "row 0 is NaN throughout" in line
+
+
+def test_the_last_resort_says_which_property_failed_never_only_numbers_differ():
+    expected = torch.rand(5, 5).softmax(-1).double().numpy()
+    value = expected.copy()
+    value[3] *= 1.7
+    assert relations.property_line(value, expected).startswith("row 3 of your weights sums to 1.7")
+    value = expected.copy()
+    value[1, 2] = -0.3
+    assert "negative numbers (-0.3 at [1, 2])" in relations.property_line(value, expected)
+    plain = torch.randn(4, 3).double().numpy()
+    value = plain.copy()
+    value[2] += 1.0
+    value[2, 0] += 0.5
+    assert "rows 0–1 and 3 are right, row 2 is not" in relations.property_line(value, plain)
+
+
+def test_a_kv_answer_off_by_a_ratio_of_config_numbers_names_the_numbers():
+    heads_for_layers = lambda c, n: 4 * c["num_attention_heads"] * c["num_key_value_heads"] * (  # noqa: E731
+        c["hidden_size"] // c["num_attention_heads"]) * n
+    got = H.check_kv_cache(heads_for_layers)
+    assert got.code == "kv_cache_bytes.fitted_factor" and "num_attention_heads / num_hidden_layers" in got.line
+
+
+def test_the_formation_line_says_what_is_wrong_with_the_step_and_the_knockout_line_which_number():
+    def rounded(steps, scores, tokens_per_step):
+        for step, score in zip(steps, scores):
+            if round(score, 1) >= 0.5:
+                return step
+    assert "the score is 0.48, below 0.5" in H.check_formation_step(rounded).line
+    before, after = S.my_knockout_prediction()
+    got = H.check_knockout_along(lambda: (before, after - 0.4))
+    assert "At the end you predicted" in got.line and "before formation" not in got.line
