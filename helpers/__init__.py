@@ -33,7 +33,7 @@ _MODULES: dict[str, list[str]] = {
     ".analysis.walkthrough_heads": ["subject_scores", "subject_weights"],
     ".analysis.recombination": ["head_scaling"],
     ".core.attention": ["split_heads", "attention_param_breakdown", "attention_param_count",
-                        "recombination_matrix"],  # students reach for it in 03's recombine (tests/blind_round4.py)
+                        "recombination_matrix"],  # students reach for it in 03's recombine (tests/data/blind_round4.py)
     ".core.multihead": ["MultiHead"],
     ".figures.plots": ["plot_attention", "plot_word_weights", "plot_heads", "plot_matmul", "plot_recombination"],
     ".figures.animations": ["one_head_animation", "recombination_animation", "save_animation"],
@@ -74,8 +74,8 @@ _MODULES: dict[str, list[str]] = {
     ".analysis.configs": ["head_size", "head_sizes_table"],
     ".analysis.listloss": ["loss_split_table"],
     ".analysis.seeds": ["seed_table"],
-    ".analysis.kvheads": ["KV_COUNTS", "variant_name", "kv_results", "kv_results_table", "similarity_by_kv_heads", "pooled_model", "pooled_results",
-                          "pool_source", "pooling_on_text", "pooling_table"],
+    ".analysis.kvheads": ["KV_COUNTS", "variant_name", "kv_results", "kv_results_table", "similarity_by_kv_heads",
+                          "pooled_model", "pooled_results", "pool_source", "pooling_on_text", "pooling_table"],
     ".figures.kv_plots": ["plot_kv_cache", "plot_kv_results", "plot_group_similarity", "plot_pooled",
                           "plot_pooling_on_text"],
     ".widgets.kv_slider": ["KVHeadExplorer"],

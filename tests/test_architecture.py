@@ -113,7 +113,7 @@ def test_every_name_a_bench_or_tool_uses_is_in_the_facade():
     assert sorted(_names_used_in_scripts() - set(H.__all__)) == []
 
 
-STUDENT_NAMES = {"recombination_matrix"}  # 03's recombine answers call it (tests/blind_round4.py)
+STUDENT_NAMES = {"recombination_matrix"}  # 03's recombine answers call it (tests/data/blind_round4.py)
 
 
 def test_the_facade_holds_only_what_lessons_call():

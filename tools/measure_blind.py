@@ -1,12 +1,16 @@
-"""Run issue 30's blind set (tests/blind_round4.py) through the real exercise checks.
+"""Run a blind set through the real exercise checks: issue 30's (tests/data/blind_round4.py) or issue 51's
+(tests/data/blind_round5.py, --round 5).
 
     python tools/measure_blind.py                 # every entry, then the tables and the totals
+    python tools/measure_blind.py --round 5       # round 5: its answers' sources run in a notebook-like namespace
     python tools/measure_blind.py --ex recombine  # one exercise
     python tools/measure_blind.py --json out.json # also write every verdict as data
     python tools/measure_blind.py --quiet         # tables, totals and the lists only
 
 Each entry's verdict is the last line the check prints (the first lines echo what the answer
-printed), exactly as tests/test_mistakes_blind.py reads it. The classification column is the
+printed), exactly as tests/test_mistakes_blind.py reads it. Round 5 stores its judgements in
+tools/blind_round5_judged.json (by entry and verdict-line hash: a changed line is "re-judge"); a ✓ on a
+wrong answer is a false pass and a ✗ on a correct one a refusal, whatever was stored. For round 4 the classification column is the
 auditor's judgement stored in the entry (`judged`). It is used only while the verdict line is the one
 that was judged (`seen`, a hash of it); a line that changed since is shown as "re-judge" (a ✓ on a
 wrong answer is a false pass, and on a correct answer ✓/✗ is accepted/refused, whatever was stored).
@@ -36,7 +40,7 @@ OK_CLASSES = ("accepted", "refused")
 
 
 def load_set():
-    spec = importlib.util.spec_from_file_location("blind_round4", ROOT / "tests" / "blind_round4.py")
+    spec = importlib.util.spec_from_file_location("blind_round4", ROOT / "tests" / "data" / "blind_round4.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules["blind_round4"] = module
     spec.loader.exec_module(module)
@@ -112,18 +116,82 @@ def classify(entry, line, line_hash, code=""):
     return "re-judge"
 
 
+# --- round 5 ------------------------------------------------------------------------------------------------
+ROUND5_JUDGED = ROOT / "tools" / "blind_round5_judged.json"
+ROUND5_CHECKS = {"kv_cache_bytes": "kv_cache", "MyMultiHead": "multihead", "my_prediction": "knockout",
+                 "my_knockout_prediction": "knockout_along"}  # the rest: the exercise's own name
+
+
+def load_round5():
+    spec = importlib.util.spec_from_file_location("blind_round5", ROOT / "tests" / "data" / "blind_round5.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def round5_function(entry):
+    """The answer as typed into its notebook's cell: its source run with that notebook's setup imports."""
+    import numpy as np
+    import torch
+
+    import helpers as H
+    ns = {"__name__": "__main__", "H": H}
+    nb = entry["notebook"]
+    if nb in ("01", "02", "03", "04", "07"):
+        ns["torch"] = torch
+    if nb in ("01", "02", "03"):
+        ns["nn"] = torch.nn
+    if nb in ("05", "06"):
+        ns["np"] = np
+    exec(compile(entry["source"], f"<round5 {nb} {entry['exercise']}>", "exec"), ns)
+    return ns[entry["exercise"]]
+
+
+def round5_rows(args, line_hash):
+    blind, set5 = load_set(), load_round5()
+    judged = json.loads(ROUND5_JUDGED.read_text()) if ROUND5_JUDGED.exists() else {}
+    runner, rows, count = Runner(blind), [], {}
+    for entry in set5.ANSWERS:
+        ex = ROUND5_CHECKS.get(entry["exercise"], entry["exercise"])
+        count[ex] = count.get(ex, 0) + 1
+        key = f"{entry['notebook']}.{entry['exercise']}.{count[ex]}"
+        if args.ex and ex not in args.ex:
+            continue
+        try:
+            fn = round5_function(entry)
+        except Exception as e:  # noqa: BLE001 - an answer that does not even define: a finding too
+            line, full, code = f"SOURCE RAISED {type(e).__name__}: {e}", "", ""
+        else:
+            line, full, code = runner.verdict(ex, fn)
+        passed = line.startswith("✓")
+        if entry["correct"]:
+            cls = "accepted" if passed else "refused"
+        elif passed:
+            cls = "false pass"
+        else:
+            stored = judged.get(key, {})
+            cls = stored.get("judged", "re-judge") if stored.get("seen") == line_hash(line) else "re-judge"
+        rows.append(dict(id=key, ex=ex, kind="ok" if entry["correct"] else "wrong", desc=entry["label"] or "(correct)",
+                         line=line, hash=line_hash(line), code=code, cls=cls, output=full))
+    return rows, [e for e in blind.EXERCISES] + ["formation_step", "knockout_along"]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ex", action="append", help="only this exercise (repeatable)")
     ap.add_argument("--json", help="write every verdict to this file")
     ap.add_argument("--quiet", action="store_true", help="no per-entry lines")
     ap.add_argument("--tree", help="import helpers from this copy of the project instead of this one "
-                                   "(the blind set is always this one's tests/blind_round4.py)")
+                                   "(the blind set is always this one's tests/data/blind_round4.py)")
+    ap.add_argument("--round", type=int, default=4, choices=(4, 5), help="the blind set: 4 (default) or 5")
     args = ap.parse_args(argv)
 
     blind = load_set()
     import helpers
     print(f"checks from {Path(helpers.__file__).resolve().parent}")
+    if args.round == 5:
+        rows, exercises = round5_rows(args, blind.line_hash)
+        return report(rows, exercises, args)
     runner = Runner(blind)
     rows = []
     for entry in blind.A:
@@ -140,7 +208,15 @@ def main(argv=None):
             changed = "" if row["cls"] != "re-judge" or not entry["seen"] else "  (verdict changed since judged)"
             print(f"{row['id']:<8} {row['kind']:<5} [{row['cls']}]{changed}\n    {row['desc']}\n    → {line}")
 
-    exercises = [ex for ex in blind.EXERCISES if any(r["ex"] == ex for r in rows)]
+    return report(rows, blind.EXERCISES, args)
+
+
+def report(rows, exercises, args):
+    """The per-exercise table, the totals and the lists of everything not named or accepted."""
+    if not args.quiet and args.round == 5:
+        for row in rows:
+            print(f"{row['id']:<28} {row['kind']:<5} [{row['cls']}] {row['hash']}\n    {row['desc']}\n    → {row['line']}")
+    exercises = [ex for ex in exercises if any(r["ex"] == ex for r in rows)]
     print()
     head = f"{'exercise':<22} {'wrong':>5} " + " ".join(f"{c:>10}" for c in WRONG_CLASSES + ("re-judge",)) \
         + f" | {'ok':>3} " + " ".join(f"{c:>8}" for c in OK_CLASSES)
