@@ -69,3 +69,16 @@ CLAIMS = [
     Claim(r"With one head per layer the list game was learned", lambda: one_head() + many_heads(), tol=0),
     Claim(r"above the best mean held-out loss", twelve_above_best, tol=0.0005),
 ]
+
+
+def two_head_list_head() -> list[float]:
+    """04 §4: the 2-head model's list head (picked as 05 picks one) with and without the list's markers."""
+    from helpers.analysis import repeats
+    from helpers.analysis.relations import ranked_heads, relation_scores
+    from helpers.core.catalog import load_model
+    lm = load_model("heads-2")
+    head, _ = ranked_heads(relation_scores(lm, relations=("induction",)), "induction", k=1)[0]
+    return list(repeats.marker_table(lm, [head])[head])
+
+
+CLAIMS.append(Claim(r"list's markers: the 2-head model's list head", two_head_list_head, tol=0.005))

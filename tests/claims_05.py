@@ -135,3 +135,17 @@ CLAIMS = [
     Claim(anchor=r"or more on the word after the earlier copy", measure=first_four_rows, tol=0.01),
     Claim(anchor=r"it averages [\d.]+ over the repeated words", measure=lambda: [list_head()[2]], tol=0.005),
 ]
+
+
+def best_list_head_with_and_without_markers() -> list[float]:
+    """05 §4: the best induction head (05 §6 picks it the same way) with and without the list's markers."""
+    from helpers.analysis import repeats
+    from helpers.analysis.relations import ranked_heads, relation_scores
+    from helpers.core.catalog import load_model
+    lm = load_model("classroom")
+    (layer, head), _ = ranked_heads(relation_scores(lm, relations=("induction",)), "induction", k=1)[0]
+    return list(repeats.marker_table(lm, [(layer, head)])[(layer, head)])
+
+
+CLAIMS.append(Claim(r"puts [\d.]+ on\s+the right word in a list game", best_list_head_with_and_without_markers,
+                    tol=0.005))

@@ -115,3 +115,15 @@ CLAIMS = [
           tol=0),
     Claim(r"runs of each layout, one key/value head says", lambda: [runs()[0], *pairs("kv-12", "kv-1")], tol=0),
 ]
+
+SIX = [(1, 0), (1, 1), (1, 4), (1, 5), (1, 6), (1, 7)]  # the heads 07 §2 says draw the stripe (test_list_heads.py)
+
+
+def six_list_heads() -> list[float]:
+    from helpers.analysis import repeats
+    from helpers.core.catalog import load_model
+    marks = repeats.marker_table(load_model("kv-3"), SIX).values()
+    return [min(w for w, _ in marks), max(w for w, _ in marks), min(o for _, o in marks), max(o for _, o in marks)]
+
+
+CLAIMS.append(Claim(r"Those six put [\d.]+ to", six_list_heads, tol=0.005))
