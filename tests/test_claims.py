@@ -32,8 +32,8 @@ def test_sentences_and_numbers_are_read_as_a_reader_reads_them():
 
 
 @pytest.mark.parametrize("notebook, anchor, old, reworded", [
-    ("04", r"close to a coin flip", "Then the list game is close to a coin flip: the\n1-head model learned it in",
-     "For a single head the list game comes close to a coin flip: that model picked it up in"),
+    ("04", r"the list game is not reliable", "Then the list game is not reliable: the\n1-head model learned it in",
+     "For a single head the list game is not reliable: that model picked it up in"),
     ("07", r"Seed by seed, one key/value head is below twelve", "and below two in", "and under two in"),
 ])
 def test_a_reworded_sentence_passes_and_a_changed_number_fails_naming_it(notebook, anchor, old, reworded):
