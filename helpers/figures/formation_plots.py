@@ -10,7 +10,7 @@ import numpy as np
 import PIL.Image
 from matplotlib.figure import Figure
 
-from ..analysis.formation import THRESHOLD, best_head, formation, maps_along, shipped_curves
+from ..analysis.formation import BUMP_FACTOR, THRESHOLD, best_head, bump_ratio, formation, maps_along, shipped_curves
 from ..analysis.headcount import SENTENCE
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .animations import Animation
@@ -53,8 +53,11 @@ class FormationCurves:
         icl_ax.plot(steps, curves["in_context"], "o-", ms=3, color=COLOURS["icl"])
         icl_ax.axhline(0, color="grey", lw=0.8)
         icl_ax.set(xlabel="training step", ylabel="in-context score\n(late − early loss)")
+        score_ax.axhline(THRESHOLD, color=FORMS, ls=":", lw=1.5, label=f"formed: score ≥ {THRESHOLD}")
         if found["step"] is not None:
+            before = steps[list(steps).index(found["step"]) - 1]  # the score crosses the bar between these two
             for ax in self.axes:
+                ax.axvspan(before, found["step"], color=FORMS, alpha=0.15, lw=0)
                 ax.axvline(found["step"], color=FORMS, ls="--", lw=2)
             score_ax.text(found["step"], 1.02, f" forms at step {found['step']}", color=FORMS, va="top",
                           fontsize="small")
@@ -74,10 +77,14 @@ def curves_words(curves: dict, found: dict) -> str:
     s = curves["steps"]
     head = f"the induction head {head_name(found['head'])} reaches {THRESHOLD} at step {found['step']}" \
         if found["step"] is not None else f"no induction head reaches {THRESHOLD}"
+    others = 0 if found["step"] is None else sum(
+        bump_ratio(curves, int(step)) >= BUMP_FACTOR for step in s[list(s).index(found["step"]) + 1:-1])
+    bump = "" if found["step"] is None else (
+        f"; there the loss falls {bump_ratio(curves, found['step']):.1f} times as fast as around it, and "
+        f"{BUMP_FACTOR:g} times or more at {others} later snapshots too")
     return (f"Along {s[-1]} training steps the held-out loss falls from {curves['loss'][0]:.2f} to "
             f"{curves['loss'][-1]:.2f}, lists said again rise from {curves['list_accuracy'][0]:.0%} to "
-            f"{curves['list_accuracy'][-1]:.0%}, and {head}; the loss curve shows "
-            f"{'a' if found['bump'] else 'no'} bump there.")
+            f"{curves['list_accuracy'][-1]:.0%}, and {head}{bump}.")
 
 
 def plot_formation_curves(curves: dict, found: dict, step: int | None = None) -> Figure:
