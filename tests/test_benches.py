@@ -25,9 +25,9 @@ BENCHES = [p for p in SCRIPTS if p.name not in run_all.NOT_BENCHES]
 
 
 def _param(path: Path):
-    """A bench that drives Chromium carries the browser mark, as the browser tests do."""
+    """Every bench is slow (all of them start together); one that drives Chromium carries the browser mark too."""
     browser = "chromium" in path.read_text()
-    return pytest.param(path.stem, id=path.stem, marks=[pytest.mark.browser] if browser else [])
+    return pytest.param(path.stem, id=path.stem, marks=[pytest.mark.slow] + [pytest.mark.browser] * browser)
 
 
 @pytest.fixture(scope="module")

@@ -229,15 +229,18 @@ def blind_rows():
     return rows
 
 
+@pytest.mark.slow  # every blind answer through its check
 def test_every_wrong_blind_answer_has_an_expected_verdict(blind_rows):
     assert [e["id"] for e, _, _ in blind_rows if e["kind"] == "wrong" and not e.get("expect")] == []
 
 
+@pytest.mark.slow  # every blind answer through its check
 def test_blind_set_no_false_pass_no_misnaming_no_refusal(blind_rows):
     bad = [(e["id"], c, line) for e, line, c in blind_rows if c in ("false pass", "misnamed", "refused", "re-judge")]
     assert bad == []
 
 
+@pytest.mark.slow  # every blind answer through its check
 def test_blind_set_bar(blind_rows):
     wrong = [c for e, _, c in blind_rows if e["kind"] == "wrong" and e.get("expect") != "right"]
     assert sum(c == "named" for c in wrong) >= 0.88 * len(wrong)

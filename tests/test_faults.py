@@ -172,6 +172,7 @@ T.main(["tiny", "--out", sys.argv[1]])
 """
 
 
+@pytest.mark.slow  # a training process
 def test_ctrl_c_stops_training_with_one_line_and_writes_nothing(tmp_path):
     out = tmp_path / "new" / "tiny.safetensors"
     proc = subprocess.Popen([sys.executable, "-c", CTRL_C, str(out)], cwd=ROOT, stdout=subprocess.PIPE,
@@ -211,6 +212,7 @@ catalog.record_model("toy", model, vocab, {"held_out_loss": float(seed)}, folder
 """
 
 
+@pytest.mark.slow  # a fresh process per kill
 @pytest.mark.parametrize("kill, finished", [("writing", False), ("first rename", True), ("between", True)])
 def test_a_kill_while_recording_leaves_the_old_pair_or_the_new_one(tmp_path, kill, finished):
     """kill -9 while the model is written, before its first rename, or between the model's rename and its
@@ -225,6 +227,7 @@ def test_a_kill_while_recording_leaves_the_old_pair_or_the_new_one(tmp_path, kil
     assert hidden(tmp_path) == []  # the killed writer's temporaries are gone
 
 
+@pytest.mark.slow  # trains
 @needs_root
 def test_a_full_disk_after_training_is_one_line_and_writes_nothing(tmp_path):
     mount = tmp_path / "small"

@@ -28,6 +28,8 @@ from helpers.figures.webpage import read_script_json
 from helpers.grade.lessons import lessons
 from helpers.grade.synthetic import notebook, write_class
 
+pytestmark = pytest.mark.slow  # one class of 30 graded end to end, in workers: minutes on 2 cores
+
 ROOT = Path(__file__).resolve().parent.parent
 STUDENTS, MISSING = 30, {29: "07", 30: "05"}
 RIGHT = "    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)\n"

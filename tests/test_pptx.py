@@ -75,6 +75,7 @@ def test_without_python_pptx_the_error_says_how_to_install_it(tmp_path, monkeypa
 
 
 @pytest.mark.skipif("classroom" not in shipped_models(), reason="the classroom model is not in data/ yet")
+@pytest.mark.slow  # builds both animations
 def test_the_animations_play_inside_the_pptx_after_the_slide_they_animate(tmp_path):
     chosen = [s for s in deck.SLIDES if s.name in ("01_where_draw_looks", "02_shrunk_query")]
     path, _ = deck.export_deck(tmp_path / "deck", slides=chosen, format="pptx", models=deck.Models(n_stories=8))

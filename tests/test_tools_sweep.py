@@ -30,6 +30,7 @@ def test_overrides_take_the_type_of_the_recipe_field():
         sweep.overrides(["lr"], recipe)
 
 
+@pytest.mark.slow  # trains
 def test_a_sweep_trains_each_seed_and_names_the_bars_it_misses(tmp_path):
     out = tmp_path / "runs.jsonl"
     result = subprocess.run([sys.executable, str(ROOT / "tools" / "sweep.py"), "--recipe", "tiny", "--seeds", "0-1",
