@@ -79,11 +79,41 @@ def test_the_last_resort_says_which_property_failed_never_only_numbers_differ():
     assert "rows 0–1 and 3 are right, row 2 is not" in relations.property_line(value, plain)
 
 
-def test_a_kv_answer_off_by_a_ratio_of_config_numbers_names_the_numbers():
+def test_a_kv_answer_off_by_a_ratio_of_config_numbers_on_every_model_names_the_numbers():
     heads_for_layers = lambda c, n: 4 * c["num_attention_heads"] * c["num_key_value_heads"] * (  # noqa: E731
         c["hidden_size"] // c["num_attention_heads"]) * n
     got = H.check_kv_cache(heads_for_layers)
-    assert got.code == "kv_cache_bytes.fitted_factor" and "num_attention_heads / num_hidden_layers" in got.line
+    assert got.code == "kv_cache_bytes.heads_for_layers" and "num_attention_heads where num_hidden_layers" in got.line
+    window = lambda c, n: 4 * c["num_hidden_layers"] * c["num_key_value_heads"] * (  # noqa: E731
+        c["hidden_size"] // c["num_attention_heads"]) * min(n, 4096)  # 4096/8000 is hidden_size/n_tokens on one model only
+    got = H.check_kv_cache(window)
+    assert got.code == "kv_cache_bytes.numbers_differ" and "0.512 × the right one" in got.line
+
+
+def test_a_float_index_is_told_to_use_whole_number_division():
+    def float_index(Q, K, V):
+        group = Q.shape[0] / K.shape[0]
+        return S.grouped_attention(Q, torch.stack([K[h / group] for h in range(Q.shape[0])]), V)
+    got = H.check_grouped_attention(float_index)
+    assert got.code == "grouped_attention.error.float_index" and "h // group" in got.line
+
+
+def test_a_misread_crossing_is_named_though_the_function_returns_none_where_nothing_crosses():
+    def index(steps, scores, tokens_per_step):
+        for i, score in enumerate(scores):
+            if score >= 0.5:
+                return i
+    assert H.check_formation_step(index).code == "formation_step.index_not_step"
+
+
+def test_a_list_changed_in_place_is_told_to_work_on_a_copy():
+    def pops(steps, scores, tokens_per_step):
+        while scores and scores[0] < 0.5:
+            steps.pop(0)
+            scores.pop(0)
+        return steps[0] if steps else None
+    got = H.check_formation_step(pops)
+    assert got.code == "formation_step.changed_input" and "work on a copy" in got.line and "tensor" not in got.line
 
 
 def test_the_formation_line_says_what_is_wrong_with_the_step_and_the_knockout_line_which_number():

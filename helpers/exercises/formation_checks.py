@@ -53,6 +53,14 @@ def _or(fallback):
     return answer
 
 
+def _crossed(slip):
+    """A misreading of the crossing, and None where the curve never crosses (a loop that finds no crossing
+    falls through to the stub's None): the slip says nothing about such a curve."""
+    def answer(s, v, t):
+        return None if max(v) < THRESHOLD else slip(s, v, t)
+    return answer
+
+
 def _label(s, v) -> str:
     return f"{len(s)} snapshots up to step {s[-1]}" + ("" if max(v) >= THRESHOLD else ", never reaching 0.5")
 
@@ -61,11 +69,11 @@ FORMATION_STEP = Exercise(
         M("that is where the score rises fastest, not where it first reaches 0.5: the head has formed once its "
           "score reaches the threshold.", lambda s, v, t: steepest_rise(s, v), code="steepest_rise"),
         M("that is the last snapshot below 0.5, one too early: return the first step whose score reaches 0.5.",
-          lambda s, v, t: s[_index(s, v) - 1], code="snapshot_before"),
-        M("that is the position in the list, not the step: return steps[i], not i.", lambda s, v, t: _index(s, v),
-          code="index_not_step"),
+          _crossed(lambda s, v, t: s[_index(s, v) - 1]), code="snapshot_before"),
+        M("that is the position in the list, not the step: return steps[i], not i.",
+          _crossed(lambda s, v, t: _index(s, v)), code="index_not_step"),
         M("that counts tokens, not steps: each step reads tokens_per_step tokens, so return the step itself.",
-          lambda s, v, t: s[_index(s, v)] * t, code="tokens_not_steps"),
+          _crossed(lambda s, v, t: s[_index(s, v)] * t), code="tokens_not_steps"),
         M("you asked for a score above 0.5; reaching 0.5 counts (>=, not >).",
           lambda s, v, t: first_step_above(s, np.asarray(v) - 1e-9, THRESHOLD), code="strictly_above"),
         M("that is the step of the highest score; the head formed when it first reached 0.5.",

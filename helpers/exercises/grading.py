@@ -250,7 +250,8 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
                                                         f"pass the function itself, not its result.")
     outcomes, printed = _outcomes(ex, fn, seconds)
     if ex.none_is_answer and any(o.attempted and o.error is None and not o.problem for o in outcomes):
-        outcomes = [sandbox.Outcome(answer=None, changed=o.changed) if _plain_none(o) else o for o in outcomes]
+        outcomes = [sandbox.Outcome(answer=None, changed=o.changed, changed_values=o.changed_values) if _plain_none(o)
+                    else o for o in outcomes]
     values, seen = [], {}
     for n, (label, args) in enumerate(ex.cases):
         outcome, args64 = outcomes[n], _args64(ex, n)
@@ -323,8 +324,12 @@ def _changed(outcomes: list[sandbox.Outcome]) -> str:
     args = [n for n in names if not n.startswith("the notebook's")]
     first = args[0] if args else names[0]
     what = " and ".join(f"`{n}`" if n in args else n for n in names[:3])
-    return (f"your function changed {what} in place; compute into a new tensor ({first} = {first} / c, not "
-            f"{first} /= c, {first}.div_(c) or {first}[...] = …), so the notebook's own stays as it was.")
+    values = [a for o in outcomes for a in o.changed_values]
+    if not values or any(isinstance(a, torch.Tensor) for a in values):
+        fix = f"compute into a new tensor ({first} = {first} / c, not {first} /= c, {first}.div_(c) or {first}[...] = …)"
+    else:
+        fix = f"work on a copy ({first} = list({first}) or dict({first})) or compute a new value, not .pop/.append/[…] ="
+    return f"your function changed {what} in place; {fix}, so the notebook's own stays as it was."
 
 
 _KEEP = {"fitted_divisor", "fitted_factor", "half_precision", "returned_several", "float_size"}  # exact; a global does not beat them

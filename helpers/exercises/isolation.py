@@ -125,6 +125,7 @@ def run_cases(fn, inputs: list[tuple], seconds: float) -> tuple[list[sandbox.Out
             integrity.restore(before)
             outcome = sandbox.Outcome(patched=patched)
         outcome.changed = changed_inputs(args, pristine, names) + [f"the notebook's `{n}`" for n in notebook.put_back()]
+        outcome.changed_values = [a for name, a in zip(names, args) if name in outcome.changed]
         outcomes.append(outcome)
         if outcome.problem or outcome.patched:
             break

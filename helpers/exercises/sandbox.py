@@ -49,6 +49,7 @@ class Outcome:
     code: str | None = None  # the problem's engine code: "too_slow", "exited", "stopped"
     patched: list[str] | None = None  # what the function replaced in math, torch, numpy or helpers
     changed: list[str] = field(default_factory=list)  # the arguments (or notebook variables) it changed in place
+    changed_values: list = field(default_factory=list, repr=False)  # those arguments themselves
 
 
 class Echo:
@@ -238,6 +239,8 @@ _ERRORS = [  # (pattern, the engine's code, the line)
     (r'"bitwise_xor\w*" not implemented for|unsupported operand type\(s\) for \^: \'(?:int|float)\' and \'float\'',
      "xor_not_power", "^ is XOR in Python, not a power: write d ** 0.5 or math.sqrt(d) (and divide by the whole "
      "root: Q @ K.T / d ** 0.5)."),
+    (r"only integers, slices .* are valid indices \(got float\)|indices must be integers or slices, not float",
+     "float_index", "an index is a float (h / group gives 1.0): use whole-number division, h // group, for an index."),
     (r"'Tensor' object is not callable", "tensor_called",
      "a tensor was called like a function: use @ or .softmax(dim=-1), not t(...)."),
     (r"unsupported operand type\(s\) for [^:]*: 'module' and|and 'module'", "helpers_module",

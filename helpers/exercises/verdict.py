@@ -48,6 +48,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "error.dtype_mixed": ("mistake", "float32 and float64 mixed in one product"),
     "error.mask_not_bool": ("mistake", "masked_fill with a mask that is not boolean"),
     "error.float_size": ("mistake", "a size computed with / instead of //"),
+    "error.float_index": ("mistake", "an index computed with / instead of //"),
     "error.xor_not_power": ("mistake", "^ (XOR in Python) written for a power: ** 0.5 or math.sqrt"),
     "error.tensor_called": ("mistake", "a tensor called like a function"),
     "error.divmod_tensor": ("mistake", "divmod() of a tensor"),
