@@ -246,8 +246,8 @@ def test_03_lengths_and_directions_after_the_layer(twelve):
 # --- 04: three sizes of head ----------------------------------------------------------------
 def test_04_three_sizes_of_head_the_table_and_the_claims():
     """04 sizes-md / sizes-code / sizes-md2: heads of 768, 64, 96…8, and 8 in the 12-layer model; each trains in
-    1 to 18 minutes; 177 tokens, stories of 64; the 12-head model (heads of 8) ends within 0.01 of the best
-    held-out loss of the six; GPT-2 small has 124,439,808 parameters and 50,257 tokens; a head of 8 matches
+    1 to 18 minutes; 177 tokens, stories of 64 (how far the 12-head model ends from the best mean loss over
+    its seed runs: tests/claims_04.py); the shipped 12-head file within 0.01 of the best shipped loss; GPT-2 small has 124,439,808 parameters and 50,257 tokens; a head of 8 matches
     through W_Q·W_Kᵀ of rank at most 8 (the classroom model's reach 8)."""
     sizes = {name: H.load_model(name).config.d_head for name in
              ("walkthrough-1", "walkthrough-12", "heads-1", "heads-12", "classroom")}
@@ -257,7 +257,6 @@ def test_04_three_sizes_of_head_the_table_and_the_claims():
     assert H.load_model("heads-12").config.vocab_size == 177 and H.load_model("heads-12").config.n_ctx == 64
     classroom = H.load_model("classroom")  # "and a 178th, the relay game's marker word, for the 12-layer model"
     assert classroom.config.vocab_size == 178 and set(classroom.tokenizer.ids) - set(H.load_model("heads-12").tokenizer.ids) == {"relay"}
-    assert "(177 tokens, and a 178th, the relay game's marker word, for the 12-layer model of 05–06;" in cell("04", "sizes-md")
     losses = H.loss_by_heads()
     assert len(losses) == 6 and losses[12] - min(losses.values()) < 0.01
     with torch.device("meta"):
