@@ -56,6 +56,20 @@ SWEEP: dict[str, Recipe] = {
                                                 "half stories with a marker-free list"),
     "half-12": replace(BASE, repeat_chance=0.5, list_markers=False,
                        note="heads-12 layout (MLP), half repeated random sequences, half marker-free lists"),
+    # the classroom model's way to a previous-word head: 400 steps of relay games alone first (then half
+    # the stories hold one), here with marker-free lists
+    "relay-nomark-12": replace(BASE, list_markers=False, relay_chance=0.5, relay_steps=400,
+                               note="heads-12, 400 relay-only steps first, relays in half the stories, "
+                                    "marker-free lists"),
+    "relay-nomark-attn4": replace(BASE, config=dict(ATTN_ONLY, n_head=4), list_markers=False, relay_chance=0.5,
+                                  relay_steps=400, note="attention-only, 4 heads of 24, 400 relay-only steps "
+                                                        "first, relays in half the stories, marker-free lists"),
+    "relaymix-nomark-12": replace(BASE, list_markers=False, relay_chance=0.5,
+                                  note="heads-12, relays in half the stories from the start, marker-free lists"),
+    "relay-half-attn4": replace(BASE, config=dict(ATTN_ONLY, n_head=4), repeat_chance=0.5, list_markers=False,
+                                list_chance=1.0, relay_chance=0.5, relay_steps=400,
+                                note="attention-only, 4 heads of 24, 400 relay-only steps first, then half repeated "
+                                     "random sequences, half stories with a marker-free list and a relay in half"),
     "half-mlp4": replace(BASE, config=dict(n_layer=2, n_head=4, n_embd=96), repeat_chance=0.5, list_markers=False,
                          list_chance=1.0, note="2 layers with MLP, 4 heads of 24, half repeated random sequences"),
 }
