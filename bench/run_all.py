@@ -133,6 +133,9 @@ def _run_as_main(path: Path, figures: Path, log: Path) -> int:
     os.environ.update({FIGURES_ENV: str(figures), "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"})
     os.chdir(ROOT)
     sys.argv, sys.path[0] = [str(path), "--quick"], str(path.parent)
+    # A pool's worker is daemonic and this fork inherits the flag, but a bench may start processes of its own
+    # (bench_grade grades a class on workers), as it would when run as `python NAME.py --quick`.
+    multiprocessing.current_process().daemon = False
     status = 0
     try:
         runpy.run_path(str(path), run_name="__main__")
