@@ -148,10 +148,10 @@ def bootstrap_interval(values, level: float = LEVEL, resamples: int = 10_000, se
     return float(np.quantile(means, (1 - level) / 2)), float(np.quantile(means, (1 + level) / 2))
 
 
-def learned(name: str, below: float = LEARNED) -> tuple[int, int]:
+def learned(name: str, at_least: float = LEARNED) -> tuple[int, int]:
     """(runs that learned the list game, runs) over name's recorded seeds."""
     values = spread(name, "list_accuracy").values.values()
-    return sum(v >= below for v in values), len(values)
+    return sum(v >= at_least for v in values), len(values)
 
 
 def paired_wins(a: Spread, b: Spread) -> tuple[int, int]:
