@@ -87,7 +87,8 @@ class NotebookVariables:
                     space[name] = before[name]
                 else:
                     continue
-                changed.append(name)
+                if not (name.startswith("__") and name.endswith("__")):  # Python's own (a warning writes
+                    changed.append(name)                                    # __warningregistry__), not the student's
         for name, tensor, kept in self.tensors:
             if not _same_value(tensor, kept):
                 with torch.no_grad():
