@@ -76,14 +76,15 @@ CLAIMS = [
 ]
 
 
-def two_head_list_head() -> list[float]:
-    """04 §4: the 2-head model's list head (picked as 05 picks one) with and without the list's markers."""
+def list_head_markers(name: str) -> list[float]:
+    """The best list head of model `name` (picked as 05 picks its induction head): its score with the list's
+    markers and without them (analysis/repeats.py). 04 quotes heads-2's, 05 the classroom model's."""
     from helpers.analysis import repeats
     from helpers.analysis.relations import ranked_heads, relation_scores
     from helpers.core.catalog import load_model
-    lm = load_model("heads-2")
+    lm = load_model(name)
     head, _ = ranked_heads(relation_scores(lm, relations=("induction",)), "induction", k=1)[0]
     return list(repeats.marker_table(lm, [head])[head])
 
 
-CLAIMS.append(Claim(r"list's markers: the 2-head model's list head", two_head_list_head, tol=0.005))
+CLAIMS.append(Claim(r"list's markers: the 2-head model's list head", lambda: list_head_markers("heads-2"), tol=0.005))

@@ -12,6 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import helpers as H
 from claims import Claim
+from claims_04 import list_head_markers
 from helpers.analysis.detectors import PUBLISHED_GPT2_HEADS
 from helpers.analysis.relations import TYPE_THRESHOLD, offset_baseline, relation_pairs, scored_stories
 from helpers.core.evaluation import held_out_stories
@@ -137,15 +138,5 @@ CLAIMS = [
 ]
 
 
-def best_list_head_with_and_without_markers() -> list[float]:
-    """05 §4: the best induction head (05 §6 picks it the same way) with and without the list's markers."""
-    from helpers.analysis import repeats
-    from helpers.analysis.relations import ranked_heads, relation_scores
-    from helpers.core.catalog import load_model
-    lm = load_model("classroom")
-    (layer, head), _ = ranked_heads(relation_scores(lm, relations=("induction",)), "induction", k=1)[0]
-    return list(repeats.marker_table(lm, [(layer, head)])[(layer, head)])
-
-
-CLAIMS.append(Claim(r"puts [\d.]+ on\s+the right word in a list game", best_list_head_with_and_without_markers,
+CLAIMS.append(Claim(r"puts [\d.]+ on\s+the right word in a list game", lambda: list_head_markers("classroom"),
                     tol=0.005))
