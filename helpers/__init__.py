@@ -90,11 +90,10 @@ _MODULES: dict[str, list[str]] = {
     ".train": ["train_live"],
     ".exercises.formation_checks": ["check_formation_step", "check_knockout_along"],
     # --- slides: one-call export, the layout check, the lecture deck ---------------------------------
-    ".figures.slide": ["slide_style"],
+    ".figures.slide": ["slide_style", "check_slide"],
     ".figures.export": ["save_for_slides"],
     # --- every notebook: a figure shown with its words as alt text (a screen reader reads them) ---------
     ".figures.describe": ["show_figure"],
-    ".figures.slidecheck": ["check_slide"],
     ".figures.deck": ["export_deck"],
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}

@@ -9,7 +9,7 @@ from PIL import Image
 
 from helpers.core.walkthrough import walkthrough_layer
 from helpers.figures import animations
-from helpers.figures.slidecheck import check_layout
+from helpers.figures.slide import check_layout
 
 
 @pytest.fixture(scope="module")

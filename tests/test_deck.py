@@ -11,7 +11,7 @@ from helpers.figures import deck
 from helpers.figures.mosaic import plot_all_heads
 from helpers.figures.pptx_deck import PICTURE_INCHES
 from helpers.figures.slide import MIN_FONT_PT, slide_sized
-from helpers.figures.slidecheck import check_slide
+from helpers.figures.slide import check_slide
 
 
 def tiny_figure(_models) -> Figure:

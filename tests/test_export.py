@@ -131,7 +131,7 @@ def test_not_a_figure(tmp_path):
 
 def test_saved_slides_follow_the_slide_rules_even_with_6_pt_ticks(tmp_path):
     """Inside slide_style, a figure whose plot set 6 pt ticks is still written with >= 14 pt ticks."""
-    from helpers.figures.slidecheck import check_slide
+    from helpers.figures.slide import check_slide
 
     with slide.slide_style():
         fig = Figure(figsize=(6, 4), layout="constrained")
@@ -160,7 +160,7 @@ def test_a_big_figure_kept_at_its_size_gets_fonts_that_are_14_pt_on_the_slide():
 
 
 def test_an_unreadable_layout_warns_in_one_line(tmp_path):
-    from helpers.figures.slidecheck import SlideLayoutWarning
+    from helpers.figures.slide import SlideLayoutWarning
 
     fig = figure()
     fig.axes[0].text(0, 0, "a note on top of another note", fontsize=20)

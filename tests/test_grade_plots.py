@@ -6,7 +6,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from helpers.figures.class_plots import plot_class_mistakes
-from helpers.figures.slidecheck import check_slide
+from helpers.figures.slide import check_slide
 from helpers.grade.summary import summary
 from test_grade_report_browser import _table
 

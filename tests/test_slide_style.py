@@ -17,7 +17,7 @@ from PIL import Image
 from pypdf import PdfReader
 
 from helpers.figures import deck, export, plots, slide
-from helpers.figures.slidecheck import check_slide
+from helpers.figures.slide import check_slide
 
 ADVERSE_RC = {"savefig.bbox": "tight", "savefig.pad_inches": 1.0, "savefig.transparent": True,
               "savefig.dpi": 37, "figure.dpi": 41, "savefig.facecolor": "red"}

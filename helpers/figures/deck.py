@@ -9,7 +9,7 @@ Each slide is one entry in SLIDES: a file name, a function that builds the figur
 shipped models (the notebooks' own plot functions, or a 16:9 composition from slides.py),
 the pptx title, and a function that computes its one-sentence caption from the same data.
 Add a slide by adding an entry. Pages are 13.33 × 7.5 in, the PNGs 1920 × 1080 px; every
-slide passes slidecheck.check_slide there (text inside, no overlaps, >= 14 pt, wide enough),
+slide passes slide.check_slide there (text inside, no overlaps, >= 14 pt, wide enough),
 which tests/test_deck.py asserts.
 """
 

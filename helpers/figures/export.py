@@ -25,8 +25,7 @@ from matplotlib.figure import Figure
 
 from ..core.files import file_error, staged_files
 from .describe import description
-from .slide import EXPORT_RC, export_facecolor, slide_inches, slide_sized
-from .slidecheck import check_layout
+from .slide import EXPORT_RC, check_layout, export_facecolor, slide_inches, slide_sized
 
 FORMATS = ("png", "svg", "pdf")
 

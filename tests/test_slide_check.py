@@ -4,7 +4,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from helpers.figures.slide import SLIDE_INCHES, slide_scale
-from helpers.figures.slidecheck import SlideLayoutWarning, check_layout, check_slide
+from helpers.figures.slide import SlideLayoutWarning, check_layout, check_slide
 
 
 def slide(**kwargs) -> tuple[Figure, object]:
