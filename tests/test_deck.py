@@ -9,7 +9,7 @@ from PIL import Image
 from helpers.core.catalog import shipped_models
 from helpers.figures import deck
 from helpers.figures.mosaic import plot_all_heads
-from helpers.figures.pptx_deck import PICTURE_INCHES
+from helpers.figures.deck import PICTURE_INCHES
 from helpers.figures.slide import MIN_FONT_PT, slide_sized
 from helpers.figures.slide import check_slide
 

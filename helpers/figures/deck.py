@@ -1,4 +1,4 @@
-"""The lecture deck: the key figures of notebooks 01–06 in one 16:9 PDF or PowerPoint file.
+"""The lecture deck: the key figures of notebooks 01–08 in one 16:9 PDF or PowerPoint file.
 
     pdf, pngs = H.export_deck()                  # figures/deck/deck.pdf, NN_name.png and NN_name.txt
     pptx, pngs = H.export_deck(format="pptx")    # figures/deck/deck.pptx: titles, pictures, speaker notes
@@ -15,7 +15,9 @@ which tests/test_deck.py asserts.
 
 from __future__ import annotations
 
+import datetime
 import os
+import zipfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -30,7 +32,7 @@ from ..core.files import file_error, staged_files
 from ..core.model import LanguageModel
 from ..core.run import Run, run_sentence
 from ..core.walkthrough import Walkthrough, walkthrough_layer
-from . import formation_plots, headcount_plots, kv_plots, plots, pptx_deck, score_plots, slides, views
+from . import formation_plots, headcount_plots, kv_plots, plots, score_plots, slides, views
 from .animations import build_animations, save_animation
 from .export import FIXED_METADATA, check_folder, check_plain_name, save_for_slides
 from .page import export_page
@@ -58,8 +60,7 @@ class Models:
 
     def walk(self, n_heads: int) -> Walkthrough:
         if n_heads not in self._walks:
-            self._walks[n_heads] = walkthrough_layer(WALK["model"], n_heads=n_heads, **{k: v for k, v in WALK.items()
-                                                                                     if k != "model"})
+            self._walks[n_heads] = walkthrough_layer(WALK["model"], n_heads=n_heads, sentence=WALK["sentence"])
         if self._walks[n_heads].source == "seeded":  # the trained file is missing: the slide must say so
             self.used_seeded = True
         return self._walks[n_heads]
@@ -120,7 +121,6 @@ def _induction_caption(m: Models) -> str:
     return captions.induction_caption(m.run(LIST).attentions, m.run(LIST).tokens)  # notebook 05, section 10
 
 
-# One line per slide, in lecture order: file name, figure, pptx title, caption computed from the data.
 def _heads_forming(m: Models) -> Figure:
     curves = formation.shipped_curves()
     return formation_plots.plot_formation_curves(curves, formation.formation(curves))
@@ -136,6 +136,7 @@ def _forming_caption(m: Models) -> str:
             f"heads, with a loss bump in {seeds['bumps']} of {seeds['runs']}.")
 
 
+# One line per slide, in lecture order: file name, figure, pptx title, caption computed from the data.
 SLIDES = [
     Slide("01_one_head", _one_head, "One head reads a sentence",
           lambda m: captions.map_caption(m.walk(1).head(0).weights, m.walk(1).tokens)),
@@ -222,7 +223,7 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
     if format not in DECK_FORMATS:
         raise ValueError(f"format={format!r} is not a deck format; choose one of {DECK_FORMATS}.")
     if format == "pptx":
-        pptx_deck.require_pptx()  # one line on how to install it, before any work
+        require_pptx()  # one line on how to install it, before any work
     folder = check_folder(folder)
     chosen = SLIDES if slides is None else list(slides)
     models = models or Models()
@@ -250,15 +251,15 @@ def _write_pptx(chosen, figures, notes, models: Models | None, staging: Path, pa
     titles = {s.name: s.title or s.name for s in chosen}
     items = []
     for slide_name, fig in figures:
-        png = save_for_slides(fig, slide_name, pictures, formats=("png",), size=pptx_deck.PICTURE_INCHES, dpi=DPI)[0]
-        items.append((slide_name, pptx_deck.PptxSlide(titles[slide_name], png, notes[slide_name])))
+        png = save_for_slides(fig, slide_name, pictures, formats=("png",), size=PICTURE_INCHES, dpi=DPI)[0]
+        items.append((slide_name, PptxSlide(titles[slide_name], png, notes[slide_name])))
     if models is not None:
         for anim in build_animations(models.walk(1), models.walk(12)):
             gif, _ = save_animation(anim, staging)
             after = ANIMATION_AFTER.get(anim.name)
             at = next((i + 1 for i, (n, _) in enumerate(items) if n == after), len(items))
-            items.insert(at, (anim.name, pptx_deck.PptxSlide(anim.title, gif, anim.caption)))
-    pptx_deck.write_pptx(path, [item for _, item in items])
+            items.insert(at, (anim.name, PptxSlide(anim.title, gif, anim.caption)))
+    write_pptx(path, [item for _, item in items])
 
 
 def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "") -> None:
@@ -274,3 +275,79 @@ def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "")
     except BaseException as err:
         raise file_error(err, path) from None
     os.chmod(path, 0o644)  # the deck is for sharing: readable by everyone, as it always was
+
+
+# --- the deck as PowerPoint (python-pptx, the optional extra `pip install -e ".[slides]"`) ---------
+# Plain Office Open XML: PowerPoint, Keynote, Google Slides and Impress open it; a GIF plays in the show.
+
+TITLE_INCHES = 1.0  # the title bar; the picture fills the rest at full scale (14 pt stays 14 pt)
+PICTURE_INCHES = (SLIDE_INCHES[0], SLIDE_INCHES[1] - TITLE_INCHES)
+FIXED_TIME = datetime.datetime(2026, 1, 1)  # the same deck gives the same document properties every time
+
+
+@dataclass(frozen=True)
+class PptxSlide:
+    title: str
+    picture: Path  # PNG or animated GIF
+    notes: str  # the caption: speaker notes and alt text
+
+
+def require_pptx():
+    """The python-pptx module, or one line saying how to install it."""
+    try:
+        import pptx
+    except ImportError:
+        raise ImportError("export_deck(format='pptx') needs python-pptx; install the extra with "
+                          "pip install -e \".[slides]\" (or pip install python-pptx).") from None
+    return pptx
+
+
+def write_pptx(path: str | Path, slides: list[PptxSlide], title: str = "Multi-head attention") -> Path:
+    """Write the slides into one .pptx at `path` (the caller makes it atomic) and return the path."""
+    pptx = require_pptx()
+    from pptx.util import Inches, Pt
+
+    deck = pptx.Presentation()
+    deck.slide_width, deck.slide_height = Inches(SLIDE_INCHES[0]), Inches(SLIDE_INCHES[1])
+    layout = deck.slide_layouts[5]  # "Title Only": a real title placeholder, so outlines and screen readers see it
+    for item in slides:
+        slide = deck.slides.add_slide(layout)
+        heading = slide.shapes.title
+        heading.left, heading.top = Inches(0.3), Inches(0.05)
+        heading.width, heading.height = Inches(SLIDE_INCHES[0] - 0.6), Inches(TITLE_INCHES - 0.1)
+        heading.text = item.title
+        heading.text_frame.paragraphs[0].runs[0].font.size = Pt(30)
+        picture = _add_picture(slide, item.picture, Inches)
+        picture.name = item.title
+        picture._element.nvPicPr.cNvPr.set("descr", item.notes)  # alt text (python-pptx has no setter)
+        slide.notes_slide.notes_text_frame.text = item.notes
+    props = deck.core_properties
+    props.title, props.subject, props.author = title, f"{len(slides)} slides with speaker notes", "helpers"
+    props.created = props.modified = FIXED_TIME
+    props.last_modified_by, props.revision = "helpers", 1
+    deck.save(str(path))
+    _fix_zip_times(Path(path))
+    return Path(path)
+
+
+def _fix_zip_times(path: Path) -> None:
+    """Give every part of the .pptx (a zip) the same timestamp, so the same deck gives the same bytes."""
+    with zipfile.ZipFile(path) as source:
+        parts = [(info.filename, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+        for name, data in parts:
+            target.writestr(zipfile.ZipInfo(name, date_time=FIXED_TIME.timetuple()[:6]), data,
+                            compress_type=zipfile.ZIP_DEFLATED)
+
+
+def _add_picture(slide, picture: Path, Inches):
+    """The picture as large as fits under the title, centred, its aspect ratio kept."""
+    from PIL import Image
+
+    with Image.open(picture) as image:
+        w, h = image.size
+    box_w, box_h = PICTURE_INCHES
+    scale = min(box_w / w, box_h / h)
+    width, height = w * scale, h * scale
+    left, top = (SLIDE_INCHES[0] - width) / 2, TITLE_INCHES + (box_h - height) / 2
+    return slide.shapes.add_picture(str(picture), Inches(left), Inches(top), Inches(width), Inches(height))
