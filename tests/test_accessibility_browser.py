@@ -43,7 +43,7 @@ pytestmark = [
 
 # ipywidgets 8.1 builds its sliders with noUiSlider and passes no `handleAttributes`, so the focusable
 # handle (role=slider) has no accessible name of its own (axe-core: aria-input-field-name, serious);
-# helpers/widgets/aria.py names each handle after its slider's label. Nothing is tolerated: any serious
+# helpers/widgets/controls.py names each handle after its slider's label. Nothing is tolerated: any serious
 # or critical violation fails.
 UPSTREAM: dict[str, str] = {}
 
@@ -175,7 +175,7 @@ def walk_08(page) -> list[str]:
     page.locator(".step-slider .noUi-handle").first.focus()  # keyboard focus, as Tab would put it there
     assert "step-slider" in focused(page) and "slider" in focused(page), focused(page)
     name = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
-    assert name == "training step", name  # named after its label by helpers/widgets/aria.py
+    assert name == "training step", name  # named after its label by helpers/widgets/controls.py
     start = live(page, "step-live")
     back = step(page, "ArrowLeft", "step-live", start)
     assert start.startswith("Step 976 of 976") and back.startswith("Step 768 of 976"), (start, back)

@@ -1,14 +1,14 @@
 """The wiring the widgets share: controls that call plain setters (and are moved by them without
-calling them again), one line for a refused value, and the "Export for slides" button."""
+calling them again), one line for a refused value, the "Export for slides" button, and the words a
+screen reader says (a live line, tooltips, named slider handles)."""
 
 from __future__ import annotations
 
 import html
 
-from IPython.display import display
+from IPython.display import Javascript, display
 
 from ..figures.export import save_set_for_slides
-from .aria import slider_names
 
 WARNING = "#b00020"  # a refused value's line: 7.3 : 1 on white (Okabe-Ito vermillion, 3.9 : 1, is too light for text)
 
@@ -24,9 +24,9 @@ class SyncedControls:
         return self.widget._repr_mimebundle_(**kwargs)
 
     def _ipython_display_(self):
-        """The widget, and the script that names its slider handles for a screen reader (aria.py)."""
+        """The widget, and the script that names its slider handles for a screen reader."""
         display(self.widget)
-        display(slider_names())
+        display(Javascript(NAME_SLIDERS))
 
     def _from_widget(self, setter, change) -> None:
         """A control moved in the browser: call its setter, unless our own code is moving it (_sync)."""
@@ -78,3 +78,27 @@ def name_controls(controls: dict) -> None:
     the same way (the title attribute, which a screen reader reads as the picture's name)."""
     for control, words in controls.items():
         control.tooltip = words
+
+
+# ipywidgets 8 draws its sliders with noUiSlider and passes it no handle attributes, so the handle a
+# keyboard focuses (role="slider") has no accessible name (axe-core: aria-input-field-name, serious).
+# No Python trait reaches that element, so a widget shows beside itself this script, which names each
+# handle after its slider's label (or tooltip), also for sliders drawn later. It runs where the front
+# end runs a notebook's JavaScript output (JupyterLab, this session's outputs); elsewhere it does nothing.
+NAME_SLIDERS = """
+(function () {
+  if (window.helpersNameSliders) { return; }  // one observer per page, however many widgets
+  function nameAll() {
+    document.querySelectorAll('.widget-slider, .jupyter-widget-slider').forEach(function (box) {
+      var handle = box.querySelector('.noUi-handle[role="slider"]');
+      if (!handle || handle.hasAttribute('aria-label')) { return; }
+      var label = box.querySelector('.widget-label, .widget-label-basic');
+      var words = (label && label.textContent.trim()) || box.getAttribute('title') || '';
+      if (words) { handle.setAttribute('aria-label', words); }
+    });
+  }
+  window.helpersNameSliders = new MutationObserver(nameAll);
+  window.helpersNameSliders.observe(document.body, {childList: true, subtree: true});
+  nameAll();
+})();
+"""
