@@ -111,37 +111,39 @@ def check_formation_step(fn) -> Verdict:
 
 
 def knockout_moments(record: dict | None = None) -> dict:
-    """The two moments the prediction asks about: the last snapshot before formation and the end, with the
-    list accuracy with every head and without layer 0's best previous-word head (from the shipped record)."""
+    """The two moments the prediction asks about: the last snapshot before the circuit forms (before its
+    previous-word head reaches 0.5, or before the induction head when no previous-word head forms) and the
+    end, with the list accuracy with every head and without layer 0's previous-word head (shipped record)."""
     record = shipped_record() if record is None else record
     curves, knocked = record["curves"], record["knockouts"]["previous"]
-    steps = list(curves["steps"])
-    before = steps.index(formation(curves)["step"]) - 1
+    steps, found = list(curves["steps"]), formation(curves)
+    before = steps.index(found["previous_step"] or found["step"]) - 1
     return {"steps": (steps[before], steps[-1]), "head": record["knockouts"]["heads"]["previous"],
             "with": (float(knocked["accuracy"][before]), float(knocked["accuracy"][-1])),
             "without": (float(knocked["accuracy_without"][before]), float(knocked["accuracy_without"][-1]))}
 
 
-def knockout_slips(m: dict) -> list[M]:
-    """The misconceptions a pair of predictions may come from, each as the pair it leads to."""
+def knockout_slips(m: dict, tolerance: float = 0.07) -> list[M]:
+    """The misconceptions a pair of predictions may come from, each as the pair it leads to; a slip whose pair
+    lies within `tolerance` of the measured one is dropped (it could not be told from a right answer)."""
     (b0, b1), (w0, w1), who = m["with"], m["without"], f"L{m['head'][0]} H{m['head'][1]}"
-    return [
-        M(f"you predicted the textbook circuit: the induction head breaks without {who}. In this run {who} is a weak "
-          f"previous-word head and the induction head mostly does without it.", lambda: (0.0, 0.0),
-          code="textbook_circuit"),
+    slips = [
+        M(f"you predicted that removing {who} changes nothing. The induction head finds its key through what {who} "
+          f"wrote: without it, it goes blind.", lambda: (b0, b1), code="no_effect"),
         M("those are the drops, not the accuracies left: the question asks for the list accuracy after the knock-out.",
           lambda: (max(b0 - w0, 0.0), max(b1 - w1, 0.0)), code="drop_not_accuracy"),
-        M("before and after swapped: the first number is the step before formation, the second the end of training.",
+        M("before and after swapped: the first number is the step before the circuit forms, the second the end.",
           lambda: (w1, w0), code="swapped"),
     ]
+    return [s for s in slips if max(abs(a - b) for a, b in zip(s.answer(), (w0, w1))) > tolerance]
 
 
 def _which_off(guess: tuple, measured: tuple, tolerance: float) -> str:
     """Which of the two predictions is off, and by how much."""
-    off = [f"{'before formation' if i == 0 else 'at the end'} you predicted {g:.0%}, {abs(g - m) * 100:.0f} points "
+    off = [f"{'before the circuit forms' if i == 0 else 'at the end'} you predicted {g:.0%}, {abs(g - m) * 100:.0f} points "
            f"{'above' if g > m else 'below'} what was measured" for i, (g, m) in enumerate(zip(guess, measured))
            if abs(g - m) > tolerance + 1e-9]
-    return "; ".join(off).capitalize() + f" (more than {tolerance:.0%} points off)." if off else "close, but not close enough."
+    return "; ".join(off).capitalize() + f" (more than {tolerance * 100:.0f} points off)." if off else "close, but not close enough."
 
 
 def read_pair(guess, args=()) -> tuple[tuple | None, str | None]:
@@ -150,7 +152,7 @@ def read_pair(guess, args=()) -> tuple[tuple | None, str | None]:
     if isinstance(guess, (np.ndarray, torch.Tensor)) and guess.ndim == 1:
         guess = list(guess)
     if not isinstance(guess, (tuple, list)) or len(guess) != 2:
-        return None, "return two numbers: (accuracy left before formation, accuracy left at the end), e.g. (0.05, 0.5)."
+        return None, "return two numbers: (accuracy left before the circuit forms, accuracy left at the end), e.g. (0.05, 0.5)."
     values = []
     for g in guess:
         value, problem = read_prediction(g)
@@ -161,14 +163,14 @@ def read_pair(guess, args=()) -> tuple[tuple | None, str | None]:
 
 
 def check_knockout_along(predicted, tolerance: float = 0.07, record: dict | None = None) -> Verdict:
-    """Exercise: predicted() -> (list accuracy without the previous-word head before formation, at the end),
+    """Exercise: predicted() -> (list accuracy without the previous-word head before the circuit forms, at the end),
     right within ±tolerance each, compared with what the training command measured on the snapshots."""
     m = knockout_moments(record)
     means = (f"Measured without L{m['head'][0]} H{m['head'][1]}: {m['without'][0]:.0%} at step {m['steps'][0]} "
              f"(with every head {m['with'][0]:.0%}), {m['without'][1]:.0%} at step {m['steps'][1]} "
              f"(with every head {m['with'][1]:.0%}).")
     near = lambda a, b, t: all(abs(x - y) <= t + 1e-9 for x, y in zip(a, b))  # noqa: E731
-    slips = [M(f"{s.says} {means}", s.answer, code=s.code) for s in knockout_slips(m)]
+    slips = [M(f"{s.says} {means}", s.answer, code=s.code) for s in knockout_slips(m, tolerance)]
     return check(Exercise("knock-out along training", [("the prediction", ())], lambda: m["without"], slips,
                           read=read_pair, same=lambda a, b, args: near(a, b, 0.03),
                           right=lambda a, b, args: near(a, b, tolerance), tensor=False, exact_inputs=True,

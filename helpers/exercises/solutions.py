@@ -153,8 +153,8 @@ def formation_step(steps, scores, tokens_per_step):
 
 
 def my_knockout_prediction():
-    """Lists said again without L0 H9 at step 432 and at step 976: the measured answer, rounded."""
-    return 0.05, 0.85
+    """Lists said again without L0 H0 at step 552 and at step 1953: the measured answer, rounded."""
+    return 0.04, 0.01
 
 
 SOLUTIONS = {name: obj for name, obj in list(globals().items())
