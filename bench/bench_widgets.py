@@ -1,18 +1,18 @@
-"""How long each widget control takes to answer in the kernel (target: median <= 300 ms).
+"""How long each widget control takes to answer in the kernel (a bound: median <= 300 ms).
 
     python bench/bench_widgets.py [--rounds 5] [--quick]   (--quick: two moves per control)
 
 What a control's callback does, timed without a browser: the knock-out explorer's mode
 toggle (zero <-> mean) and head choice, the 144-head explorer's layer/head/query controls,
-the explorer's `select` (target <= 20 ms) and `set_sentence` (target <= 100 ms), and the
-head-count slider. The explorer's new sentence is timed here only (bench_views.py times the grid):
+the explorer's `select` (printed, no target of its own) and `set_sentence` (<= 100 ms), and the
+head-count slider. The target a class feels is key to picture <= 100 ms in the browser, which
+bench/bench_browser.py measures; the kernel's share is printed here to see where time goes. The explorer's new sentence is timed here only (bench_views.py times the grid):
 "new length" cycles through sentences of 6, 8 and 15 tokens (<bos> included), so the grid and the
 links change shape every call (the zoom keeps its layout once its words have had the most room);
 "same length" alternates two of 6 tokens, whose layouts are all reused; "never seen" types sentences of
 4-14 random classroom words not shown before.
 Wall and CPU ms are printed, and run_all.py's table uses CPU: on a shared machine wall time also
-counts the wait for a core. bench/bench_browser.py times the same moves key-to-picture in
-a real browser.
+counts the wait for a core.
 """
 
 from __future__ import annotations
@@ -42,10 +42,11 @@ def timed(action, rounds: int) -> tuple[list[float], list[float]]:
     return wall, cpu
 
 
-def report(name: str, wall: list[float], cpu: list[float], target: float = TARGET_MS) -> None:
+def report(name: str, wall: list[float], cpu: list[float], target: float | None = TARGET_MS) -> None:
+    """Print and record one control's medians; target None: a figure to read, not a bound."""
     median = statistics.median(wall)
     record(f"{name}, kernel CPU", statistics.median(cpu), "ms", target, note=f"wall {median:.1f} ms")
-    flag = "ok" if median <= target else "SLOW"
+    flag = "-" if target is None else "ok" if median <= target else "SLOW"
     print(f"{name:<34} median {median:7.1f} ms wall  {statistics.median(cpu):7.1f} ms CPU  "
           f"max {max(wall):7.1f} ms  [{flag}]")
 
@@ -81,7 +82,7 @@ def main() -> None:
     report("explorer: head slider", *timed(lambda i: setattr(explorer.head_slider, "value", (i + 1) % Hn), rounds))
     report("explorer: query word", *timed(lambda i: setattr(explorer.word, "value", i % 3), rounds))
     report("explorer: select(layer, head)", *timed(lambda i: explorer.select((3 * i) % L, (5 * i + 1) % Hn), rounds),
-           target=20.0)
+           target=None)  # the 20 ms kernel target is retired (issue 52): bench_browser.py times what a class feels
     sentences = ["the cat is tired .", "I like to draw my picture .", "list : red mat old fox . again : red mat old fox ."]
     report("explorer: new sentence, new length", *timed(lambda i: explorer.set_sentence(sentences[i % 3]), rounds),
            target=100.0)

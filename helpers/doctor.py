@@ -1,4 +1,4 @@
-"""Check a student's machine before class: `python -m helpers.doctor` (about 5 s).
+"""Check a student's machine before class: `python -m helpers.doctor`.
 
 It checks the Python and package versions, the widget front end JupyterLab needs to show sliders,
 the shipped files in data/ against the checksums in data/models.json and data/README.md (notebook
@@ -46,21 +46,29 @@ def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text.split("+")[0])[:3])
 
 
-def check_versions(required: dict[str, str] = REQUIRED) -> tuple[list[str], str]:
-    """(problems, summary): Python 3.10 or newer and every package at its oldest working version."""
-    problems, found = [], [f"Python {sys.version.split()[0]}"]
-    if sys.version_info < (3, 10):
-        problems.append(f"✗ Python {sys.version.split()[0]} is too old: install Python 3.10 or newer, then {INSTALL}.")
+def _packages(required: dict[str, str], missing: str, old: str) -> tuple[list[str], list[str]]:
+    """(problems, found) for packages {name: oldest version}; `missing` and `old` are the fixes, where
+    {name} stands for the package."""
+    problems, found = [], []
     for name, oldest in required.items():
         try:
             have = metadata.version(name)
         except metadata.PackageNotFoundError:
-            problems.append(f"✗ {name} is not installed: {INSTALL}.")
+            problems.append(f"✗ {name} is not installed: {missing.format(name=name)}.")
             continue
         if _version_tuple(have) < _version_tuple(oldest):
-            problems.append(f"✗ {name} {have} is older than {oldest}: run `pip install -U {name}`.")
+            problems.append(f"✗ {name} {have} is older than {oldest}: {old.format(name=name)}.")
         found.append(f"{name} {have}")
-    return problems, ", ".join(found)
+    return problems, found
+
+
+def check_versions(required: dict[str, str] = REQUIRED) -> tuple[list[str], str]:
+    """(problems, summary): Python 3.10 or newer and every package at its oldest working version."""
+    python = sys.version.split()[0]
+    problems = [f"✗ Python {python} is too old: install Python 3.10 or newer, then {INSTALL}."
+                ] if sys.version_info < (3, 10) else []
+    more, found = _packages(required, INSTALL, "run `pip install -U {name}`")
+    return problems + more, ", ".join([f"Python {python}", *found])
 
 
 def labextension_paths() -> list[Path]:
@@ -253,17 +261,8 @@ def check_export(timeout: float = 120) -> tuple[list[str], str]:
 
 def check_graders(required: dict[str, str] = GRADERS) -> tuple[list[str], str]:
     """(problems, summary): nbgrader and otter-grader, when installed, are new enough and can start."""
-    problems, found = [], []
-    for name, oldest in required.items():
-        try:
-            have = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            problems.append(f"✗ {name} is not installed: to grade with it run `{GRADING_EXTRA}` "
-                            f"(python -m helpers.grade itself does not need it).")
-            continue
-        if _version_tuple(have) < _version_tuple(oldest):
-            problems.append(f"✗ {name} {have} is older than {oldest}: run `{GRADING_EXTRA}`.")
-        found.append(f"{name} {have}")
+    problems, found = _packages(required, f"to grade with it run `{GRADING_EXTRA}` (python -m helpers.grade "
+                                          f"itself does not need it)", f"run `{GRADING_EXTRA}`")
     if "nbgrader" in " ".join(found) and shutil.which("alembic") is None:  # nbgrader runs it to open its database
         problems.append("✗ nbgrader runs `alembic`, which is not on PATH: activate the virtual environment "
                         "(`source .venv/bin/activate`) before running nbgrader.")

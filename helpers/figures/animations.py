@@ -30,7 +30,7 @@ from .export import check_folder, check_plain_name
 from .slide import SLIDE_INCHES, SLIDE_RC
 
 SIZE = SLIDE_INCHES  # one frame fills the slide
-DPI = 96  # 1280 × 720 px: sharp enough on a projector, small enough to build within bench_animations' target
+DPI = 96  # 1280 × 720 px: sharp enough on a projector, and each frame is cheap to draw and store
 PPTX_SCALE = 6.5 / 7.5  # the pptx shows a frame under its title, at 87 %
 # Text of at least 14 / 0.87 = 16.2 pt, so it is still >= 14 pt in the pptx.
 FRAME_RC = {**SLIDE_RC, "font.size": 17, "xtick.labelsize": 17, "ytick.labelsize": 17, "axes.labelsize": 18}

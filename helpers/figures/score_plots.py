@@ -18,7 +18,7 @@ def plot_score_tables(scores: dict[str, np.ndarray], relations=None, fig: Figure
                       cmap: str = "viridis") -> Figure:
     """One layer × head heatmap per relation, all on the same 0–1 colour scale.
 
-    Placed with a fixed grid and one shared colour bar (no constrained layout: ~10× faster to draw)."""
+    Placed with a fixed grid and one shared colour bar: a layout engine would cost more than the drawing."""
     relations = list(relations or scores)
     for r in relations:
         score_table(scores, r)  # one-line error for an unknown relation
