@@ -22,7 +22,6 @@ from ..analysis.recombination import head_scaling
 from ..core.arrays import to_numpy
 from .common import new_axes, new_figure
 from .describe import describe
-from .mosaic_artists import nearest_imshow
 from .slide import current_cmap, text_colour_on
 
 QUERY_LABEL = "query: the word being updated"
@@ -50,8 +49,7 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
         raise ValueError(f"weights has shape {list(w.shape)} but there are {len(tokens)} query and "
                          f"{len(keys)} key tokens; pass the tokens the map was computed from.")
     fig, ax = new_axes(ax, (1.2 + 0.75 * len(keys), 0.8 + 0.65 * len(tokens)))
-    image = nearest_imshow(ax, w, cmap or current_cmap(), vmax=max(1.0, float(w.max())), aspect="auto",
-                           interpolation=None)  # imshow's pixels, drawn faster
+    image = ax.imshow(w, cmap=cmap or current_cmap(), vmin=0, vmax=max(1.0, float(w.max())), aspect="auto")
     ax.set_xticks(range(len(keys)), keys, rotation=45 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center")
     ax.set_yticks(range(len(tokens)), list(tokens))
     ax.set_xlabel(KEY_LABEL)
