@@ -71,7 +71,7 @@ def save_set_for_slides(
     captions = {name: _check_caption(captions.get(name)) for name in figures}
     stored = {name: captions[name] or description(fig) for name, (fig, _) in figures.items()}  # in each file
     sizes = {name: None if size is None else slide_inches(size) for name, (_, size) in figures.items()}
-    folder = _writable_folder(folder)
+    folder = check_folder(folder)  # staged_files makes it, and words a refused write in one line
     targets = {name: [folder / f"{name}.{fmt.lower()}" for fmt in formats]
                + ([folder / f"{name}.txt"] if captions[name] else []) for name in figures}
     with staged_files(folder) as staging:  # renamed into place together, or none
@@ -141,20 +141,6 @@ def check_folder(folder: str | Path) -> Path:
         where = "" if on_the_way == path else f": {on_the_way}"
         raise ValueError(f"folder={text!r}{where} is a file, not a folder; pass folder= a directory, e.g. 'figures'.")
     return path
-
-
-def _writable_folder(folder: Path) -> Path:
-    """Create the folder if needed; a one-line error when nothing can be written there."""
-    folder = check_folder(folder)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise PermissionError(f"Cannot create the figure folder {folder} ({err.strerror}); "
-                              f"pass folder= a directory you can write to.") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise PermissionError(f"The figure folder {folder} is not writable; "
-                              f"pass folder= a directory you can write to.")
-    return folder
 
 
 def _check_caption(caption) -> str | None:
