@@ -142,11 +142,9 @@ def slide_sized(fig: Figure, inches: tuple[float, float] | None) -> Iterator[Non
     Everything is put back afterwards, so saving the same figure twice gives the same file."""
     old_size = tuple(fig.get_size_inches())
     old_engine = fig.get_layout_engine()
-    old_places = [(ax, ax.get_position(original=True), ax.get_position()) for ax in fig.axes]
-    old_ticks = [(axis, dict(axis._major_tick_kw), dict(axis._minor_tick_kw))
-                 for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)]
+    old_places = [(ax, ax.get_position(original=True), ax.get_position(), ax.get_in_layout()) for ax in fig.axes]
     relayout = old_engine is None and any(ax.get_subplotspec() for ax in fig.axes)  # axes it can move
-    old_fonts = []
+    old_fonts, old_ticks = [], []
     try:
         if inches is not None:
             fig.set_size_inches(*inches, forward=False)
@@ -154,7 +152,7 @@ def slide_sized(fig: Figure, inches: tuple[float, float] | None) -> Iterator[Non
             fig.set_layout_engine("constrained")
         fig.draw_without_rendering()  # tick labels are made at draw time: make them, then size them
         smallest = min_figure_pt(fig.get_size_inches())
-        legible_ticks(fig, smallest)
+        old_ticks = legible_ticks(fig, smallest)
         old_fonts = [(text, text.get_fontsize()) for text in fig.findobj(Text)]
         for text, pt in old_fonts:
             if text.get_text() and pt < smallest:
@@ -165,14 +163,14 @@ def slide_sized(fig: Figure, inches: tuple[float, float] | None) -> Iterator[Non
         fig.set_size_inches(*old_size, forward=False)
         for text, pt in old_fonts:
             text.set_fontsize(pt)
-        for axis, major, minor in old_ticks:  # the sizes future tick labels are made with
-            axis._major_tick_kw.clear(), axis._major_tick_kw.update(major)
-            axis._minor_tick_kw.clear(), axis._minor_tick_kw.update(minor)
+        for axis, which, pt in old_ticks:  # the size tick labels have, and later ones are made with
+            axis.set_tick_params(which=which, labelsize=pt)
         if relayout:
             fig.set_layout_engine("none")
-        for ax, original, active in old_places:  # layout engines move axes; put them back
-            ax._set_position(original, which="original")  # the private setter keeps the axes in the layout
-            ax._set_position(active, which="active")
+        for ax, original, active, in_layout in old_places:  # layout engines move axes; put them back
+            ax.set_position(original, which="original")
+            ax.set_position(active, which="active")
+            ax.set_in_layout(in_layout)  # set_position takes an axes out of any later layout
 
 
 def min_figure_pt(inches) -> float:
@@ -181,12 +179,18 @@ def min_figure_pt(inches) -> float:
     return round(max(MIN_FONT_PT, MIN_FONT_PT / slide_scale(inches)), 1)
 
 
-def legible_ticks(fig: Figure, smallest: float = MIN_FONT_PT) -> None:
-    """Tick labels of at least `smallest` pt, also for the ticks a later draw makes anew."""
+def legible_ticks(fig: Figure, smallest: float = MIN_FONT_PT) -> list[tuple]:
+    """Tick labels of at least `smallest` pt, also for the ticks a later draw makes anew.
+    Returns [(axis, "major" or "minor", the size before)] for what it enlarged."""
+    enlarged = []
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
-            if any(label.get_fontsize() < smallest for label in axis.get_ticklabels(which="both")):
-                axis.set_tick_params(which="both", labelsize=smallest)
+            for which in ("major", "minor"):
+                labels = axis.get_ticklabels(which=which)
+                if any(label.get_fontsize() < smallest for label in labels):
+                    enlarged.append((axis, which, labels[0].get_fontsize()))
+                    axis.set_tick_params(which=which, labelsize=smallest)
+    return enlarged
 
 
 def slide_inches(size) -> tuple[float, float]:
@@ -343,10 +347,8 @@ def _over(rgba, paper: np.ndarray) -> np.ndarray:
 
 def _kind(text: Text, fig: Figure) -> str:
     """'title ' for axes and figure titles, so the problem says which text a reader should look for."""
-    titles = [getattr(fig, "_suptitle", None)] + [t for ax in fig.axes for t in
-                                                  (ax.title, getattr(ax, "_left_title", None),
-                                                   getattr(ax, "_right_title", None))]
-    return "title " if any(text is t for t in titles) else ""
+    titles = {fig.get_suptitle(), *(ax.get_title(loc) for ax in fig.axes for loc in ("center", "left", "right"))}
+    return "title " if text.get_text() in titles - {""} else ""
 
 
 def _corners(text: Text, renderer) -> np.ndarray:
