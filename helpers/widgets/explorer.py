@@ -190,7 +190,7 @@ class Explorer(SyncedControls):
     def _show_error(self, err: Exception, shown: str) -> bool:
         """One line in the status: what went wrong, then what the pictures still show."""
         self.error = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        self.status.value = f"<span style='color:#b00020'>⚠ {html.escape(self.error)} ({html.escape(shown)})</span>"
+        self._warn(f"⚠ {self.error} ({shown})")
         return False
 
     def _clear_error(self) -> None:
