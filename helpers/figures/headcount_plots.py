@@ -39,6 +39,27 @@ def draw_seeds(ax, positions, runs: list[dict[int, float]], shipped: list[float]
         ax.legend(loc="lower right", fontsize="small", framealpha=0.9)
 
 
+def count_curve(ax, values: dict[int, float], seeds: dict[int, dict[int, float]], colour: str, xlabel: str):
+    """A widget's small plot of one number against a count of heads (log2 axis, y from 0): the shipped
+    files' line, a dot per training run ({count: {seed: value}}), and the ring a widget moves to the
+    count it shows, which this returns."""
+    counts = list(values)
+    ax.plot(counts, list(values.values()), "o-", color=colour, lw=2, label="the shipped file")
+    for i, n in enumerate(n for n in counts if n in seeds):
+        ax.plot([n] * len(seeds[n]), list(seeds[n].values()), label="one training run" if i == 0 else None,
+                **{**SEED_DOT, "ms": 3})
+    if seeds:
+        ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
+    (ring,) = ax.plot([], [], "o", ms=14, mfc="none", mec="#D55E00", mew=3)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts, [str(n) for n in counts])
+    ax.minorticks_off()
+    top = max([*values.values(), *(v for runs in seeds.values() for v in runs.values())])
+    ax.set_ylim(0, top * 1.15)  # from 0: a gap of 0.1 in 1.6 looks like one
+    ax.set_xlabel(xlabel)
+    return ring
+
+
 def plot_head_count_results(current: int | None = None) -> Figure:
     """The six models side by side over their training runs: bars at the mean of the seeds, a dot per
     seed, an open diamond for the shipped file; held-out loss (axis from 0, so a small gap looks small)
@@ -105,19 +126,7 @@ class LossPlot:
         if seeds is None:  # the runs recorded for the heads-N models plotted here
             runs = seed_values([f"heads-{h}" for h in hs], "held_out_loss")
             seeds = {h: runs[f"heads-{h}"] for h in hs if f"heads-{h}" in runs}
-        ax.plot(hs, list(self.losses.values()), "o-", color="#0072B2", lw=2, label="the shipped file")
-        for i, h in enumerate(h for h in hs if h in seeds):
-            ax.plot([h] * len(seeds[h]), list(seeds[h].values()), label="one training run" if i == 0 else None,
-                    **{**SEED_DOT, "ms": 3})
-        if seeds:
-            ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
-        (self.marker,) = ax.plot([], [], "o", ms=14, mfc="none", mec="#D55E00", mew=3)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(hs, [str(h) for h in hs])
-        ax.minorticks_off()
-        ax.set_xlabel("heads (width 96 for all)")
-        top = max([*self.losses.values(), *(v for runs in seeds.values() for v in runs.values())])
-        ax.set_ylim(0, top * 1.15)  # from 0: a gap of 0.1 in 1.6 looks like one
+        self.marker = count_curve(ax, self.losses, seeds, "#0072B2", "heads (width 96 for all)")
         ax.set_ylabel("held-out loss")
         ax.set_title("held-out loss (lower is better)", fontsize=10)
         describe(ax, captions.loss_caption(self.losses))

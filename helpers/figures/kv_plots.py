@@ -25,7 +25,7 @@ from ..analysis.seeds import seed_values
 from ..core.run import run_sentence
 from .common import new_axes, new_figure
 from .describe import describe
-from .headcount_plots import SEED_DOT, draw_seeds
+from .headcount_plots import count_curve, draw_seeds
 from .mosaic import AllHeadsView, all_heads_words
 from .slide import SLIDE_INCHES
 
@@ -153,23 +153,10 @@ class KVPlot:
         self.markers = []
         for ax, key, label, colour in ((left, "held_out_loss", "held-out loss", "#0072B2"),
                                        (right, "cache_bytes_per_token", "cache bytes / token", "#E69F00")):
-            values = [self.results[n][key] for n in self.ns]
-            ax.plot(self.ns, values, "o-", color=colour, lw=2, label="the shipped file")
             runs = seed_values([variant_name(n) for n in self.ns], key) if key == "held_out_loss" else {}
-            for i, n in enumerate(n for n in self.ns if variant_name(n) in runs):
-                seeds = runs[variant_name(n)]
-                ax.plot([n] * len(seeds), list(seeds.values()), label="one training run" if i == 0 else None,
-                        **{**SEED_DOT, "ms": 3})
-                values = [*values, *seeds.values()]
-            if runs:
-                ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
-            (marker,) = ax.plot([], [], "o", ms=14, mfc="none", mec="#D55E00", mew=3)
-            self.markers.append((marker, key))
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(self.ns, [str(n) for n in self.ns])
-            ax.minorticks_off()
-            ax.set_ylim(0, max(values) * 1.15)
-            ax.set_xlabel("key/value heads")
+            seeds = {n: runs[variant_name(n)] for n in self.ns if variant_name(n) in runs}
+            values = {n: self.results[n][key] for n in self.ns}
+            self.markers.append((count_curve(ax, values, seeds, colour, "key/value heads"), key))
             ax.set_title(label, fontsize=10)
         self.update(current)
 
