@@ -39,6 +39,21 @@ def draw_seeds(ax, positions, runs: list[dict[int, float]], shipped: list[float]
         ax.legend(loc="lower right", fontsize="small", framealpha=0.9)
 
 
+def seed_bars(ax, counts, runs: list[dict[int, float]], shipped: list[float], colour: str, scale: float,
+              fmt: str, current=None, fontsize="small") -> list[float]:
+    """One bar per count at the mean of its training runs, a dot per run, the shipped file's diamond,
+    and each mean written low inside its bar (bold for `current`); returns the means."""
+    xs = list(range(len(counts)))
+    means = [scale * sum(r.values()) / len(r) for r in runs]
+    ax.bar(xs, means, color=colour, alpha=0.45, label="mean of the runs")
+    draw_seeds(ax, xs, runs, shipped, scale)
+    ax.set_xticks(xs, [str(n) for n in counts])
+    for i, n in enumerate(counts):  # low inside the bar, clear of the dots
+        ax.annotate(fmt.format(means[i]), (i, 0), xytext=(0, 6), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=fontsize, fontweight="bold" if n == current else "normal")
+    return means
+
+
 def count_curve(ax, values: dict[int, float], seeds: dict[int, dict[int, float]], colour: str, xlabel: str):
     """A widget's small plot of one number against a count of heads (log2 axis, y from 0): the shipped
     files' line, a dot per training run ({count: {seed: value}}), and the ring a widget moves to the
@@ -73,21 +88,15 @@ def plot_head_count_results(current: int | None = None) -> Figure:
     names = [f"heads-{h}" for h in hs]
     fig = new_figure(figsize=(10, 4.6), layout="constrained")
     left, right = fig.subplots(1, 2)
-    xs = list(range(len(hs)))
     panels = []  # one sentence per panel, for the figure's words
     for ax, runs, key, colour, scale, fmt in (
             (left, losses, "held_out_loss", "#0072B2", 1, "{:.2f}"),
             (right, repeats, "list_accuracy", "#009E73", 100, "{:.0f}%")):
-        means = [scale * sum(runs[n].values()) / len(runs[n]) for n in names]
+        means = seed_bars(ax, hs, [runs[n] for n in names], [shipped_number(n, key) for n in names], colour,
+                          scale, fmt, current, fontsize=10)
         what = "mean held-out loss" if key == "held_out_loss" else "mean share of repeated lists said again right"
         panels.append(words.seed_bars_words(what, hs, means, fmt, "heads"))
-        ax.bar(xs, means, color=colour, alpha=0.45, label="mean of the runs")
-        draw_seeds(ax, xs, [runs[n] for n in names], [shipped_number(n, key) for n in names], scale)
-        ax.set_xticks(xs, [str(h) for h in hs])
         ax.set_xlabel("heads (width 96 for all)")
-        for i, h in enumerate(hs):  # the mean, low inside its bar, clear of the dots
-            ax.annotate(fmt.format(means[i]), (i, 0), xytext=(0, 6), textcoords="offset points", ha="center",
-                        va="bottom", fontsize=10, fontweight="bold" if h == current else "normal")
     left.set_ylim(0, max(max(v.values()) for v in losses.values()) * 1.15)
     left.set_ylabel("held-out loss (lower is better)")
     right.set_ylim(0, 105)

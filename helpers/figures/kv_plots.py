@@ -25,7 +25,7 @@ from ..analysis.seeds import seed_values
 from ..core.run import run_sentence
 from .common import new_axes, new_figure
 from .describe import describe
-from .headcount_plots import count_curve, draw_seeds
+from .headcount_plots import count_curve, seed_bars
 from .mosaic import AllHeadsView, all_heads_words
 from .slide import SLIDE_INCHES
 
@@ -112,22 +112,20 @@ def plot_kv_results(current: int | None = None) -> Figure:
         shipped = [scale * results[n][key] for n in ns]
         runs = seed_values(names, key) if key != "cache_bytes_per_token" else {}
         if all(name in runs for name in names):  # a trained number: its spread over the seeds
-            values = [scale * sum(runs[name].values()) / len(runs[name]) for name in names]
-            ax.bar(xs, values, color=colour, alpha=0.45, label="mean of the runs")
-            draw_seeds(ax, xs, [runs[name] for name in names], [results[n][key] for n in ns], scale)
+            values = seed_bars(ax, ns, [runs[name] for name in names], [results[n][key] for n in ns], colour,
+                               scale, fmt, current)
             top = max(max(shipped), scale * max(v for r in runs.values() for v in r.values()))
-            at, offset, where = [0] * len(ns), 6, "bottom"  # the mean, low inside its bar, clear of the dots
         else:  # the cache follows from the layout: one number, no training run
-            values, top, at, offset, where = shipped, max(shipped), shipped, 2, "bottom"
+            values, top = shipped, max(shipped)
             ax.bar(xs, values, color=colour)
+            ax.set_xticks(xs, [str(n) for n in ns])
+            for i, n in enumerate(ns):  # above its bar
+                ax.annotate(fmt.format(values[i]), (i, values[i]), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize="small", fontweight="bold" if n == current else "normal")
         sentences.append(words.seed_bars_words(label, ns, values, fmt, "key/value heads"))
-        ax.set_xticks(xs, [str(n) for n in ns])
         ax.set_ylim(0, top * 1.18)  # from 0: a small gap looks small
         ax.set_ylabel(label)
         ax.set_xlabel("key/value heads")
-        for i, n in enumerate(ns):
-            ax.annotate(fmt.format(values[i]), (i, at[i]), xytext=(0, offset), textcoords="offset points",
-                        ha="center", va=where, fontsize="small", fontweight="bold" if n == current else "normal")
     handles = axes[1].get_legend_handles_labels()
     if handles[0]:
         fig.legend(*handles, loc="outside lower center", ncols=3, fontsize="small")
