@@ -337,12 +337,9 @@ def test_a_model_name_holding_the_templates_marker_stays_text(tmp_path):
     assert read_page(path)["model"] == "x __PAGE_DATA__ __TITLE__ y"
 
 
-@pytest.mark.parametrize("sentences, words", [(b"I like to draw", "decode it first"),
-                                              ({"I like to draw", "the cat is tired ."}, "order changes"),
-                                              ([b"I like to draw"], "decode it first")])
-def test_sentences_as_bytes_or_a_set_are_refused_in_one_line(tmp_path, sentences, words):
-    with pytest.raises(ValueError, match=words):
-        export_page(random_lm(), sentences, folder=tmp_path)
+def test_sentences_as_a_set_are_refused_in_one_line(tmp_path):
+    with pytest.raises(ValueError, match="order changes"):
+        export_page(random_lm(), {"I like to draw", "the cat is tired ."}, folder=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -99,12 +99,14 @@ def test_a_sentence_cannot_close_the_script(tiny, tmp_path):
 
 
 @pytest.mark.parametrize("sentences, words", [
-    ([], "holds no sentence"),
-    ("", "not a sentence"),
-    (["I like to draw", "   "], "not a sentence"),
+    ([], "not a list of sentences"),
+    ("", "not a list of sentences"),
+    (["I like to draw", "   "], "not a list of sentences"),
     (["I like zebras"], "Sentence 1 of 1"),
     (["I like to draw", "the cat " * 10], "Sentence 2 of 2"),
-    (None, "holds no sentence"),
+    (None, "not a list of sentences"),
+    (b"I like to draw", "not a list of sentences"),
+    ([b"I like to draw"], "not a list of sentences"),
 ])
 def test_bad_sentences_are_refused_in_one_line_and_nothing_is_written(tiny, tmp_path, sentences, words):
     with pytest.raises(ValueError) as err:

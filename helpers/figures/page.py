@@ -68,32 +68,18 @@ def _colours() -> list[str]:
 
 
 def _sentences(sentences) -> list[str]:
-    """The sentences as a list of distinct non-blank strings (one string is one sentence; a
-    generator is read once). Bytes and sets are refused: text must be decoded, and a set's order
-    changes from run to run."""
-    example = "e.g. ['I like to draw', 'the cat is tired .']"
-    if isinstance(sentences, str):
-        sentences = [sentences]
-    elif isinstance(sentences, (bytes, bytearray)):
-        raise ValueError(f"sentences is {type(sentences).__name__}, not text; decode it first, "
-                         f"e.g. sentences.decode('utf-8').")
-    elif isinstance(sentences, (set, frozenset)):
+    """The sentences as a list of distinct non-blank strings (one string is one sentence; a generator
+    is read once). A set is refused: its order changes from run to run, and the page with it."""
+    if isinstance(sentences, (set, frozenset)):
         raise ValueError(f"sentences is a {type(sentences).__name__}, whose order changes from run to run; "
                          f"pass a list, e.g. sorted(sentences).")
-    elif isinstance(sentences, Iterator):
-        sentences = list(sentences)
-    if sentences is None or (isinstance(sentences, Sequence) and not sentences):
-        raise ValueError(f"sentences={sentences!r} holds no sentence; pass a list of one or more, {example}.")
-    if not isinstance(sentences, Sequence):
-        raise ValueError(f"sentences={sentences!r:.60} is a {type(sentences).__name__}, not a list of sentences; "
-                         f"pass a list, {example}.")
-    for i, s in enumerate(sentences):
-        if isinstance(s, (bytes, bytearray)):
-            raise ValueError(f"sentence {i + 1} is {type(s).__name__}, not text; decode it first, e.g. s.decode('utf-8').")
-        if not isinstance(s, str) or not s.strip():
-            raise ValueError(f"sentences holds {s!r:.60}, which is not a sentence; pass non-empty strings, "
-                             f"e.g. ['I like to draw'].")
-    return list(dict.fromkeys(s.strip() for s in sentences))
+    if isinstance(sentences, str):
+        sentences = [sentences]
+    listed = list(sentences) if isinstance(sentences, (list, tuple, Iterator)) else []
+    if not listed or not all(isinstance(s, str) and s.strip() for s in listed):
+        raise ValueError(f"sentences={sentences!r:.60} is not a list of sentences; pass one or more non-empty "
+                         f"strings, e.g. ['I like to draw', 'the cat is tired .'].")
+    return list(dict.fromkeys(s.strip() for s in listed))
 
 
 def _one_line(err: Exception) -> str:
