@@ -462,13 +462,6 @@ def test_an_empty_folder_name_is_never_read_as_the_default(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_set_given_as_a_list_is_one_line():
-    with pytest.raises(ValueError, match="needs a non-empty dict"):
-        export.save_set_for_slides([figure()], "unused")
-    with pytest.raises(ValueError, match="not a \\(figure, size\\) pair"):
-        export.save_set_for_slides({"a": figure()}, "unused")
-    assert not Path("unused").exists()
-
 
 def test_a_running_writers_pair_is_left_alone(tmp_path):
     """Only a dead process's unfinished pair is ours to remove: a live one's (here, this process's) stays,

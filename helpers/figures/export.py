@@ -65,7 +65,6 @@ def save_set_for_slides(
     file of every figure is renamed into place together, or none is (a widget's "Export for
     slides" never leaves half a set behind when the disk fills)."""
     captions = captions or {}
-    _check_set(figures)
     for name, (fig, _) in figures.items():
         _check_arguments(fig, name, formats, dpi)
     captions = {name: _check_caption(captions.get(name)) for name in figures}
@@ -83,18 +82,6 @@ def save_set_for_slides(
         with slide_sized(fig, sizes[name]):
             check_layout(fig, name)  # a warning that names what a class could not read
     return [path for name in figures for path in targets[name]]
-
-
-def _check_set(figures) -> None:
-    """A set is a dict {name: (figure, size)}: a list or a bare figure is refused in one line."""
-    example = "e.g. {'grid': (fig, '16:9')}"
-    if not isinstance(figures, dict) or not figures:
-        raise ValueError(f"save_set_for_slides needs a non-empty dict {{name: (figure, size)}}, got "
-                         f"{type(figures).__name__}; pass {example}, or call save_for_slides for one figure.")
-    for name, value in figures.items():
-        if not (isinstance(value, tuple) and len(value) == 2):
-            raise ValueError(f"save_set_for_slides: the entry {name!r} is {type(value).__name__}, not a "
-                             f"(figure, size) pair; pass {example}.")
 
 
 def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -> None:
