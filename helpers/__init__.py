@@ -37,11 +37,11 @@ _MODULES: dict[str, list[str]] = {
     ".core.multihead": ["MultiHead"],
     ".figures.plots": ["plot_attention", "plot_word_weights", "plot_heads", "plot_matmul", "plot_recombination"],
     ".figures.animations": ["one_head_animation", "recombination_animation", "save_animation"],
-    ".exercises.attention_checks": ["check_attention_weights", "check_masked_weights", "check_weighted_sum",
-                                    "check_one_head", "check_split_heads", "check_merge_heads", "check_recombine"],
+    ".exercises.attention_checks": ["check_attention_weights", "check_masked_weights", "check_weighted_sum"],
+    ".exercises.multihead_checks": ["check_one_head", "check_split_heads", "check_merge_heads", "check_recombine"],
     ".exercises.capstone": ["check_multihead"],
     ".exercises.solutions": ["solution"],
-    ".exercises.autograde": ["assert_passed"],  # the nbgrader / otter-grader test cells (python -m helpers.grade)
+    ".exercises.verdict": ["assert_passed"],  # the nbgrader / otter-grader test cells (python -m helpers.grade)
     # --- 04: how many heads? -------------------------------------------------------------------------
     ".analysis.headcount": ["HEAD_COUNTS", "SENTENCE", "WIDTH", "shapes_table", "load_variant", "loss_by_heads",
                             "merge_head_groups", "merged_maps", "merged_loss"],

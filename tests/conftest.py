@@ -6,7 +6,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")  # tests never open windows
 # One thread per process, in the tests and in the kernels, servers and commands they start (they inherit
 # this environment). The README runs two test workers on two cores, and each starts kernels beside it:
 # with torch's default of one OpenMP thread per core, small tensor operations wait on threads that
-# another process holds. The capstone's blind answers (tests/test_mistakes_blind.py -k multihead)
+# another process holds. The capstone's blind answers (tests/test_blind_answers_judged.py -k multihead)
 # took 54.8 s with the default and 18.3 s with one thread, on the 2-core machine at a load of about 3.
 # Code that sets its own thread count (training, the benches) still does.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -59,8 +59,8 @@ sys.addaudithook(_no_network)
 SLOWEST_FILES = ["test_notebooks.py",  # 259 s: three runs of each notebook (alt text read from the first)
                  "test_accessibility_browser.py",  # 227 s: each notebook in JupyterLab, axe, keyboard
                  "test_isolation.py", "test_grade_class.py",  # 155, 144 s
-                 "test_diagnosis_round4.py", "test_grade_nbgrader.py", "test_gpt2_notebooks.py",  # 130, 123, 119 s
-                 "test_mistakes_blind.py", "test_benches.py", "test_grade_otter.py",  # 99, 83, 66 s
+                 "test_diagnosis.py", "test_grade_nbgrader.py", "test_gpt2_notebooks.py",  # 130, 123, 119 s
+                 "test_blind_answers_judged.py", "test_benches.py", "test_grade_otter.py",  # 99, 83, 66 s
                  "test_mistakes_01_03.py"]  # 68 s
 
 

@@ -15,6 +15,7 @@ import torch
 import helpers as H
 from helpers.exercises.verdict import Verdict
 from helpers.exercises import attention_checks as C
+from helpers.exercises import multihead_checks as MH
 from helpers.exercises import head_checks, sandbox
 from helpers.exercises import head_checks as explorer
 from helpers.exercises import headcount_checks as headcount
@@ -47,14 +48,13 @@ CHECKS = {
     "attention_weights": (C.check_attention_weights, S.attention_weights),
     "masked_weights": (C.check_masked_weights, S.masked_weights),
     "weighted_sum": (C.check_weighted_sum, S.weighted_sum),
-    "one_head": (C.check_one_head, S.one_head),
-    "split_heads": (C.check_split_heads, S.split_heads),
-    "merge_heads": (C.check_merge_heads, S.merge_heads),
-    "recombine": (C.check_recombine, S.recombine),
+    "one_head": (MH.check_one_head, S.one_head),
+    "split_heads": (MH.check_split_heads, S.split_heads),
+    "merge_heads": (MH.check_merge_heads, S.merge_heads),
+    "recombine": (MH.check_recombine, S.recombine),
     "MyMultiHead": (H.check_multihead, S.MyMultiHead),
     "head_size_and_params": (headcount.check_head_size_and_params, S.head_size_and_params),
     "concat_shape": (headcount.check_concat_shape, S.concat_shape),
-    "my_previous_token_scores": (head_checks.check_previous_token_detector, S.my_previous_token_scores),
     "previous_word_head": ("previous_word_head", S.previous_word_head),
     "predict_induction": ("predict_induction", S.predict_induction),
 }
@@ -122,7 +122,7 @@ def test_odd_answers_never_raise_or_exit(name, answer, message, list_run, capsys
 
 
 @pytest.mark.parametrize("name", ["attention_weights", "masked_weights", "weighted_sum", "one_head", "split_heads",
-                                  "merge_heads", "recombine", "my_previous_token_scores"])
+                                  "merge_heads", "recombine"])
 def test_nan_and_constants_are_caught(name, list_run, capsys):
     def nan(*args):
         return torch.full_like(CHECKS[name][1](*args), math.nan)

@@ -15,7 +15,7 @@ import torch
 import helpers as H
 from helpers.core import attention as A
 from helpers.core import model as core_model
-from helpers.exercises import attention_checks, formation_checks, grading, integrity, isolation, kv_checks, sandbox
+from helpers.exercises import attention_checks, formation_checks, grading, isolation, kv_checks, sandbox
 from helpers.exercises import solutions as S
 from test_checks import CHECKS, list_run, run_check  # noqa: F401 (list_run is a fixture)
 
@@ -37,10 +37,10 @@ def run_any(name, answer, list_run):
 @pytest.fixture(autouse=True)
 def nothing_leaks():
     """Whatever a check lets through, this process is put back afterwards, and the test fails if it had to."""
-    before = integrity.Snapshot()
+    before = isolation.Snapshot()
     yield
-    leaked = integrity.changes(before)
-    integrity.restore(before)
+    leaked = isolation.changes(before)
+    isolation.restore(before)
     assert leaked == [], f"a patch reached the notebook's process: {leaked}"
 
 
@@ -185,10 +185,10 @@ def test_a_function_that_patches_is_refused_and_the_original_is_back_at_once(pat
     def unscaled_and_patched(Q, K):
         patches[patch]()
         return (Q @ K.T).softmax(-1)
-    before = integrity.Snapshot()
+    before = isolation.Snapshot()
     verdict = H.check_attention_weights(unscaled_and_patched)
     assert verdict.outcome == "patched" and "the check puts it back and does not accept this answer" in verdict.line
-    assert integrity.changes(before) == []  # put back before the check returned
+    assert isolation.changes(before) == []  # put back before the check returned
     assert H.check_attention_weights(lambda Q, K: (Q @ K.T).softmax(-1)).code == "attention_weights.no_scale"
 
 
@@ -307,7 +307,7 @@ def test_an_answer_that_is_nan_everywhere_is_told_so_and_a_slip_only_as_a_possib
 def test_a_library_rewrapping_its_own_function_is_not_called_a_patch():
     """torch._dynamo (imported by an optimizer's first step, among others) wraps torch.manual_seed: that is
     torch's doing, and no verdict may say a cell replaced it."""
-    before = integrity.Snapshot()
+    before = isolation.Snapshot()
     import torch._dynamo  # noqa: F401
-    assert integrity.changes(before) == []
+    assert isolation.changes(before) == []
     assert "put the original back" not in H.check_attention_weights(S.attention_weights).line

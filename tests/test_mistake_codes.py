@@ -6,6 +6,7 @@ import ast
 import importlib.util
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,6 +14,7 @@ import pytest
 
 import helpers as H
 from helpers.exercises import attention_checks as A
+from helpers.exercises import multihead_checks as MH
 from helpers.exercises import capstone, catalogue, grading, head_checks, headcount_checks, kv_checks
 from helpers.exercises.catalogue import Entry
 
@@ -22,9 +24,39 @@ DOC = ROOT / "docs" / "mistakes.md"
 # A key is the first half of every code of its exercise: renaming an exercise must not change it (set key=).
 KEYS = ["attention_weights", "masked_weights", "weighted_sum", "one_head", "split_heads", "merge_heads", "recombine",
         "multihead_capstone", "head_size_and_params", "concat_shape", "previous_word_head", "induction_pattern",
-        "previous_token_detector", "knock_out_prediction", "kv_cache_bytes", "grouped_attention", "formation_step",
+        "knock_out_prediction", "kv_cache_bytes", "grouped_attention", "formation_step",
         "knock_out_along_training"]
 NOT_EXERCISES = {"check_slide"}  # H.check_* names that judge no exercise
+CODE_RE = re.compile(r"^[a-z0-9][A-Za-z0-9_+.]*$")  # snake_case; capitals only for maths symbols (sqrt_of_T)
+
+
+def full_codes(entries: list[Entry]) -> list[str]:
+    """Every "<key>.<code>" of the catalogue, mistakes and pairs, in order."""
+    return [f"{e.key}.{code}" for e in entries for code, _ in e.mistakes + e.pairs]
+
+
+def code_problems(entries: list[Entry], engine: dict | None = None) -> list[str]:
+    """One line per broken rule: a mistake without a code, a code not snake_case, a code used twice
+    in one exercise (or twice in a full code, or by the engine), a key used by two exercises."""
+    engine = catalogue.engine_codes() if engine is None else engine
+    problems = [f"exercise key {key!r} is used by {n} exercises" for key, n in Counter(e.key for e in entries).items()
+                if n > 1]
+    for e in entries:
+        codes = [code for code, _ in e.mistakes + e.pairs]
+        for code, says in e.mistakes + e.pairs:
+            if not code:
+                problems.append(f"{e.key}: a mistake has no code: {says[:70]!r}")
+            elif not CODE_RE.match(code):
+                problems.append(f"{e.key}: code {code!r} is not snake_case ({CODE_RE.pattern})")
+            elif code in engine:
+                problems.append(f"{e.key}: code {code!r} is also an engine outcome")
+        problems += [f"{e.key}: code {code!r} is used by {n} mistakes" for code, n in Counter(codes).items()
+                     if code and n > 1]
+        lowered = Counter(code.lower() for code in set(codes))
+        problems += [f"{e.key}: codes that differ only in capitals ({code})" for code, n in lowered.items() if n > 1]
+    across = Counter(c for e in entries for c in set(full_codes([e])))  # a code reused within one is said above
+    problems += [f"full code {c!r} is in {n} exercises" for c, n in across.items() if n > 1]
+    return problems
 
 
 def _tool():
@@ -40,9 +72,9 @@ def entries():
 
 
 def test_every_mistake_has_a_unique_snake_case_code(entries):
-    assert catalogue.code_problems(entries) == []
-    full = catalogue.full_codes(entries)
-    assert len(full) == len(set(full)) and all(catalogue.CODE_RE.match(c) for c in full)
+    assert code_problems(entries) == []
+    full = full_codes(entries)
+    assert len(full) == len(set(full)) and all(CODE_RE.match(c) for c in full)
 
 
 def test_the_exercise_keys_stay_the_same(entries):
@@ -114,14 +146,14 @@ def test_the_mistakes_doc_is_fresh():
 
 def test_every_code_is_in_the_doc(entries):
     text = DOC.read_text()
-    missing = [c for c in catalogue.full_codes(entries) if f"`{c}`" not in text]
+    missing = [c for c in full_codes(entries) if f"`{c}`" not in text]
     missing += [c for c in catalogue.engine_codes() if f"`{c}`" not in text]
     assert missing == []
 
 
 STATIC = [("check_attention_weights", A.ATTENTION_WEIGHTS), ("check_masked_weights", A.MASKED_WEIGHTS),
-          ("check_weighted_sum", A.WEIGHTED_SUM), ("check_one_head", A.ONE_HEAD), ("check_split_heads", A.SPLIT_HEADS),
-          ("check_merge_heads", A.MERGE_HEADS), ("check_recombine", A.RECOMBINE),
+          ("check_weighted_sum", A.WEIGHTED_SUM), ("check_one_head", MH.ONE_HEAD), ("check_split_heads", MH.SPLIT_HEADS),
+          ("check_merge_heads", MH.MERGE_HEADS), ("check_recombine", MH.RECOMBINE),
           ("check_head_size_and_params", headcount_checks.HEAD_SIZE_AND_PARAMS),
           ("check_concat_shape", headcount_checks.CONCAT_SHAPE), ("check_kv_cache", kv_checks.KV_CACHE),
           ("check_grouped_attention", kv_checks.GROUPED_ATTENTION)]
@@ -146,7 +178,7 @@ def test_the_verdicts_of_a_check_carry_documented_codes(check, ex):
 def test_engine_codes_are_snake_case():
     codes = catalogue.engine_codes()
     assert list(codes) == list(getattr(grading, "ENGINE_CODES", {}))
-    assert all(catalogue.CODE_RE.match(code) and meaning for code, (_, meaning) in codes.items())
+    assert all(CODE_RE.match(code) and meaning for code, (_, meaning) in codes.items())
 
 
 def test_a_line_splits_into_the_mistake_and_the_fix():
@@ -166,26 +198,26 @@ def _toy(*mistakes, key="toy", pairs=()):
 
 
 def test_a_reused_code_is_found():
-    problems = catalogue.code_problems([_toy(("no_scale", "a: b."), ("no_scale", "c: d."))], {})
+    problems = code_problems([_toy(("no_scale", "a: b."), ("no_scale", "c: d."))], {})
     assert problems == ["toy: code 'no_scale' is used by 2 mistakes"]
-    assert catalogue.code_problems([_toy(("a", "x."), pairs=[("a", "y.")])], {}) == ["toy: code 'a' is used by 2 mistakes"]
+    assert code_problems([_toy(("a", "x."), pairs=[("a", "y.")])], {}) == ["toy: code 'a' is used by 2 mistakes"]
 
 
 def test_a_missing_or_malformed_code_is_found():
-    problems = catalogue.code_problems([_toy(("", "forgot the scale: divide."), ("Bad Code", "x."), ("ok", "y."))], {})
+    problems = code_problems([_toy(("", "forgot the scale: divide."), ("Bad Code", "x."), ("ok", "y."))], {})
     assert problems == ["toy: a mistake has no code: 'forgot the scale: divide.'",
-                        f"toy: code 'Bad Code' is not snake_case ({catalogue.CODE_RE.pattern})"]
+                        f"toy: code 'Bad Code' is not snake_case ({CODE_RE.pattern})"]
 
 
 def test_clashes_between_exercises_and_with_the_engine_are_found():
     two = [_toy(("a", "x.")), _toy(("b", "y."))]
-    assert "exercise key 'toy' is used by 2 exercises" in catalogue.code_problems(two, {})
-    assert "full code 'toy.a' is in 2 exercises" in catalogue.code_problems([_toy(("a", "x.")), _toy(("a", "y."))], {})
-    assert catalogue.code_problems([_toy(("right", "x."))], {"right": ("right", "right on every input")}) == [
+    assert "exercise key 'toy' is used by 2 exercises" in code_problems(two, {})
+    assert "full code 'toy.a' is in 2 exercises" in code_problems([_toy(("a", "x.")), _toy(("a", "y."))], {})
+    assert code_problems([_toy(("right", "x."))], {"right": ("right", "right on every input")}) == [
         "toy: code 'right' is also an engine outcome"]
-    assert catalogue.code_problems([_toy(("sqrt_of_T", "x."), ("sqrt_of_t", "y."))], {}) == [
+    assert code_problems([_toy(("sqrt_of_T", "x."), ("sqrt_of_t", "y."))], {}) == [
         "toy: codes that differ only in capitals (sqrt_of_t)"]
-    assert catalogue.code_problems([_toy(("sqrt_of_T", "x."), ("two_slips.a+b", "y."))], {}) == []
+    assert code_problems([_toy(("sqrt_of_T", "x."), ("two_slips.a+b", "y."))], {}) == []
 
 
 def test_the_doc_tool_writes_a_toy_catalogue_and_sees_it_go_stale(tmp_path, monkeypatch):

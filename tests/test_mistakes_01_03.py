@@ -106,7 +106,7 @@ WRONG = [
     ("weighted_sum", lambda w, V: w * V, "multiplied element-wise", True),
     ("weighted_sum", lambda w, V: (w @ V).sum(0), "summed over the words", True),
     ("weighted_sum", lambda w, V: sum(w[:, j:j + 1] * V[j] for j in range(len(V)) if j == len(V) - 1), "overwrites", True),
-    ("weighted_sum", lambda w, V: w @ V + 1, "the right one + 1: a constant is added", True),  # relations.py
+    ("weighted_sum", lambda w, V: w @ V + 1, "the right one + 1: a constant is added", True),  # diagnosis.py
     # --- 02, exercise 1: one head
     ("one_head", lambda X, a, b, c: head(X, a, b, c, divide=1), "forgot the 1/√d scaling", True),
     ("one_head", lambda X, a, b, c: ((X @ a) @ (X @ b).T / a.shape[1] ** .5).softmax(0) @ (X @ c), "wrong axis", True),

@@ -83,16 +83,6 @@ WRONG = [
     ("concat_shape", lambda T, w, n: (T - 1, w), "one token too few", True),
     ("concat_shape", lambda T, w, n: torch.zeros(T, w), "expected a tuple of whole numbers", True),
     ("concat_shape", lambda T, w, n: (5, 96), "right on the first input", True),
-    # --- the previous-token detector
-    ("my_previous_token_scores", lambda a: _diag(a, 1).mean(-1), "token after", True),
-    ("my_previous_token_scores", lambda a: _diag(a, 0).mean(-1), "to itself", True),
-    ("my_previous_token_scores", lambda a: _diag(a, -2).mean(-1), "two tokens back", True),
-    ("my_previous_token_scores", lambda a: _diag(a).sum(-1), "summed over", True),
-    ("my_previous_token_scores", lambda a: _diag(a).sum(-1) / a.shape[-1], "divided by T", True),
-    ("my_previous_token_scores", lambda a: _diag(a).amax(-1), "largest weight", True),
-    ("my_previous_token_scores", lambda a: _diag(a).mean(-1).T, "axes are swapped", True),
-    ("my_previous_token_scores", lambda a: a.diagonal(-1).mean(-1), "layer and head axes", True),
-    ("my_previous_token_scores", lambda a: a.tril(-1).sum((-1, -2)) / (a.shape[-1] - 1), "all the weight on earlier", True),
     # --- 05, exercise 1: the previous-word head
     ("previous_word_head", lambda a: (0, 9), "not a fixed head", True),
     ("previous_word_head", lambda a: S.previous_word_head(a)[::-1], "swapped layer and head", True),
@@ -133,10 +123,6 @@ CORRECT = [
     ("concat_shape", lambda T, w, n: torch.zeros(T, n, w // n).flatten(1).shape),
     ("concat_shape", lambda T, w, n: [T, (w // n) * n]),
     ("concat_shape", lambda T, w, n: tuple(np.array([T, w]))),
-    ("my_previous_token_scores", lambda a: np.asarray([[float(torch.stack([a[l, h, t, t - 1] for t in range(1, a.shape[-1])]).mean())
-                                                        for h in range(a.shape[1])] for l in range(a.shape[0])])),
-    ("my_previous_token_scores", lambda a: torch.einsum("lhtt->lht", a.roll(1, dims=-1))[..., 1:].mean(-1)),
-    ("my_previous_token_scores", lambda a: _diag(a.double()).mean(-1)),
     ("previous_word_head", lambda a: tuple(int(i) for i in np.unravel_index(int(_diag(a).mean(-1).argmax()), a.shape[:2]))),
     ("previous_word_head", lambda a: (_diag(a).mean(-1).argmax() // a.shape[1], _diag(a).mean(-1).argmax() % a.shape[1])),
     ("previous_word_head", lambda a: list(np.unravel_index(np.argmax(_diag(a).mean(-1).numpy()), a.shape[:2]))),
@@ -152,8 +138,6 @@ def verdict(name, answer, list_run, capsys) -> str:
         H.check_head_size_and_params(answer)
     elif name == "concat_shape":
         H.check_concat_shape(answer)
-    elif name == "my_previous_token_scores":
-        head_checks.check_previous_token_detector(answer)
     elif name == "previous_word_head":
         H.check_previous_word_head(answer, list_run.attentions)
     elif name == "predict_induction":
@@ -177,7 +161,7 @@ def test_an_unusual_correct_answer_passes(name, answer, list_run, capsys):
     assert verdict(name, answer, list_run, capsys).startswith("✓")
 
 
-NAMES = ["head_size_and_params", "concat_shape", "my_previous_token_scores", "previous_word_head",
+NAMES = ["head_size_and_params", "concat_shape", "previous_word_head",
          "predict_induction", "my_prediction"]
 
 
@@ -210,6 +194,6 @@ def test_no_wrong_prediction_passes(monkeypatch, capsys):  # the autouse fixture
 
 def test_planted_maps_give_every_slip_its_own_head():
     maps = head_checks.planted_maps()
-    answers = [tuple(int(x) for x in m.answer(maps)) for m in head_checks.M.PREVIOUS_WORD_HEAD]
+    answers = [tuple(int(x) for x in m.answer(maps)) for m in head_checks.PREVIOUS_WORD_HEAD_MISTAKES]
     right = tuple(S.previous_word_head(maps))
     assert len(set(answers)) == len(answers) and right not in answers, (answers, right)

@@ -8,7 +8,7 @@
     python tools/measure_blind.py --quiet         # tables, totals and the lists only
 
 Each entry's verdict is the last line the check prints (the first lines echo what the answer
-printed), exactly as tests/test_mistakes_blind.py reads it. Round 5 stores its judgements in
+printed), exactly as tests/test_blind_answers_judged.py reads it. Round 5 stores its judgements in
 tools/blind_round5_judged.json (by entry and verdict-line hash: a changed line is "re-judge"); a ✓ on a
 wrong answer is a false pass and a ✗ on a correct one a refusal, whatever was stored. For round 4 the classification column is the
 auditor's judgement stored in the entry (`judged`). It is used only while the verdict line is the one

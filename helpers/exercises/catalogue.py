@@ -4,21 +4,19 @@ A verdict's code is "<exercise key>.<mistake code>" (attention_weights.sqrt_of_T
 the mistake, not its wording, so rewording a line keeps its code. This registry needs no model:
 checks that build their Exercise from model data (the previous-word head, the induction pattern,
 the knock-out, the capstone) are registered here with their static mistake lists.
-tools/make_mistakes_doc.py writes docs/mistakes.md from it; tests/test_mistake_codes.py checks both.
+tools/make_mistakes_doc.py writes docs/mistakes.md from it; tests/test_mistake_codes.py checks both
+(its rules for codes: snake_case, each used once).
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from dataclasses import dataclass
 
 from . import attention_checks as A
 from . import capstone, formation_checks, grading, head_checks, headcount_checks, kv_checks
-from . import mistakes_05_06 as M56
+from . import multihead_checks as MH
 from .grading import Exercise
 
-CODE_RE = re.compile(r"^[a-z0-9][A-Za-z0-9_+.]*$")  # snake_case; capitals only for maths symbols (sqrt_of_T)
 EXAMPLE_KNOCKOUT = (0.90, 0.60, "L0 H9")  # (accuracy with all heads, without, the heads): numbers for the doc only
 
 
@@ -63,7 +61,7 @@ def _knockout() -> Entry:
     note = (f"The numbers are an example ({base:.0%} with all heads, {measured:.0%} without {who}); the check fills "
             f"in the measured ones and adds a line on what was measured.")
     return _model_built("06", "check_knockout_prediction", "knock-out prediction",
-                        M56.knockout_slips(base, measured, who), note)
+                        head_checks.knockout_slips(base, measured, who), note)
 
 
 def _knockout_along() -> Entry:
@@ -79,17 +77,15 @@ def entries() -> list[Entry]:
         _static("01", "check_attention_weights", A.ATTENTION_WEIGHTS),
         _static("01", "check_masked_weights", A.MASKED_WEIGHTS),
         _static("01", "check_weighted_sum", A.WEIGHTED_SUM),
-        _static("02", "check_one_head", A.ONE_HEAD),
-        _static("02", "check_split_heads", A.SPLIT_HEADS),
-        _static("03", "check_merge_heads", A.MERGE_HEADS),
-        _static("03", "check_recombine", A.RECOMBINE),
+        _static("02", "check_one_head", MH.ONE_HEAD),
+        _static("02", "check_split_heads", MH.SPLIT_HEADS),
+        _static("03", "check_merge_heads", MH.MERGE_HEADS),
+        _static("03", "check_recombine", MH.RECOMBINE),
         _capstone(),
         _static("04", "check_head_size_and_params", headcount_checks.HEAD_SIZE_AND_PARAMS),
         _static("04", "check_concat_shape", headcount_checks.CONCAT_SHAPE),
-        _model_built("05", "check_previous_word_head", "previous-word head", M56.PREVIOUS_WORD_HEAD),
-        _model_built("05", "check_induction_prediction", "induction pattern", M56.PREDICT_INDUCTION),
-        _static("05", "check_previous_token_detector", head_checks.DETECTOR,
-                note="A check in helpers (head_checks.check_previous_token_detector) that no notebook calls yet."),
+        _model_built("05", "check_previous_word_head", "previous-word head", head_checks.PREVIOUS_WORD_HEAD_MISTAKES),
+        _model_built("05", "check_induction_prediction", "induction pattern", head_checks.PREDICT_INDUCTION_MISTAKES),
         _knockout(),
         _static("07", "check_kv_cache", kv_checks.KV_CACHE),
         _static("07", "check_grouped_attention", kv_checks.GROUPED_ATTENTION),
@@ -102,32 +98,3 @@ def engine_codes() -> dict[str, tuple[str, str]]:
     """code -> (outcome, what it means) for what any exercise can get (right, not_attempted, raised …)."""
     codes = getattr(grading, "ENGINE_CODES", {})
     return {code: tuple(value) if isinstance(value, (tuple, list)) else ("", value) for code, value in codes.items()}
-
-
-def full_codes(catalogue: list[Entry]) -> list[str]:
-    """Every "<key>.<code>" of the catalogue, mistakes and pairs, in order."""
-    return [f"{e.key}.{code}" for e in catalogue for code, _ in e.mistakes + e.pairs]
-
-
-def code_problems(catalogue: list[Entry], engine: dict | None = None) -> list[str]:
-    """One line per broken rule: a mistake without a code, a code not snake_case, a code used twice
-    in one exercise (or twice in a full code, or by the engine), a key used by two exercises."""
-    engine = engine_codes() if engine is None else engine
-    problems = [f"exercise key {key!r} is used by {n} exercises" for key, n in Counter(e.key for e in catalogue).items()
-                if n > 1]
-    for e in catalogue:
-        codes = [code for code, _ in e.mistakes + e.pairs]
-        for code, says in e.mistakes + e.pairs:
-            if not code:
-                problems.append(f"{e.key}: a mistake has no code: {says[:70]!r}")
-            elif not CODE_RE.match(code):
-                problems.append(f"{e.key}: code {code!r} is not snake_case ({CODE_RE.pattern})")
-            elif code in engine:
-                problems.append(f"{e.key}: code {code!r} is also an engine outcome")
-        problems += [f"{e.key}: code {code!r} is used by {n} mistakes" for code, n in Counter(codes).items()
-                     if code and n > 1]
-        lowered = Counter(code.lower() for code in set(codes))
-        problems += [f"{e.key}: codes that differ only in capitals ({code})" for code, n in lowered.items() if n > 1]
-    across = Counter(c for e in catalogue for c in set(full_codes([e])))  # a code reused within one is said above
-    problems += [f"full code {c!r} is in {n} exercises" for c, n in across.items() if n > 1]
-    return problems

@@ -19,7 +19,7 @@ import re
 import numpy as np
 import torch
 
-from . import fitted
+from .diagnosis import fitted_divisor, fitted_factor
 from .answers import close
 
 _MAX_LIST = 200  # numbers read out of one list argument (the steps of a curve)
@@ -68,9 +68,9 @@ def _numbers_in(value, expected, err, args: tuple) -> set[float]:
     if isinstance(value, np.ndarray) and isinstance(expected, np.ndarray):
         if value.shape != expected.shape:
             return {float(s) for s in value.shape}
-        found = {fitted.fitted_factor(value, expected)}
+        found = {fitted_factor(value, expected)}
         if len(args) == 2 and all(isinstance(a, torch.Tensor) and a.ndim == 2 for a in args):  # weights of Q, K
-            found.add(fitted.fitted_divisor(value, *(np.asarray(a, dtype=np.float64) for a in args)))
+            found.add(fitted_divisor(value, *(np.asarray(a, dtype=np.float64) for a in args)))
         return {c for c in found if c is not None}
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return {float(value)}

@@ -15,21 +15,20 @@ limit; os._exit ends the kernel, as anywhere in Python), reads the answers as pl
 - "… not attempted yet" when the function still returns None without printing, or its own stub
   raises NotImplementedError (not when torch raises one for the student's code, as for `d ^ 0.5`).
 Expected answers are computed after putting back anything a notebook cell replaced in math, torch,
-numpy or helpers (integrity.py). `check` prints the line.
+numpy or helpers (isolation.py). `check` prints the line.
 """
 
 from __future__ import annotations
 
+import dis
+
 import numpy as np
 import torch
 
-import dis
-
-from . import evidence, globals_used, integrity, isolation, relations, sandbox, slips
+from . import diagnosis, evidence, globals_used, isolation, sandbox
 from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
 from .answers import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
-from .exercise import Exercise, Mistake  # noqa: F401 (the checks import them from here)
-from .verdict import ENGINE_CODES, Verdict, engine_verdict  # noqa: F401
+from .verdict import ENGINE_CODES, Exercise, Mistake, Verdict, engine_verdict  # noqa: F401 (the checks import them from here)
 
 NOT_ATTEMPTED = "not attempted yet"
 
@@ -38,8 +37,47 @@ def _same_error(a: BaseException, b: BaseException) -> bool:
     return type(a) is type(b) and str(a) == str(b)
 
 
+# --- the catalogued mistakes' answers on an exercise's inputs: computed once, kept on the Exercise ------
+# A check compares the student's answer with every mistake's answer on the same inputs. The capstone has
+# hundreds of mistakes (two slips at once), each a full attention layer: computed again for every wrong
+# answer that took tens of seconds; kept, the second wrong answer costs nothing.
+def _args64(ex: Exercise, k: int) -> tuple:
+    """Input k as the reference reads it: a fresh copy, in float64 unless the exercise needs exact inputs."""
+    args = ex.cases[k][1]
+    return sandbox.clone_args(args) if ex.exact_inputs else sandbox.clone_args(args, torch.float64)
+
+
+def _reference(ex: Exercise, n: int):
+    """The reference's answer on input n, read as plain numbers; kept."""
+    if (n, "reference") not in ex.answers:
+        given = _args64(ex, n)
+        ex.answers[n, "reference"] = ex.read(ex.reference(*sandbox.clone_args(given)), given)[0]
+    return ex.answers[n, "reference"]
+
+
+def _mistake_answer(ex: Exercise, n: int, m: int, given: tuple):
+    """The m-th mistake's answer on input n, read like the student's (None where it raises); kept."""
+    if (n, m) not in ex.answers:
+        try:
+            wrong, problem = ex.read(ex.mistakes[m].answer(*sandbox.clone_args(given)), given)
+        except Exception:  # a variant that raises on these inputs cannot match an answer
+            wrong, problem = None, "raised"
+        ex.answers[n, m] = None if problem else wrong
+    return ex.answers[n, m]
+
+
+def _mistake_error(ex: Exercise, k: int, m: int) -> BaseException | None:
+    """The error the m-th mistake raises on input k as the student got it (None if it raises none); kept."""
+    if (k, m, "error") not in ex.answers:
+        try:
+            ex.mistakes[m].answer(*sandbox.clone_args(ex.cases[k][1]))
+            ex.answers[k, m, "error"] = None
+        except Exception as theirs:
+            ex.answers[k, m, "error"] = theirs
+    return ex.answers[k, m, "error"]
+
+
 # --- the verdict --------------------------------------------------------------------------------------
-_mistake_answer, _reference, _args64 = slips.mistake_answer, slips.reference, slips.args64  # kept answers
 
 
 def _fits(ex: Exercise, m: int, k: int, seen: tuple, args64: tuple) -> bool:
@@ -48,10 +86,10 @@ def _fits(ex: Exercise, m: int, k: int, seen: tuple, args64: tuple) -> bool:
     a right answer, and one that raises the same error fits an error."""
     kind, got = seen
     if kind == "error":
-        theirs = slips.mistake_error(ex, k, m)
+        theirs = _mistake_error(ex, k, m)
         return theirs is not None and _same_error(got, theirs)
     wrong = _mistake_answer(ex, k, m, args64)
-    if wrong is None and not (ex.none_is_answer and slips.mistake_error(ex, k, m) is None):
+    if wrong is None and not (ex.none_is_answer and _mistake_error(ex, k, m) is None):
         return False  # the variant raises here (or gives nothing readable); None itself may be an answer
     if ex.same(got, wrong, args64):
         return True
@@ -104,7 +142,7 @@ _FIXED_HINT = {"wrong_shape", "numbers_differ", "raised", "fitted_divisor", "fit
 
 def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, seen: dict) -> Said:
     """What is wrong with a readable answer that is not right on input n: a catalogued slip that explains
-    every input; else what the answer is (its relation to the right one, relations.py); else a slip as a
+    every input; else what the answer is (its relation to the right one, diagnosis.py); else a slip as a
     possibility; else what property it fails."""
     named = _named(ex, n, seen)
     if ex.tensor and value.size and _ALL(_ISNAN(value)):  # NaN everywhere fits many slips: name one as a possibility
@@ -123,7 +161,7 @@ def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, see
         if isinstance(got, (tuple, list)) and len(got) > 1 and value.shape[1:] == expected.shape:
             return (f"returned {len(got)} things (a {type(got).__name__}): return only the result, "
                     f"{list(expected.shape)}."), "returned_several", "mistake", True
-        seen_as = relations.describe(value, expected, args64)
+        seen_as = diagnosis.describe(value, expected, args64)
         if seen_as:
             return seen_as[0], seen_as[1], "mistake", True
     if named:
@@ -139,10 +177,10 @@ def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, see
         line, named, *code = ex.explain(value, expected, args64)
         code = code[0] if code else ("explained" if named else "numbers_differ")
         if code == "numbers_differ" and ex.tensor:
-            line = relations.property_line(value, expected)
+            line = diagnosis.property_line(value, expected)
         return line, code, "mistake" if code != "numbers_differ" else "generic", True
     if ex.tensor:
-        return relations.property_line(value, expected), "numbers_differ", "generic", True
+        return diagnosis.property_line(value, expected), "numbers_differ", "generic", True
     return "the answer differs from the right one.", "numbers_differ", "generic", True
 
 
@@ -204,9 +242,9 @@ def _seen(ex: Exercise, outcome: sandbox.Outcome, n: int) -> tuple | None:
 def _put_back(ex: Exercise) -> tuple[Verdict | None, str]:
     """Undo what a notebook cell replaced in math, torch, numpy or helpers before anything is computed:
     (a verdict when something could not be put back, else None; a note naming what was put back)."""
-    integrity.SNAPSHOT.extend()
-    before = integrity.changes(integrity.SNAPSHOT, cells_only=True)
-    lost = integrity.restore(integrity.SNAPSHOT, cells_only=True) if before else []
+    isolation.SNAPSHOT.extend()
+    before = isolation.changes(isolation.SNAPSHOT, cells_only=True)
+    lost = isolation.restore(isolation.SNAPSHOT, cells_only=True) if before else []
     if lost:
         return engine_verdict(ex.key, "notebook_patched", (
             f"✗ {ex.name}: a cell of this notebook replaced {', '.join(lost)}, which the checks use and cannot "
@@ -283,7 +321,7 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
             line, code, kind, sure = _wrong_answer(ex, n, outcome.answer, value, expected, args64, seen)
             if ex.show_case:
                 line = line.rstrip(".") + f" ({label}: expected {_show(expected)}, got {_show(value)})."
-        relation = code in relations.CODES  # what the answer is; a notebook variable read says why, when the
+        relation = code in diagnosis.CODES  # what the answer is; a notebook variable read says why, when the
         same_shape = outcome.error is None and getattr(value, "shape", None) == getattr(expected, "shape", None)  # shape broke
         if not sure or relation or code not in _KEEP and code not in {m.code for m in ex.mistakes}:
             told = globals_used.told(fn if source is None else source, ex.cases[n][1], outcome.error,

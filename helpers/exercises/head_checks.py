@@ -1,42 +1,138 @@
-"""Checks of notebooks 05 and 06: a detector, find a head in the grid, predict a pattern, predict a
-knock-out. All run through grading.check with the catalogues of mistakes_05_06.py."""
+"""Notebooks 05 and 06's exercises: finding the previous-word head, predicting the induction pattern, and
+predicting a knock-out. Each exercise's mistakes (wrong variants of the reference
+on the same input) come first, then its checks; all run through grading.check.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from ..analysis.detectors import previous_token_scores
+from ..analysis.detectors import induction_targets, previous_token_scores
 from ..analysis.knockout import forced_accuracy
 from ..core.arguments import is_whole_number
-from ..core.attention import mask_future
 from ..core.model import LanguageModel
 from ..core.run import Run
-from . import mistakes_05_06 as M
+from .grading import Exercise, Mistake as M, as_float64, check
 from .verdict import Verdict
-from .grading import Exercise, as_float64, check
 
 
-# --- the previous-token detector -----------------------------------------------------------------
-def _detector_case(L: int, H: int, T: int, seed: int) -> tuple[str, tuple]:
-    g = torch.Generator().manual_seed(seed)
-    attn = mask_future(torch.randn(L, H, T, T, generator=g)).softmax(-1)  # (L, H, T, T) causal maps
-    attn[L - 1, H - 1] = torch.diag_embed(torch.ones(T - 1), offset=-1)[:T, :T] + torch.eye(T) * (torch.arange(T) == 0)
-    return f"attn [{L} × {H} × {T} × {T}]", (attn,)
+# --- notebook 05, exercise 1: previous_word_head(attentions) -> (layer, head): its mistakes ----------
+def diagonal(a, offset=-1):
+    return a.diagonal(offset=offset, dim1=-2, dim2=-1)
 
 
-DETECTOR = Exercise(
-    "previous-token detector", [_detector_case(3, 4, 9, 7), _detector_case(2, 3, 6, 17)],
-    lambda a: torch.as_tensor(previous_token_scores(a.float())).double(), M.DETECTOR,
-    shape_hint="Average attn[l, h, t, t - 1] over t = 1 .. T-1 for each (layer, head).", sizes="L, H, T, _ = attn.shape")
+def best_head(table: torch.Tensor) -> tuple[int, int]:
+    flat = int(table.argmax())
+    return flat // table.shape[1], flat % table.shape[1]
 
 
-def check_previous_token_detector(student_fn) -> Verdict:
-    """student_fn(attn (L, H, T, T)) -> (L, H): mean attention from each token to the one before it."""
-    return check(DETECTOR, student_fn)
+def _layer_apart(a, head_by_mean: bool):
+    """The layer chosen by its heads' mean score, and then the head by the layers' mean (or within that layer)."""
+    table = diagonal(a).mean(-1)
+    layer = int(table.mean(1).argmax())
+    return layer, int(table.mean(0).argmax() if head_by_mean else table[layer].argmax())
 
 
-# --- notebook 05, exercise 1: the previous-word head ---------------------------------------------
+PREVIOUS_WORD_HEAD_MISTAKES = [
+    M("that head looks at the word itself (the diagonal, offset=0), not one word to the left (offset=-1).",
+      lambda a: best_head(diagonal(a, 0).mean(-1)), code="itself"),
+    M("you got L0 H0, the first head: either you looked at the word after (offset=+1), always 0 in a causal model, "
+      "or diagonal() took the layers × heads axes (no dim1/dim2); use diagonal(offset=-1, dim1=-2, dim2=-1).", lambda a: best_head(diagonal(a, 1).mean(-1)), code="offset_plus_1"),
+    M("that head looks two words back (offset=-2): the previous word is offset=-1.", lambda a: best_head(diagonal(a, -2).mean(-1)),
+      code="two_back"),
+    M("you took each head's largest previous-word weight, not its mean: one query is enough for max (the first "
+      "word always looks back at <bos>); average over the queries, .mean(-1).", lambda a: best_head(diagonal(a).amax(-1)),
+      code="max_not_mean"),
+    M("you judged each head by the last word only: average the previous-word weight over every query, "
+      "diagonal(offset=-1).mean(-1).", lambda a: best_head(a[..., -1, -2]), code="last_word_only"),
+    M("you added up the weight on every earlier word, not only on the one just before: use diagonal(offset=-1).",
+      lambda a: best_head(a.tril(-1).sum((-2, -1))), code="all_earlier"),
+    M("you searched layer 0 only: rank the heads of every layer, the whole (layers, heads) table.",
+      lambda a: (0, int(diagonal(a[0]).mean(-1).argmax())), code="layer_0_only"),
+    M("that head rests on the first token (a bright first column), not on the previous word.",
+      lambda a: best_head(a[..., 0].mean(-1)), code="first_token"),
+    M("you swapped layer and head: rows are layers, columns heads; return (layer, head).",
+      lambda a: best_head(diagonal(a).mean(-1))[::-1], code="layer_head_swapped"),
+    M("you decoded the flat index with the number of layers: use divmod(index, n_heads) (heads per layer).",
+      lambda a: divmod(int(diagonal(a).mean(-1).argmax()), a.shape[0]), code="divmod_by_layers"),
+    M("you decoded the flat index with a fixed 12 heads per layer (the model's): these maps have attentions.shape[1] "
+      "heads, so use divmod(index, attentions.shape[1]).", lambda a: divmod(int(diagonal(a).mean(-1).argmax()), 12),
+      code="divmod_by_fixed_12"),
+    M("you took the head that looks *least* at the previous word (argmin): use argmax.",
+      lambda a: best_head(-diagonal(a).mean(-1)), code="argmin"),
+    M("you chose the best layer and the best head separately (a layer's mean over its heads, a head's mean over the "
+      "layers): the best head is the best cell of the (layers, heads) table, best = score.argmax(), then "
+      "divmod(int(best), n_heads).", lambda a: _layer_apart(a, True), code="layer_and_head_apart"),
+    M("you chose the layer first by its mean over the heads: the best head may sit in a layer whose other heads are "
+      "poor; take the best cell of the whole (layers, heads) table.", lambda a: _layer_apart(a, False),
+      code="layer_by_mean_first"),
+]
+
+
+# --- notebook 05, exercise 2: predict_induction(tokens) -> (T, T) pattern ------------------------------
+def pattern(tokens, key) -> np.ndarray:
+    """(T, T) with a 1 at key(q, copies) for every word seen before (copies: its earlier positions)."""
+    T = len(tokens)
+    out = np.zeros((T, T))
+    for q in range(T):
+        copies = [k for k in range(q) if tokens[k] == tokens[q]]
+        if copies:
+            out[q, min(max(key(q, copies), 0), T - 1)] = 1.0
+    return out
+
+
+PREDICT_INDUCTION_MISTAKES = [
+    M("you point at the earlier copy itself (a duplicate-token head); an induction head looks one word further, "
+      "at what came next last time.", lambda t: pattern(t, lambda q, c: c[-1]), code="duplicate_token"),
+    M("that is the previous word; look for the earlier copy instead, and then one word further.",
+      lambda t: pattern(t, lambda q, c: q - 1), code="previous_word"),
+    M("that is the word itself (the diagonal); look after its earlier copy.", lambda t: pattern(t, lambda q, c: q),
+      code="itself"),
+    M("you used the word after the *first* copy; use the latest earlier copy.", lambda t: pattern(t, lambda q, c: c[0] + 1),
+      code="first_copy"),
+    M("you point at the word before the earlier copy; an induction head looks at the word just after it (copy + 1).",
+      lambda t: pattern(t, lambda q, c: c[-1] - 1), code="before_copy"),
+    M("you put no 1 in the rows of the repeated words: from each, mark the word after its earlier copy.",
+      lambda t: np.zeros((len(t), len(t))), code="no_marks"),
+    M("you went two words past the earlier copy: the induction head looks at the word just after it (copy + 1).",
+      lambda t: pattern(t, lambda q, c: c[-1] + 2), code="two_past_copy"),
+    M("you point at the next word (q + 1): a word cannot look ahead; search its earlier copies (k < q) and take "
+      "the word after the latest.", lambda t: pattern(t, lambda q, c: q + 1), code="next_word"),
+    M("rows and columns swapped: row q is the query, so put the 1 at pattern[q][key], not pattern[key][q].",
+      lambda t: induction_pattern(t).T, code="transposed"),
+    M("you dropped <bos>: keep one row and one column for every token, <bos> included.",
+      lambda t: induction_pattern(t[1:]), code="dropped_bos"),
+]
+
+
+def induction_pattern(tokens) -> np.ndarray:
+    """The reference: analysis.detectors' induction targets, the pattern notebook 05 scores heads against."""
+    return induction_targets(list(tokens))
+
+
+# --- notebook 06: predicting a knock-out -------------------------------------------------------------
+def knockout_slips(base: float, measured: float, who: str) -> list[M]:
+    """The misconceptions a prediction may come from, each as the number it leads to."""
+    return [
+        M(f"you predicted no effect: {who} never looks at the earlier copy, yet the induction heads read what it "
+          f"writes, so removing it costs accuracy.", lambda: base, code="no_effect"),
+        M(f"that is the drop ({base - measured:.0%} points), not the accuracy that is left: the question asks for the "
+          f"accuracy after the knock-out.", lambda: base - measured, code="drop_not_accuracy"),
+        M("you predicted that the task breaks completely: that is what removing the induction heads themselves does; "
+          f"{who} is one helper of theirs.", lambda: 0.0, code="breaks_completely"),
+    ]
+
+
+def knockout_direction(value: float, base: float, measured: float, who: str) -> str:
+    """A last-resort diagnosis by direction: the effect over- or underestimated."""
+    if value > measured:
+        return (f"you expected {who} to matter less than it does: without it {measured:.0%} is left, not "
+                f"{value:.0%}.")
+    return f"you expected {who} to matter more than it does: {measured:.0%} is left, not {value:.0%}."
+
+
+# --- the checks · notebook 05, exercise 1: the previous-word head --------------------------------------
 def planted_maps(L: int = 3, H: int = 6, T: int = 8) -> torch.Tensor:
     """Random causal maps (L, H, T, T) with one head of each kind planted where every usual slip
     points somewhere else: previous word (2, 1, 0.95 of each row: a measure that adds the diagonal
@@ -122,7 +218,7 @@ def check_previous_word_head(student_fn, attentions) -> Verdict:
                 f"{prev.max():.2f}); also right on planted maps {list(planted.shape)}.")
     return check(Exercise("previous-word head", [(f"planted maps {list(planted.shape)}", (planted,)),
                                           (f"the model's maps {list(maps.shape)}", (maps,))],
-                   lambda a: M.best_head(M.diagonal(a).mean(-1)), M.PREVIOUS_WORD_HEAD, read=read_head,
+                   lambda a: best_head(diagonal(a).mean(-1)), PREVIOUS_WORD_HEAD_MISTAKES, read=read_head,
                    same=lambda a, b, args: a == b, right=_head_is_best, explain=_head_explain, tensor=False,
                    fixed="your function must search the maps it is given, not return a fixed head.",
                    praise=praise, exact_inputs=True, sizes="L, H = attentions.shape[:2]"), student_fn)
@@ -132,7 +228,7 @@ def check_previous_word_head(student_fn, attentions) -> Verdict:
 def induction_prediction(tokens) -> np.ndarray:
     """Where an induction head looks (T, T): from each word to the word after its latest
     earlier copy; a word seen for the first time rests on the first token."""
-    return M.induction_pattern(list(tokens))
+    return induction_pattern(list(tokens))
 
 
 def _repeat_tokens() -> list[str]:
@@ -218,7 +314,7 @@ def check_induction_prediction(student_fn, run: Run) -> Verdict:
                 f"In the model, L{l} H{h} puts {attn[l, h]:.2f} of its attention exactly there.")
     long = _repeat_tokens()
     return check(Exercise("induction pattern", [(f"{len(tokens)} tokens", (tokens,)), (f"a list of {len(long)} tokens", (long,))],
-                   induction_prediction, M.PREDICT_INDUCTION, read=_read_pattern, same=_same_targets, right=_right_targets,
+                   induction_prediction, PREDICT_INDUCTION_MISTAKES, read=_read_pattern, same=_same_targets, right=_right_targets,
                    explain=_pattern_explain, tensor=False, praise=praise, exact_inputs=True,
                    fixed="your function must read the tokens it is given."), student_fn)
 
@@ -258,8 +354,8 @@ def knockout_verdict(predicted, lm: LanguageModel, relation: str, heads, mode: s
              f"gets {measured:.0%} right, so {max(base - measured, 0):.0%} of its {relation} predictions needed {who}.")
 
     def explain(value, expected, args):
-        return f"{M.knockout_direction(value, base, measured, who)} {means}", True
-    slips = [M.M(f"{m.says} {means}", m.answer, code=m.code) for m in M.knockout_slips(base, measured, who)]
+        return f"{knockout_direction(value, base, measured, who)} {means}", True
+    slips = [M(f"{m.says} {means}", m.answer, code=m.code) for m in knockout_slips(base, measured, who)]
     verdict = check(Exercise("knock-out prediction", [("the prediction", ())], lambda: measured, slips, read=read_prediction,
                    same=lambda a, b, args: abs(a - b) <= 0.05 + 1e-9, right=lambda a, b, args: abs(a - b) <= tolerance + 1e-9,
                    explain=explain, tensor=False, exact_inputs=True,

@@ -114,11 +114,6 @@ def predict_induction(tokens):
     return pattern
 
 
-def my_previous_token_scores(attn):
-    """attn (layers, heads, T, T) -> (layers, heads): mean weight on the token just before."""
-    return attn.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1)
-
-
 def my_prediction():
     """Induction accuracy (0..1) after removing the previous-word head L0 H9: the measured answer."""
     return 0.8

@@ -1,12 +1,12 @@
-"""The mistakes' answers are computed once per exercise (exercises/slips.py): after `warm`, grading a
-wrong answer or a raised error runs no mistake again; nbgrader's stub counts as not attempted."""
+"""The mistakes' answers are computed once per exercise and kept (exercises/grading.py): grading a wrong
+answer or a raised error again runs no mistake again; nbgrader's stub counts as not attempted."""
 
 from __future__ import annotations
 
 import torch
 
-from helpers.exercises import grading, slips
-from helpers.exercises.exercise import Exercise, Mistake
+from helpers.exercises import grading
+from helpers.exercises.verdict import Exercise, Mistake
 
 def _exercise(calls: list) -> Exercise:
     def counted(fn):
@@ -19,17 +19,7 @@ def _exercise(calls: list) -> Exercise:
     return Exercise("twice", [("x [3]", (torch.arange(3.0),)), ("x [5]", (torch.arange(5.0),))],
                     lambda x: x + 1, mistakes)
 
-def test_after_warm_no_mistake_runs_again():
-    calls: list = []
-    ex = _exercise(calls)
-    slips.warm(ex)
-    made = len(calls)
-    assert made == 2 * 2 * 2  # every mistake on every input: once as an answer, once for its error
-    assert grading.grade(ex, lambda x: 2 * x).code == "twice.doubled"
-    assert grading.grade(ex, lambda x: x[x.shape[0] + 5]).code == "twice.past_end"  # the same IndexError
-    assert len(calls) == made
-
-def test_without_warm_each_mistake_runs_once_per_input():
+def test_each_mistake_runs_once_per_input():
     calls: list = []
     ex = _exercise(calls)
     for _ in range(3):

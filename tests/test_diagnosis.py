@@ -21,7 +21,6 @@ from torch import nn
 
 import helpers as H
 from helpers.exercises import capstone, globals_used, grading, head_checks, verdict
-from helpers.exercises import mistakes_05_06 as M56
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -168,8 +167,8 @@ def _capstone_class(**switches):
     lambda s: (int(s.mean(1).argmax()), int(s[int(s.mean(1).argmax())].argmax())),
 ])
 def test_choosing_layer_and_head_apart_misses_the_planted_head(shortcut):
-    score = M56.diagonal(head_checks.planted_maps()).mean(-1)
-    assert shortcut(score) != M56.best_head(score)
+    score = head_checks.diagonal(head_checks.planted_maps()).mean(-1)
+    assert shortcut(score) != head_checks.best_head(score)
 
 
 # --- 5. catalogued lines -------------------------------------------------------------------------

@@ -1,23 +1,21 @@
-"""What a wrong tensor answer is, told from its relation to the right one: true of any mistake of a kind.
+"""What a wrong answer is, beyond the catalogue: diagnoses that hold for any mistake of a kind.
 
-The catalogue knows slips one by one; a fresh class makes others. These relations hold whatever code
-produced them, so a verdict can say what was seen before (or instead of) naming a slip:
-- the right numbers with the axes in another order (a transpose, a permutation);
-- the right numbers in another layout (a reshape where a transpose belongs);
-- a part of the right answer (one row, one head), or the right answer summed or averaged over an axis;
-- the right answer plus a constant;
-- weights normalised over the wrong axis (columns sum to 1, rows do not);
-- the wrong part of a causal map masked (later words seen, the wrong triangle, the diagonal);
-- which head's block is wrong, or every head the same;
-- where NaN or inf appear.
-`describe` returns (line, engine code) or None. `property_line` is the last resort: it says which
-property failed ("row 3 of your weights sums to 1.7; every row must sum to 1") or where the answer is
-right and where not, never only "numbers differ".
+The catalogue knows slips one by one; a fresh class makes others. Two kinds, each said with what was
+seen (evidence.py says when something is fixed to the first input):
+- relations (`describe`, `property_line`): the right numbers with the axes in another order or in
+  another layout; a part of the right answer, or it summed or averaged over an axis; the right answer
+  plus a constant; weights normalised over the wrong axis; the wrong part of a causal map masked; which
+  head's block is wrong, or every head the same; where NaN or inf appear. The last resort says which
+  property failed ("row 3 of your weights sums to 1.7; every row must sum to 1"), never only "numbers differ";
+- fitted constants (an Exercise's `explain`: `scale_or_factor`, `factor`): rows that are a softmax of
+  Q·Kᵀ/c for another c, or every number the same multiple of the right one, said with the value.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -252,3 +250,77 @@ def property_line(value: np.ndarray, expected: np.ndarray) -> str:
         at = [int(i) for i in np.unravel_index(int(np.nanargmax(diff)), diff.shape)]
         return (f"right shape, but the numbers differ everywhere: the largest difference is at {at}, "
                 f"{float(value[tuple(at)]):.4g} where {float(expected[tuple(at)]):.4g} is right.")
+
+
+# --- fitted constants: the explain of an Exercise whose usual slips include one -------------------------
+ONE_WAY = "the numbers are off in one clear way:"
+FIT_TOL = 1e-6  # relative: a fit explains the answer only when it reproduces it to about float32 rounding
+
+
+def differ(value: np.ndarray, expected: np.ndarray) -> tuple[str, bool]:
+    diff = float(np.abs(value - expected).max())
+    return f"right shape but the numbers differ from the reference (largest difference {diff:.3g}).", False
+
+
+def _ratio(c: float) -> str:
+    """' (= 2/3)' when c is a simple fraction, else ''."""
+    f = Fraction(c).limit_denominator(24)
+    return f" (= {f.numerator}/{f.denominator})" if f.denominator > 1 and abs(float(f) - c) < 1e-6 * max(1, abs(c)) else ""
+
+
+def fitted_factor(value: np.ndarray, expected: np.ndarray) -> float | None:
+    """c when value = c · expected to float32 rounding (c ≠ 1, c ≠ 0), else None."""
+    ee = float((expected * expected).sum())
+    if ee == 0.0 or value.shape != expected.shape:
+        return None
+    c = float((value * expected).sum()) / ee
+    scale = float(np.abs(expected).max()) * max(abs(c), 1.0)
+    if c == 0.0 or abs(c - 1.0) < 1e-3 or float(np.abs(value - c * expected).max()) > FIT_TOL * 10 * scale:
+        return None
+    return c
+
+
+def factor(hint: str = "a mean where a sum belongs, or a factor applied twice?"):
+    """An explain for exercises whose usual slips include a constant factor."""
+    def explain(value, expected, args) -> tuple:
+        c = fitted_factor(value, expected)
+        if c is None:
+            return differ(value, expected)
+        line = (f"{ONE_WAY} every number of your answer is {c:.4g}{_ratio(c)} × the right one, so a constant "
+                f"factor is off ({hint}).")
+        return line, False, "fitted_factor"
+    return explain
+
+
+def fitted_divisor(weights: np.ndarray, Q: np.ndarray, K: np.ndarray) -> float | None:
+    """c when each row of `weights` is softmax(Q·Kᵀ / c) over the keys, to float32 rounding; else None."""
+    if weights.ndim != 2 or not (weights > 0).all() or np.abs(weights.sum(-1) - 1).max() > 1e-5:
+        return None
+    scores = Q @ K.T
+    if scores.shape != weights.shape:
+        return None
+    logs = np.log(weights)
+    s, lw = scores - scores.mean(-1, keepdims=True), logs - logs.mean(-1, keepdims=True)
+    ss = float((s * s).sum())
+    if ss == 0.0:
+        return None
+    a = float((s * lw).sum()) / ss  # lw ≈ a · s, a = 1 / c
+    if a == 0.0 or float(np.abs(lw - a * s).max()) > 1e-4 * max(1.0, float(np.abs(lw).max())):
+        return None
+    return 1.0 / a
+
+
+def scale_or_factor(value, expected, args) -> tuple:
+    """attention_weights: the number the scores were divided by, if one number explains the rows."""
+    Q, K = (np.asarray(a, dtype=np.float64) for a in args)
+    c = fitted_divisor(value, Q, K)
+    d = Q.shape[-1]
+    if c is None:
+        return factor()(value, expected, args)
+    if c < 0:
+        return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}, "
+                f"a negative number, which turns the ranking upside down: divide by √d = {math.sqrt(d):.4g} "
+                f"(d = Q.shape[-1] = {d})."), False, "fitted_divisor"
+    return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}, not "
+            f"by √d = {math.sqrt(d):.4g} (d = Q.shape[-1] = {d}): divide Q @ K.T by math.sqrt(d) exactly, nothing "
+            f"added or rounded."), False, "fitted_divisor"

@@ -548,7 +548,7 @@ add("knockout", "wrong", "0.16: the drop", lambda: 0.16, "that is the drop")
 add("attention_weights", "ok", "F.softmax(dim=1)", lambda Q, K: F.softmax(Q @ K.T / math.sqrt(Q.shape[-1]), 1))
 add("masked_weights", "ok", "masked softmax, then .tril() (changes nothing)", lambda s: SM(s.masked_fill(_later(s.shape[-1]), float("-inf")), -1).tril())
 add("previous_word_head", "ok", "median over the queries instead of the mean", lambda a: _pw(a, lambda a: a.diagonal(-1, -2, -1).median(-1).values))
-# slips once left to the generic verdict, named since the third blind round (fitted.py, two slips at once)
+# slips once left to the generic verdict, named since the third blind round (diagnosis.py, two slips at once)
 add("attention_weights", "wrong", "÷ √(d + 1)", lambda Q, K: SM(Q @ K.T / math.sqrt(Q.shape[-1] + 1), -1),
     "divided by 4.123, not by √d = 4")
 add("recombine", "wrong", "(bmm).mean(0) * 2", lambda z, W: torch.bmm(z, W).mean(0) * 2, "0.6667 (= 2/3) × the right one")
