@@ -31,6 +31,13 @@ report can count codes across a class (`python -m helpers.grade` does, for every
 01–08: [teaching.md](teaching.md#grading-a-class)). Below, per notebook and exercise, every code with what the
 check says, split at the line's first colon into the mistake and what to do (a line without such a
 colon is shown whole). Regenerate with `python tools/make_mistakes_doc.py`; the tests check it is fresh.
+
+**What type of answer a check accepts.** A check judges numbers, not their container: a torch tensor, a
+numpy array or a nested list of the right numbers in the right shape passes, in float32 or float64 (half
+precision is named: `half_precision`). The exercises ask for numbers of a shape, and no later cell of a
+notebook uses the student's function (the notebook goes on with the reference), so the container cannot
+break anything below the exercise. A list of per-head tensors where one tensor is asked for is named
+(`not_stacked`), and so is a tuple holding the result and more (`returned_several`).
 """
 
 

@@ -111,7 +111,10 @@ _wrong(E, N, "added the causal mask already (not asked yet)", "mask", '''
         future = torch.ones(T, T, dtype=torch.bool).triu(1)
         return scores.masked_fill(future, float("-inf")).softmax(dim=-1)
 ''')
-_wrong(E, N, "returned a numpy array", "dtype", '''
+# Judged wrong when written; correct on the notebook's own text (re-judged for issue 51): the exercise asks
+# for numbers of a shape (its docstring), never for a torch tensor, and no later cell uses the student's function
+# (the notebook goes on with the reference), so the checks accept a numpy array like a tensor (docs/mistakes.md).
+_right(E, N, "returned a numpy array of the right numbers", '''
     def attention_weights(Q, K):
         """Q, K: [T × d] -> weights [T × T], rows are queries and each row sums to 1."""
         d = Q.shape[-1]
@@ -344,7 +347,10 @@ _wrong(E, N, "put the weights through a softmax again", "step", '''
         """weights [T × T] (rows are queries), V [T × d] -> updates [T × d]."""
         return weights.softmax(dim=-1) @ V
 ''')
-_wrong(E, N, "returned a numpy array", "dtype", '''
+# Judged wrong when written; correct on the notebook's own text (re-judged for issue 51): the exercise asks
+# for numbers of a shape (its docstring), never for a torch tensor, and no later cell uses the student's function
+# (the notebook goes on with the reference), so the checks accept a numpy array like a tensor (docs/mistakes.md).
+_right(E, N, "returned a numpy array of the right numbers", '''
     def weighted_sum(weights, V):
         """weights [T × T] (rows are queries), V [T × d] -> updates [T × d]."""
         return (weights @ V).numpy()
@@ -694,7 +700,10 @@ _wrong(E, N, "loop started at head 1 and dropped head 0", "index", '''
         """z [n_heads × T × d] -> [T × n_heads * d]."""
         return torch.cat([z[h] for h in range(1, z.shape[0])], dim=1)
 ''')
-_wrong(E, N, "returned a numpy array", "dtype", '''
+# Judged wrong when written; correct on the notebook's own text (re-judged for issue 51): the exercise asks
+# for numbers of a shape (its docstring), never for a torch tensor, and no later cell uses the student's function
+# (the notebook goes on with the reference), so the checks accept a numpy array like a tensor (docs/mistakes.md).
+_right(E, N, "returned a numpy array of the right numbers", '''
     def merge_heads(z):
         """z [n_heads × T × d] -> [T × n_heads * d]."""
         n_heads, T, d = z.shape
