@@ -5,6 +5,8 @@ The wrong-answer tables of every exercise are in test_mistakes_01_03.py and test
 the cases a student's code must not be able to fool are in test_check_integrity.py.
 """
 
+import contextlib
+import io
 import math
 import sys
 
@@ -119,6 +121,20 @@ def test_odd_answers_never_raise_or_exit(name, answer, message, list_run, capsys
     assert isinstance(run_check(name, answer, list_run), Verdict)
     out = one_line(capsys)
     assert message in out and out[0] in "✗…", out
+
+
+@pytest.mark.parametrize("name", ["attention_weights", "masked_weights", "weighted_sum", "one_head", "split_heads",
+                                  "merge_heads", "recombine", "grouped_attention"])
+@pytest.mark.parametrize("container", ["numpy", "list"])
+def test_the_right_numbers_pass_in_any_container(name, container):
+    """The rule docs/mistakes.md states once: a check judges numbers, not their container, since no later
+    cell uses the student's function. Half precision is named instead (test_mistakes_01_03)."""
+    reference = S.grouped_attention if name == "grouped_attention" else CHECKS[name][1]
+    check = H.check_grouped_attention if name == "grouped_attention" else CHECKS[name][0]
+    convert = (lambda t: t.detach().numpy()) if container == "numpy" else (lambda t: t.tolist())
+    with contextlib.redirect_stdout(io.StringIO()):
+        verdict = check(lambda *args: convert(reference(*args)))
+    assert verdict and verdict.code == f"{verdict.exercise}.right", verdict.line
 
 
 @pytest.mark.parametrize("name", ["attention_weights", "masked_weights", "weighted_sum", "one_head", "split_heads",
