@@ -76,11 +76,11 @@ def deck_figures() -> dict:
 @needs_classroom
 @pytest.mark.parametrize("slide", deck.SLIDES, ids=[s.name for s in deck.SLIDES])
 def test_every_deck_slide_passes_the_layout_check_at_1920x1080(deck_figures, slide):
-    """Texts inside, no overlaps, >= 14 pt on the slide, content >= 60 % wide (or composed on purpose):
+    """Texts inside, no overlaps, >= 14 pt on the slide, content >= 60 % wide:
     as a full 16:9 page (PDF, PNG) and in the picture area under a pptx slide's title."""
     fig = deck_figures[slide.name]
     for size in (deck.SIZE, PICTURE_INCHES):
-        report = check_slide(fig, size, composed=slide.composed)
+        report = check_slide(fig, size)
         print(slide.name, size, report.summary())
         assert report.ok, f"{slide.name} at {size}: {report.problems}"
         assert report.n_texts > 0 and report.min_pt >= MIN_FONT_PT

@@ -94,7 +94,6 @@ class Slide:
     make: Callable[[Models], Figure]
     title: str = ""  # the slide title in the pptx (the figure keeps its own)
     caption: Callable[[Models], str] | None = None  # one sentence from the data: .txt, notes, alt text
-    composed: str | None = None  # why a narrow layout is deliberate (the layout check then skips the width rule)
 
 
 def _one_head(m: Models) -> Figure:

@@ -8,10 +8,10 @@ one of SIZES and fitted onto it. Every text must be at least MIN_FONT_PT points 
 
 The check's rules (what a class at the back of the room needs): every text lies inside the
 figure; no two texts overlap (rotated labels as the rotated boxes they are); the smallest text
-is >= 14 pt on the slide; the content spans >= 60 % of the width and is roughly centred, unless
-the slide is deliberately composed (`composed="why"`); every text has a contrast of >= 3:1 with
-the pixels under it. Only texts matplotlib actually draws count (tick labels beyond the view
-limits exist but are never drawn), so the check records them while it draws, as a save does.
+is >= 14 pt on the slide; the content spans >= 60 % of the width and is roughly centred; every
+text has a contrast of >= 3:1 with the pixels under it. Only texts matplotlib actually draws count
+(tick labels beyond the view limits exist but are never drawn), so the check records them while it
+draws, as a save does.
 """
 
 from __future__ import annotations
@@ -216,7 +216,6 @@ class SlideCheck:
     min_pt: float  # smallest text, in points on the slide
     span: float  # content width as a fraction of the slide width
     n_texts: int
-    composed: str | None = None
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -225,21 +224,20 @@ class SlideCheck:
 
     def summary(self) -> str:
         verdict = "ok" if self.ok else "FAIL: " + "; ".join(self.problems)
-        layout = f"composed ({self.composed})" if self.composed else f"spans {self.span:.0%}"
-        return f"{self.n_texts} texts, smallest {self.min_pt:.1f} pt, {layout}: {verdict}"
+        return f"{self.n_texts} texts, smallest {self.min_pt:.1f} pt, spans {self.span:.0%}: {verdict}"
 
 
-def check_slide(fig: Figure, size: tuple[float, float] | None = SLIDE_INCHES, composed: str | None = None) -> SlideCheck:
+def check_slide(fig: Figure, size: tuple[float, float] | None = SLIDE_INCHES) -> SlideCheck:
     """Draw `fig` as it is exported at `size` (inches; None keeps its size) and check the slide rules."""
     if not isinstance(fig, Figure):
         raise ValueError(f"check_slide needs a matplotlib Figure, got {type(fig).__name__}.")
     with slide_sized(fig, size):
-        return _measure(fig, composed)
+        return _measure(fig)
 
 
 def check_layout(fig: Figure, name: str) -> SlideCheck:
     """Check a figure that already has its slide size; one SlideLayoutWarning line when a rule fails."""
-    report = _measure(fig, composed=None)
+    report = _measure(fig)
     if not report.ok:
         warnings.warn(f"{name}: {'; '.join(report.problems[:3])}", SlideLayoutWarning, stacklevel=3)
     return report
@@ -249,7 +247,7 @@ class SlideLayoutWarning(UserWarning):
     """A saved figure breaks a slide rule (cut, overlapping, small or squeezed text)."""
 
 
-def _measure(fig: Figure, composed: str | None) -> SlideCheck:
+def _measure(fig: Figure) -> SlideCheck:
     renderer = RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)  # its own: the figure's canvas is untouched
     animated = [a for a in fig.findobj() if a.get_animated()]  # a widget's blitted words: a save draws them too
     with _recording_drawn_texts() as texts:
@@ -284,12 +282,11 @@ def _measure(fig: Figure, composed: str | None) -> SlideCheck:
             problems.append(f"{_kind(t, fig)}{_name(t)} is nearly invisible "
                             f"(contrast {ratio:.1f}:1 against its background, needs >= {MIN_CONTRAST:.0f}:1)")
     span, left, right = _content_span(fig, renderer)
-    if not composed:
-        if span < MIN_SPAN:
-            problems.append(f"content spans {span:.0%} of the width (needs >= {MIN_SPAN:.0%})")
-        elif abs(left - right) > MAX_OFF_CENTRE:
-            problems.append(f"content is off-centre (margins {left:.0%} left, {right:.0%} right)")
-    return SlideCheck(min_pt, span, len(texts), composed, problems[:12])
+    if span < MIN_SPAN:
+        problems.append(f"content spans {span:.0%} of the width (needs >= {MIN_SPAN:.0%})")
+    elif abs(left - right) > MAX_OFF_CENTRE:
+        problems.append(f"content is off-centre (margins {left:.0%} left, {right:.0%} right)")
+    return SlideCheck(min_pt, span, len(texts), problems[:12])
 
 
 class _Drawn(list):
