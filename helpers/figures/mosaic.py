@@ -7,16 +7,12 @@ import numpy as np
 from matplotlib import transforms
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
-from matplotlib.image import BboxImage
-from matplotlib.lines import Line2D
-from matplotlib.markers import TICKLEFT, TICKRIGHT
 from matplotlib.patches import Rectangle
-from matplotlib.text import Annotation, Text
-from matplotlib.transforms import Bbox, BboxTransformTo, TransformedBbox, offset_copy
+from matplotlib.transforms import Bbox
 
 from ..analysis import captions, descriptions as words
 from ..core.arguments import whole_number
-from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps, new_figure, tick_label_colour
+from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps, new_figure
 from .slide import current_cmap
 from .describe import describe
 
@@ -65,11 +61,10 @@ class AllHeadsView:
             self.title = ax.set_title("", pad=16)  # room for the H0.. labels above the grid
         self.ax, self.fig = ax, ax.figure
         self.image = ax.imshow(head_mosaic(attentions), cmap=self._cmap(), vmin=0, vmax=1, interpolation="nearest")
-        if own:  # the bar as artists of `ax`, where _place puts it: no second Axes (ColourBar below)
-            self.bar = ColourBar(self.image, "attention weight", ticks=(0, 0.5, 1))
-        else:  # inside someone else's layout, which makes room for a colour bar Axes only
-            self.bar = self.fig.colorbar(self.image, ax=ax, shrink=0.8, label="attention weight")
-            self.bar.set_ticks([0, 0.5, 1])  # three labels read as well on a slide, and draw in half the time
+        bar = dict(label="attention weight", ticks=[0, 0.5, 1])  # three ticks read as well on a slide
+        self.own = own  # then _place puts the colour bar's Axes beside the grid, else the caller's layout does
+        self.bar = (self.fig.colorbar(self.image, cax=self.fig.add_axes((0, 0, 1, 1)), **bar) if own
+                    else self.fig.colorbar(self.image, ax=ax, shrink=0.8, **bar))
         self.gaps = ax.add_collection(LineCollection([], colors="white", linewidths=1.0))  # crisp at any size
         self.rect = Rectangle((0, 0), 1, 1, fill=False, edgecolor=HIGHLIGHT, linewidth=3, visible=False,
                               zorder=2.6)  # over the gap lines (2) and the frame (2.5), under the labels (3)
@@ -104,9 +99,9 @@ class AllHeadsView:
         left = (W - (labels + width + gap + bar + bar_text)) / 2 + labels
         y = H - top - height
         bar_height = min(max(height, 1.5), H - top - bottom)  # a one-layer grid still gets a readable bar
-        if isinstance(self.bar, ColourBar):
-            self.bar.box.set(Bbox.from_bounds((left + width + gap) / W, (H - top - bar_height) / H, bar / W,
-                                              bar_height / H))
+        if self.own:
+            self.bar.ax.set_position(Bbox.from_bounds((left + width + gap) / W, (H - top - bar_height) / H, bar / W,
+                                                      bar_height / H))
         return Bbox.from_bounds(left / W, y / H, width / W, height / H)
 
     def fit_height(self, max_height: float) -> None:
@@ -256,43 +251,3 @@ def all_heads_words(attentions, tokens=None, highlight=None, title=None) -> str:
         return words.panels_words(title, [text + f", each a map of {T} words."])
     return words.panels_words(title, [text + ": " + captions.all_heads_caption(maps, list(tokens), highlight)])
 
-
-# The grid's colour bar, drawn as artists of the grid's own axes: the grid places it itself (_place),
-# as it places everything else, with no second Axes for a layout engine to fit.
-class ColourBar:
-    """A vertical colour bar for `image`, drawn as artists of the image's own axes at `box`
-    (figure fractions; the grid's layout sets it before every draw). It looks like
-    `fig.colorbar(image, cax=..., label=label)` with `ticks` (same rc sizes and colours) but
-    needs no second Axes. `artists` lists its parts."""
-
-    def __init__(self, image, label: str, ticks=(0.0, 0.5, 1.0)):
-        ax, rc = image.axes, mpl.rcParams
-        fig = ax.figure
-        self.box = Bbox.unit()
-        on_figure = TransformedBbox(self.box, fig.transFigure)  # follows every change of `box`
-        to_bar = BboxTransformTo(on_figure)  # (0, 0) .. (1, 1): the bar's corners
-        lo, hi = image.norm.vmin, image.norm.vmax
-        solids = BboxImage(on_figure, cmap=image.get_cmap(), norm=image.norm, interpolation="nearest",
-                           origin="lower")
-        solids.set_data(np.linspace(lo, hi, image.get_cmap().N)[:, None])  # one colour per level, bottom up
-        outline = Rectangle((0, 0), 1, 1, transform=to_bar, fill=False, linewidth=rc["axes.linewidth"],
-                            edgecolor=rc["axes.edgecolor"], zorder=2.5)
-        heights = [(t - lo) / (hi - lo) for t in ticks]
-        inward = rc["ytick.direction"] == "in"
-        marks = Line2D([1] * len(ticks), heights, transform=to_bar, linestyle="none", color=rc["ytick.color"],
-                       marker=TICKLEFT if inward else TICKRIGHT, markersize=rc["ytick.major.size"],
-                       markeredgewidth=rc["ytick.major.width"])
-        gap = rc["ytick.major.pad"] + (0 if inward else rc["ytick.major.size"])
-        beside = offset_copy(to_bar, fig=fig, x=gap, y=0, units="points")
-        self.tick_texts = [Text(1, y, f"{t:.1f}", transform=beside, ha="left", va="center_baseline",
-                                fontsize=rc["ytick.labelsize"], color=tick_label_colour("y"))
-                           for t, y in zip(ticks, heights)]
-        widest = max(self.tick_texts, key=lambda t: len(t.get_text()))
-        # the label's x: just right of the tick labels, as matplotlib puts a y label, measured when drawn
-        self.label = Annotation(label, xy=(1, 0.5), xycoords=(widest, to_bar), xytext=(rc["axes.labelpad"], 0),
-                                textcoords="offset points", rotation=90, ha="left", va="center",
-                                fontsize=rc["axes.labelsize"], color=rc["axes.labelcolor"])
-        self.artists = [solids, outline, marks, *self.tick_texts, self.label]
-        for artist in self.artists:
-            artist.set_clip_on(False)  # outside the axes' rectangle
-            ax.add_artist(artist)
