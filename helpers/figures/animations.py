@@ -11,9 +11,11 @@ which matplotlib already needs). `bench/bench_animations.py` prints the build ti
 
 from __future__ import annotations
 
+import contextlib
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import matplotlib as mpl
 import numpy as np
@@ -61,9 +63,12 @@ class Animation:
         return ShownFigure(self.gif_bytes(), alt, "image/gif")._repr_mimebundle_(include, exclude)
 
 
-def _figure() -> tuple[Figure, FigureCanvasAgg]:
-    fig = new_figure(figsize=SIZE, dpi=DPI, facecolor="white")
-    return fig, fig.canvas  # new_figure's FigureCanvasAgg
+@contextlib.contextmanager
+def _frame_figure() -> Iterator[tuple[Figure, FigureCanvasAgg]]:
+    """A slide-sized figure in the frames' style, and its canvas (new_figure's FigureCanvasAgg)."""
+    with mpl.rc_context(FRAME_RC):
+        fig = new_figure(figsize=SIZE, dpi=DPI, facecolor="white")
+        yield fig, fig.canvas
 
 
 def _grab(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), background=None) -> None:
@@ -99,8 +104,7 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
     anim = Animation("one_head_steps", "One head, step by step",
                      f"{who} on '{' '.join(walk.tokens)}': after ÷√{d} and softmax, '{word}' gives {w[top]:.2f} of its weight "
                      f"to '{walk.tokens[top]}', and the weighted sum of values is added back to its embedding.")
-    with _rc():
-        fig, canvas = _figure()
+    with _frame_figure() as (fig, canvas):
         left, right = fig.subplots(1, 2, width_ratios=[1, 1.15])
         fig.subplots_adjust(left=0.19, right=0.98, top=0.85, bottom=0.13, wspace=0.6)  # fixed: fits every step's
         # labels (a layout engine per frame would cost more than drawing it)
@@ -127,10 +131,6 @@ def _root(d: int) -> str:
     """'= 8' for √64, '≈ 27.7' for √768: a rounded root is not an equality."""
     root = np.sqrt(d)
     return f"= {root:.0f}" if root == round(root) else f"≈ {root:.1f}"
-
-
-def _rc():
-    return mpl.rc_context(FRAME_RC)
 
 
 def _matrix(ax, matrix: np.ndarray, tokens, fmt: str) -> None:
@@ -205,8 +205,7 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
     colour = mpl.colormaps["coolwarm"]  # values are coloured once, up front: frames only copy pixels
     rgba = lambda values: colour((np.asarray(values) + limit) / (2 * limit), bytes=True)  # noqa: E731
     style = dict(aspect="auto", interpolation="nearest")
-    with _rc():
-        fig, canvas = _figure()
+    with _frame_figure() as (fig, canvas):
         top, bottom = fig.subplots(2, 1, height_ratios=[3, 1])
         fig.subplots_adjust(left=0.16, right=0.97, top=0.86, bottom=0.12, hspace=0.45)
         blocks = np.full((H, D, 4), 255, dtype=np.uint8)  # white until a head is added
