@@ -37,7 +37,7 @@ def main() -> None:
     for step in moves:
         w0, c0 = time.perf_counter(), time.process_time()
         if not explorer.set_step(step):
-            raise SystemExit(f"set_step({step}) failed; is data/heads-12-snapshots.safetensors there?")
+            raise SystemExit(f"set_step({step}) failed; is data/induction-snapshots.safetensors there?")
         wall.append(1000 * (time.perf_counter() - w0))
         cpu.append(1000 * (time.process_time() - c0))
     verdict = "ok" if statistics.median(wall) <= TARGET_MS else f"over the {TARGET_MS:.0f} ms target"

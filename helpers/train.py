@@ -84,6 +84,14 @@ RECIPES = {
                          note=f"2 layers, width 96, 12 query heads of 8 sharing {n} key/value head(s) "
                               f"(notebook 07's slider)")
        for n in (1, 2, 3, 4, 6, 12)},
+    # Notebook 08: the smallest recipe we found (issue 50's sweep, data/README.md) where a previous-word head
+    # forms in layer 0 and then an induction head in layer 1: attention only, and nothing to copy by but the
+    # words themselves. Half the stories are random words said again and again (Olsson et al.'s repeated
+    # random tokens), half the language with a list said twice and no `list :` / `again :` markers.
+    "induction": Recipe(dict(n_layer=2, n_head=4, n_embd=96, mlp=False), tokens=4_000_000, seed=22, list_chance=1.0,
+                        list_markers=False, repeat_chance=0.5,
+                        note="2 attention-only layers, 4 heads of 24; half the stories random words said again and "
+                             "again, half with a list said twice and no markers (notebook 08)"),
     "tiny": Recipe(dict(n_layer=2, n_head=2, n_embd=32), tokens=40_000, batch=16, lr=1e-2, seed=0, warmup=5,
                    note="a seconds-long run for the test suite"),
 }
@@ -158,6 +166,7 @@ def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snap
         info = {"recipe": name, "note": recipe.note, "seed": recipe.seed, "train_tokens": steps * recipe.batch * N_CTX,
                 "train_seconds": round(seconds, 1), "tokens_per_second": round(steps * recipe.batch * N_CTX / seconds),
                 "params": model.num_params(), "bos": recipe.bos, "threads": recipe.threads,
+                **({} if recipe.list_markers else {"list_markers": False}),  # how its held-out lists are written
                 **evaluate(model, tokenizer, bos=recipe.bos, relay=recipe.relay_chance > 0)}
     except KeyboardInterrupt:
         bar.close()

@@ -58,7 +58,7 @@ def test_a_damaged_data_file_gives_one_line_naming_the_fix(data_copy):
 
 
 def test_a_damaged_snapshot_file_of_notebook_08_is_one_line(data_copy):
-    entry = manifest()["heads-12"]["snapshots"]
+    entry = manifest()["induction"]["snapshots"]
     path = data_copy / entry["file"]
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
@@ -66,7 +66,7 @@ def test_a_damaged_snapshot_file_of_notebook_08_is_one_line(data_copy):
     assert doctor.check_data(data_copy)[0] == [
         f"✗ data/{entry['file']} is damaged (its sha256 differs from data/models.json): restore it with "
         f"`git checkout -- data/{entry['file']}` (or a fresh copy of the project), or rebuild it with "
-        f"`python -m helpers.train heads-12 --snapshots`."]
+        f"`python -m helpers.train induction --snapshots`."]
     path.unlink()
     assert doctor.check_data(data_copy)[0][0].startswith(f"✗ data/{entry['file']} is missing:")
 

@@ -21,20 +21,20 @@ def explorer():
 
 def test_a_move_redraws_the_maps_the_marker_and_the_scores(explorer):
     e = explorer
-    assert e.set_step(976)
+    assert e.set_step(1953)
     before = bytes(e.maps_image.value), bytes(e.curve_image.value), e.scores.value
-    assert e.set_step(456) and e.slider.value == 456
+    assert e.set_step(648) and e.slider.value == 648
     after = bytes(e.maps_image.value), bytes(e.curve_image.value), e.scores.value
     assert all(a != b for a, b in zip(before, after))
     assert np.array_equal(e.view.image.get_array().filled(np.nan)[:10, :10],
-                          P.AllHeadsView(e.maps[456], e.tokens).image.get_array().filled(np.nan)[:10, :10],
+                          P.AllHeadsView(e.maps[648], e.tokens).image.get_array().filled(np.nan)[:10, :10],
                           equal_nan=True)
-    assert e.plot.markers[0].get_xdata()[0] == 456 and "step 456 (933,888 tokens)" in e.caption.value
-    assert "<b>0.52</b>" in e.scores.value  # L1 H2's induction score at 456, the best of that step, in bold
+    assert e.plot.markers[0].get_xdata()[0] == 648 and "step 648 (1,327,104 tokens)" in e.caption.value
+    assert "<b>0.60</b>" in e.scores.value  # L1 H0's induction score at 648, the best of that step, in bold
 
 
 def test_a_blitted_move_matches_a_full_draw(explorer, full_draw_of):
-    for step in (0, 456, 976):
+    for step in (0, 648, 1953):
         assert explorer.set_step(step)
         assert np.array_equal(*full_draw_of(explorer.frame))
         assert np.array_equal(*full_draw_of(explorer.curve_frame))
@@ -46,20 +46,20 @@ def test_images_are_shown_at_their_own_size(explorer):
         assert png.size == frame.canvas.get_width_height() and image.layout.width == f"{png.size[0]}px"
 
 
-@pytest.mark.parametrize("value", [457, "456", -1, True, None])
+@pytest.mark.parametrize("value", [649, "648", -1, True, None])
 def test_a_bad_step_shows_one_line_and_keeps_the_view(explorer, value):
-    assert explorer.set_step(432)
+    assert explorer.set_step(624)
     png = bytes(explorer.maps_image.value)
     assert explorer.set_step(value) is False
-    assert "⚠" in explorer.status.value and "\n" not in explorer.status.value and "still showing step 432" in \
-        explorer.status.value and bytes(explorer.maps_image.value) == png and explorer.slider.value == 432
+    assert "⚠" in explorer.status.value and "\n" not in explorer.status.value and "still showing step 624" in \
+        explorer.status.value and bytes(explorer.maps_image.value) == png and explorer.slider.value == 624
 
 
 def test_export_writes_the_step_shown_and_passes_the_slide_check(explorer, tmp_path):
-    assert explorer.set_step(456)
+    assert explorer.set_step(648)
     paths = explorer.export(tmp_path / "figs")
     names = {p.name for p in paths}
-    assert {"maps_at_step_456.png", "maps_at_step_456.pdf", "formation_curves.svg", "formation_curves.txt"} <= names
+    assert {"maps_at_step_648.png", "maps_at_step_648.pdf", "formation_curves.svg", "formation_curves.txt"} <= names
     for name, (fig, _) in explorer.slide_figures().items():
         report = H.check_slide(fig)
         assert report.ok, (name, report.problems)
@@ -120,13 +120,14 @@ def test_figures_are_figures_with_words_that_write_nothing(record, tmp_path, mon
     for fig in figs:
         assert isinstance(fig, Figure) and getattr(fig, "helpers_words")
     assert list(tmp_path.iterdir()) == []
-    assert "falls from 5.19 to 1.58" in P.curves_words(r["curves"], found) and "L1 H2 reaches 0.5 at step 456" in \
-        P.curves_words(r["curves"], found)
+    words = P.curves_words(r["curves"], found)
+    assert "falls from 5.19 to 1.71" in words and "L1 H0 reaches 0.5 at step 648" in words
+    assert "the previous-word head L0 H0 reaches 0.5 at step 576" in words
 
 
 def test_the_gif_has_a_frame_per_snapshot_and_holds_the_formation_step(record):
     r, found = record
     run = H.load_snapshots()
     anim = H.formation_animation()
-    assert len(anim.frames) == len(run.steps) == 31 and "L1 H2 forms at step 456" in anim.caption
-    assert anim.seconds[run.steps.index(456)] == 2.0 and anim.gif_bytes()[:6] == b"GIF89a"
+    assert len(anim.frames) == len(run.steps) == 37 and "L1 H0 forms at step 648" in anim.caption
+    assert anim.seconds[run.steps.index(648)] == 2.0 and anim.gif_bytes()[:6] == b"GIF89a"

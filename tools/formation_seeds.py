@@ -1,6 +1,6 @@
 """Notebook 08's seeds: train a recipe with snapshots on several seeds and record what forms, and when.
 
-    python tools/formation_seeds.py heads-12 --seeds 22-25 --folder /tmp/seedruns
+    python tools/formation_seeds.py induction --seeds 22-33 --folder /tmp/seedruns
 
 Each seed's snapshots are written into FOLDER/seedN/ (outside data/, so data/ stays small; a run already
 there is read back instead of trained again) and measured by analysis/formation.py; only the summaries

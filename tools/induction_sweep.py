@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers.analysis.detectors import induction_scores  # noqa: E402
 from helpers.analysis.relations import pair_scores, relation_pairs  # noqa: E402
-from helpers.analysis.repeats import repeat_numbers  # noqa: E402
+from helpers.analysis.repeats import repeat_numbers, repeat_run  # noqa: E402
 from helpers.core.evaluation import held_out_stories, one_thread, story_ids  # noqa: E402
 from helpers.core.model import LanguageModel  # noqa: E402
 from helpers.core.tokenizer import WordTokenizer  # noqa: E402
@@ -39,6 +39,7 @@ from helpers.train import RECIPES, Recipe, train  # noqa: E402
 
 RECORD = Path(__file__).with_name("induction_sweep.json")
 THRESHOLD = 0.5  # a head has formed when its score reaches this (notebooks 05-08)
+# helpers.train's "induction" recipe (notebook 08) is `half-attn4@tokens=4000000`, the row where the circuit formed
 BASE = RECIPES["heads-12"]  # 2 layers, width 96, 2M tokens = 976 steps of 32 stories
 
 ATTN_ONLY = dict(n_layer=2, n_embd=96, mlp=False)
@@ -113,8 +114,14 @@ def measure(w: Watcher, model) -> dict:
     previous = pair_scores(attn, w.pairs)  # (L, H)
     free, marked = repeat_numbers(lm, markers=False), repeat_numbers(lm, markers=True)
     rand = induction_scores(lm)
+    # the previous-word score where the circuit works: on the marker-free repeats, from each key of the
+    # first copy (the token after a word) back to that word, in layer 0
+    stories, out = repeat_run(lm, markers=False, n_stories=64)
+    b, k = (torch.tensor(col) for col in zip(*[(b, k) for b, s in enumerate(stories) for _, k in s.links["induction"]]))
+    on_repeats = out.attentions[b, 0, :, k, k - 1].float().mean(0)  # (H,)
     head = np.unravel_index(free["scores"][1].argmax(), free["scores"][1].shape)[0]
     return {"previous_l0": round(float(previous[0].max()), 3), "previous_head": int(previous[0].argmax()),
+            "previous_l0_repeats": round(float(on_repeats.max()), 3), "previous_head_repeats": int(on_repeats.argmax()),
             "induction_l1": round(float(free["scores"][1].max()), 3), "induction_head": int(head),
             "induction_l1_markers": round(float(marked["scores"][1].max()), 3),
             "random_l1": round(float(rand[1].max()), 3), "repeat_loss": round(free["loss"], 3),
@@ -127,8 +134,10 @@ def first_step(rows: list[dict], key: str) -> int | None:
 
 def summary(rows: list[dict], info: dict) -> dict:
     prev, ind = first_step(rows, "previous_l0"), first_step(rows, "induction_l1")
-    return {"previous_step": prev, "induction_step": ind,
+    prev_rep = first_step(rows, "previous_l0_repeats") if "previous_l0_repeats" in rows[-1] else None
+    return {"previous_step": prev, "induction_step": ind, "previous_step_repeats": prev_rep,
             "circuit": prev is not None and ind is not None and prev < ind,
+            "circuit_repeats": prev_rep is not None and ind is not None and prev_rep < ind,
             "final": rows[-1], "held_out_loss": info.get("held_out_loss"), "train_seconds": info["train_seconds"]}
 
 
@@ -141,17 +150,23 @@ def save(record: dict) -> None:
 
 
 def table(record: dict) -> str:
-    """One markdown row per recorded run, in the order they were recorded."""
-    rows = ["| recipe | seed | steps | s | previous L0 (end) | formed at | induction L1, no marker (end) | formed at "
-            "| with markers | random words | repeat loss | repeat said right | circuit |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    """One markdown row per recorded run, in the order they were recorded ("n/a": a run recorded before the
+    previous-word score at list words was measured)."""
+    rows = ["| recipe | seed | steps | s | previous L0, stories (end) | formed at | previous L0, list words (end) "
+            "| formed at | induction L1, no marker (end) | formed at | with markers | random words | repeat loss "
+            "| repeat said right | previous first |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, seeds in record.items():
         for seed, run in seeds.items():
-            f = run["final"]
+            f, measured = run["final"], "previous_l0_repeats" in run["final"]
+            on_lists = f"{f['previous_l0_repeats']:.2f} | {run['previous_step_repeats'] or '–'}" if measured else "n/a | n/a"
+            before = measured and None not in (run["previous_step_repeats"], run["induction_step"]) and \
+                run["previous_step_repeats"] < run["induction_step"]  # strictly: a tie between measurements is not "first"
+            first = ("yes" if before else "no") if measured else "n/a"
             rows.append(f"| `{name}` | {seed} | {run['steps']} | {run['train_seconds']:.0f} | {f['previous_l0']:.2f} "
-                        f"| {run['previous_step'] or '–'} | {f['induction_l1']:.2f} | {run['induction_step'] or '–'} "
-                        f"| {f['induction_l1_markers']:.2f} | {f['random_l1']:.2f} | {f['repeat_loss']:.2f} "
-                        f"| {f['repeat_accuracy']:.0%} | {'yes' if run['circuit'] else 'no'} |")
+                        f"| {run['previous_step'] or '–'} | {on_lists} | {f['induction_l1']:.2f} "
+                        f"| {run['induction_step'] or '–'} | {f['induction_l1_markers']:.2f} | {f['random_l1']:.2f} "
+                        f"| {f['repeat_loss']:.2f} | {f['repeat_accuracy']:.0%} | {first} |")
     return "\n".join(rows)
 
 

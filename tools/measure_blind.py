@@ -53,7 +53,7 @@ class Runner:
     def __init__(self, blind):
         import helpers as H
 
-        self.H, self.blind = H, blind
+        self.H, self.blind, self.knockout_moments = H, blind, None
         nb05 = blind.NB05
         self.lm, self.full, self.repeat = nb05["lm"], nb05["full"], nb05["repeat"]
         # 06's check runs its knock-outs for real (a few seconds each): patching the helpers here would be
@@ -79,6 +79,8 @@ class Runner:
                         H.check_knockout_prediction(fn, self.lm, "induction", [(0, 9)])
                 elif ex == "multihead":
                     got = H.check_multihead(fn)
+                elif ex == "knockout_along" and self.knockout_moments is not None:
+                    got = H.check_knockout_along(fn, moments=self.knockout_moments)
                 else:
                     got = getattr(H, "check_" + ex)(fn)
             except BaseException as e:  # noqa: BLE001 - a check that raises is a finding too
@@ -151,6 +153,7 @@ def round5_rows(args, line_hash):
     blind, set5 = load_set(), load_round5()
     judged = json.loads(ROUND5_JUDGED.read_text()) if ROUND5_JUDGED.exists() else {}
     runner, rows, count = Runner(blind), [], {}
+    runner.knockout_moments = getattr(set5, "KNOCKOUT_MOMENTS", None)  # the 08 exercise the answers were written for
     for entry in set5.ANSWERS:
         ex = ROUND5_CHECKS.get(entry["exercise"], entry["exercise"])
         count[ex] = count.get(ex, 0) + 1

@@ -13,13 +13,17 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..core.evaluation import forced_hits, held_out_stories, one_thread, story_ids
+from ..core.evaluation import N_CTX, forced_hits, held_out_stories, one_thread, story_ids
+from ..core.language import StoryWriter
 from ..core.model import GPT, LanguageModel
 from ..core.run import read_sentence, run_ids
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .knockout import forced_accuracy, forced_scores
 from .relations import TYPE_THRESHOLD, offset_baseline, pair_scores, relation_pairs, relation_scores, scored_stories
+from .repeats import REPEAT_SEED
 
+RECIPE = "induction"  # notebook 08's recipe (helpers.train): its lists are said twice with no marker
+SENTENCE = "red fox old mat . red fox old mat ."  # the slider's sentence: a list said again, nothing announcing it
 N_STORIES = 64  # held-out stories per snapshot, as relation_scores and forced_accuracy use
 EARLY, LATE = range(5, 13), range(50, 64)  # token positions: "loss late minus early" (Olsson et al. use 500 vs 50)
 THRESHOLD = TYPE_THRESHOLD  # a head has formed when its score reaches the bar at which 05-06 give it a type
@@ -28,21 +32,39 @@ THRESHOLD = TYPE_THRESHOLD  # a head has formed when its score reaches the bar a
 @torch.no_grad()
 def step_numbers(lm: LanguageModel, n_stories: int = N_STORIES) -> dict:
     """One snapshot's numbers: loss, list accuracy, in-context score, previous / induction tables (L, H)."""
-    stories, _ = scored_stories(lm, n_stories)  # one pass for the maps, kept for the knock-outs
+    stories, attn = scored_stories(lm, n_stories)  # one pass for the maps, kept for the knock-outs
     ids = story_ids(lm, stories)  # (B, T)
     with one_thread():
         logits = lm.model(ids).logits  # (B, T, vocab)
     per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
-    late = per_word[:, [t - 1 for t in LATE]].mean()  # the loss on token t is predicted at t - 1
-    early = per_word[:, [t - 1 for t in EARLY]].mean()
     repeats = torch.zeros_like(per_word, dtype=torch.bool)  # the words that say a list again (listloss.py)
     for b, story in enumerate(stories):
         repeats[b, [p - 1 for p in story.forced["induction"]]] = True
     tables = relation_scores(lm, n_stories, relations=("previous", "induction"))
     return {"loss": per_word.mean().item(), "list_accuracy": forced_hits(logits, ids, stories, "induction"),
-            "in_context": (late - early).item(), "list_loss": per_word[repeats].mean().item(),
+            "in_context": in_context_score(lm, n_stories), "list_loss": per_word[repeats].mean().item(),
             "other_loss": per_word[~repeats].mean().item(), "list_share": repeats.float().mean().item(),
-            "previous": tables["previous"], "induction": tables["induction"]}
+            "previous": tables["previous"], "previous_list": pair_scores(attn, list_previous_pairs(stories)),
+            "induction": tables["induction"]}
+
+
+def list_previous_pairs(stories) -> list[tuple[int, int, int]]:
+    """(story, query, key): from each key an induction head looks for (a word of a list's first copy) back to
+    the word before it. A previous-word head is needed exactly there: it writes "I follow X" into that word."""
+    return [(b, k, k - 1) for b, s in enumerate(stories) for _, k in s.links["induction"]]
+
+
+def in_context_score(lm: LanguageModel, n_stories: int = N_STORIES) -> float:
+    """Olsson et al.'s in-context score at our 64 tokens: the loss on tokens 50-63 minus the loss on tokens
+    5-12, on held-out random words said again and again (their repeated random tokens), where the late window
+    lies in a later copy and the early one mostly in the first. Below zero: later words are easier."""
+    writer = StoryWriter(REPEAT_SEED)
+    stories = [writer.repeat_story(N_CTX, lm.bos) for _ in range(n_stories)]
+    ids = story_ids(lm, stories)
+    with one_thread():
+        logits = lm.model(ids).logits
+    per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
+    return (per_word[:, [t - 1 for t in LATE]].mean() - per_word[:, [t - 1 for t in EARLY]].mean()).item()
 
 
 def measure_run(run: SnapshotRun, n_stories: int = N_STORIES) -> dict:
@@ -55,13 +77,13 @@ def measure_run(run: SnapshotRun, n_stories: int = N_STORIES) -> dict:
             "induction_baseline": offset_baseline(stories, "induction")[1]}
 
 
-def shipped_record(name: str = "heads-12") -> dict:
+def shipped_record(name: str = RECIPE) -> dict:
     """What the training command measured on the shipped snapshots (kept in their file): "curves" and
     "knockouts" as numpy arrays. A test measures them again on the file's weights."""
     return as_arrays(load_snapshots(name).measured)
 
 
-def shipped_curves(name: str = "heads-12") -> dict:
+def shipped_curves(name: str = RECIPE) -> dict:
     return shipped_record(name)["curves"]
 
 
@@ -69,8 +91,8 @@ class Probe:
     """A few held-out stories to score a model while it trains (the live cell): no cache, since the
     model changes between calls. Each call is one forward pass, torch.no_grad, no randomness used."""
 
-    def __init__(self, vocab: list[str], n_stories: int = 32):
-        self.stories = held_out_stories(n_stories)
+    def __init__(self, vocab: list[str], n_stories: int = 32, markers: bool = False):
+        self.stories = held_out_stories(n_stories, markers=markers)  # lists written as the recipe trains on them
         ids = {w: i for i, w in enumerate(vocab)}
         self.ids = torch.tensor([[ids[t] for t in s.tokens] for s in self.stories])  # (B, T)
         self.pairs = {r: relation_pairs(self.stories, r) for r in ("previous", "induction")}
@@ -120,13 +142,24 @@ def formation(curves: dict, threshold: float = THRESHOLD) -> dict:
     step = first_step_above(curves["steps"], best_by_step.max(1), threshold)
     first = None if step is None else int(np.argmax(best_by_step[list(curves["steps"]).index(step)]))
     n_head = curves["induction"].shape[2]
-    previous = best_head(curves, "previous", layer=0)
-    previous_step = first_step_above(curves["steps"], curves["previous"][:, previous[0], previous[1]], threshold)
+    previous = best_head(curves, "previous_list", layer=0)  # scored where the induction head needs it
+    previous_step = first_step_above(curves["steps"], curves["previous_list"][:, previous[0], previous[1]], threshold)
     return {"step": step, "head": None if first is None else divmod(first, n_head),
             "beats_baseline": bool(best_by_step.max(1)[-1] > curves["induction_baseline"]),
             "previous_head": previous, "previous_step": previous_step,
             "previous_first": None if step is None or previous_step is None else previous_step < step,
             "bump": loss_bump(curves, step)}
+
+
+def list_stretch(curves: dict, low: float = 0.05, high: float = 0.9) -> tuple[int, int] | None:
+    """(last step with lists said again under `low`, first step at or above `high`): the stretch in which the
+    list game is learned, or None when it never reaches `high`."""
+    acc, steps = np.asarray(curves["list_accuracy"]), [int(s) for s in curves["steps"]]
+    if not (acc >= high).any():
+        return None
+    top = int(np.argmax(acc >= high))
+    below = np.flatnonzero(acc[:top] < low)
+    return (steps[below[-1]] if below.size else steps[0]), steps[top]
 
 
 def loss_rates(curves: dict) -> np.ndarray:
@@ -208,28 +241,27 @@ def as_arrays(value, key: str = ""):
 
 
 # --- the numbers the notebook prints and its prose states --------------------------------
-FIVE_STEPS = 5  # the curves are printed at this many snapshots: start, end and three between
-
-
-def five_steps(curves: dict, found: dict) -> list[int]:
-    """The snapshots the table prints: step 0, the one before formation, formation, halfway to the end, the end."""
+def table_steps(curves: dict, found: dict) -> list[int]:
+    """The snapshots the table prints: step 0, where the previous-word head forms, the snapshot before the
+    induction head forms and the one where it does, halfway from there to the end, the end."""
     steps = list(curves["steps"])
     if found["step"] is None:
-        return [steps[i] for i in np.linspace(0, len(steps) - 1, FIVE_STEPS).round().astype(int)]
+        return [steps[i] for i in np.linspace(0, len(steps) - 1, 5).round().astype(int)]
     at = steps.index(found["step"])
-    return [steps[0], steps[max(0, at - 1)], steps[at], steps[(at + len(steps) - 1) // 2], steps[-1]]
+    chosen = {steps[0], steps[max(0, at - 1)], steps[at], steps[(at + len(steps) - 1) // 2], steps[-1]}
+    return sorted(chosen | ({found["previous_step"]} if found["previous_step"] is not None else set()))
 
 
 def formation_table(curves: dict, found: dict) -> str:
-    """The curves at five snapshots, as a table (what they show is said in the notebook's markdown, checked by
+    """The curves at the table_steps snapshots, as a table (what they show is said in the notebook's markdown, checked by
     tests/claims_08.py)."""
     steps, head = list(curves["steps"]), found["head"] or best_head(curves, "induction")
     prev = found["previous_head"]
     lines = [f"{'step':>5}{'tokens':>11}{'loss':>7}{'lists':>7}{'in-context':>12}"
              f"{f'L{head[0]} H{head[1]} ind.':>13}{f'L{prev[0]} H{prev[1]} prev.':>14}"]
-    for s in five_steps(curves, found):
+    for s in table_steps(curves, found):
         i = steps.index(s)
         lines.append(f"{s:>5}{int(curves['tokens'][i]):>11,}{curves['loss'][i]:>7.3f}{curves['list_accuracy'][i]:>7.0%}"
                      f"{curves['in_context'][i]:>+12.3f}{curves['induction'][i][head]:>13.2f}"
-                     f"{curves['previous'][i][prev]:>14.2f}")
+                     f"{curves['previous_list'][i][prev]:>14.2f}")
     return "\n".join(lines)

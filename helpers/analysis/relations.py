@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 import torch
 
-from ..core.evaluation import HELD_OUT_SEED, N_CTX, held_out_stories, one_thread, story_ids
+from ..core.evaluation import HELD_OUT_SEED, N_CTX, held_out_stories, list_markers, one_thread, story_ids
 from ..core.language import RELATIONS, Story
 from ..core.model import LanguageModel
 
@@ -105,10 +105,10 @@ def _story_pass(lm: LanguageModel, stories: list[Story]):
 
 
 def _cached_pass(lm: LanguageModel, n_stories: int, seed: int):
-    key = (n_stories, seed, min(N_CTX, lm.config.n_ctx))
+    key = (n_stories, seed, min(N_CTX, lm.config.n_ctx), list_markers(lm))
     cached = _PASSES.get(lm.model)
     if cached is None or cached[0] != key:
-        stories = held_out_stories(n_stories, seed, key[2])
+        stories = held_out_stories(n_stories, seed, key[2], markers=key[3])
         cached = _PASSES[lm.model] = (key, stories, *_story_pass(lm, stories))
     return cached[1:]
 

@@ -22,10 +22,16 @@ HELD_OUT_SEED = 1_000_003  # stories for evaluation come from their own seed, ne
 
 # --- held-out stories through the model ---------------------------------------------
 def held_out_stories(n_stories: int = 64, seed: int = HELD_OUT_SEED, n_ctx: int = N_CTX,
-                     list_chance: float = 0.5) -> list[Story]:
-    """Stories the model never trained on (the held-out seed), each n_ctx tokens long."""
+                     list_chance: float = 0.5, markers: bool = True) -> list[Story]:
+    """Stories the model never trained on (the held-out seed), each n_ctx tokens long. markers=False writes
+    their lists without `list :` / `again :`, as notebook 08's recipe was trained."""
     writer = StoryWriter(seed)
-    return [writer.story(n_ctx, list_chance) for _ in range(n_stories)]
+    return [writer.story(n_ctx, list_chance, markers=markers) for _ in range(n_stories)]
+
+
+def list_markers(lm: LanguageModel) -> bool:
+    """Whether the model's lists were written with their markers in training (all but notebook 08's recipe)."""
+    return bool(lm.info.get("list_markers", True))
 
 
 def story_ids(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:

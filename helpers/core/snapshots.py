@@ -25,9 +25,9 @@ from .model import GPT, GPTConfig, LanguageModel
 from .tokenizer import WordTokenizer
 from .weights import in_sorted_order, model_from_checkpoint, read_checked, read_metadata, sha256, to_checkpoint_layout
 
-# Where lists start to be said again in the 2-layer recipes (NOTES: below 5 % at step 400 of 976, 77 %
-# at 750): between 35 % and 80 % of the run a snapshot every 1/40 of it; elsewhere log-spaced steps.
-DENSE_FROM, DENSE_TO, DENSE_EVERY = 0.35, 0.80, 1 / 40
+# Where notebook 08's heads form (its recipe's seeds: between about 25 % and 40 % of the run, issue 50's
+# sweep): between 20 % and 50 % of the run a snapshot every 1/80 of it; elsewhere log-spaced steps.
+DENSE_FROM, DENSE_TO, DENSE_EVERY = 0.20, 0.50, 1 / 80
 LOG_POINTS = 12  # log-spaced steps from 1 to the end: the early steps move fast, the late ones slowly
 
 
@@ -114,7 +114,7 @@ def record_snapshots(name: str, run: SnapshotRun, path: Path) -> dict:
     return entry
 
 
-def load_snapshots(name: str = "heads-12", data_dir: Path | None = None) -> SnapshotRun:
+def load_snapshots(name: str = "induction", data_dir: Path | None = None) -> SnapshotRun:
     """The shipped snapshots of recipe `name` (listed under "snapshots" in its line of data/models.json)."""
     folder = DATA_DIR if data_dir is None else Path(data_dir)
     entry = manifest(folder / MANIFEST.name).get(name, {}).get("snapshots")

@@ -129,10 +129,13 @@ def _forming_caption(m: Models) -> str:
     """The shipped run's formation step, and how far it holds over the recorded seeds."""
     curves = formation.shipped_curves()
     found, seeds = formation.formation(curves), formation_seeds.seed_findings(formation_seeds.formation_seeds())
-    return (f"In one run the induction head {formation_plots.head_name(found['head'])} reaches 0.5 at step "
+    previous = "" if found["previous_step"] is None else (
+        f"the previous-word head {formation_plots.head_name(found['previous_head'])} reaches 0.5 at step "
+        f"{found['previous_step']}, then ")
+    return (f"In one run {previous}the induction head {formation_plots.head_name(found['head'])} reaches 0.5 at step "
             f"{found['step']} and lists said again rise to {curves['list_accuracy'][-1]:.0%}; over {seeds['runs']} "
-            f"seeds an induction head forms between steps {seeds['steps'][0]} and {seeds['steps'][1]}, in {seeds['heads']} different "
-            f"heads, with a loss bump in {seeds['bumps']} of {seeds['runs']}.")
+            f"seeds the previous-word head came first in {seeds['previous_first']}, with a loss bump at formation in "
+            f"{seeds['bumps']}.")
 
 
 # One line per slide, in lecture order: file name, figure, pptx title, caption computed from the data.

@@ -10,8 +10,7 @@ import numpy as np
 import PIL.Image
 from matplotlib.figure import Figure
 
-from ..analysis.formation import BUMP_FACTOR, THRESHOLD, best_head, bump_ratio, formation, maps_along, shipped_curves
-from ..analysis.headcount import SENTENCE
+from ..analysis.formation import BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, bump_ratio, formation, maps_along, shipped_curves
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .animations import Animation
 from .common import new_figure
@@ -19,6 +18,7 @@ from .describe import describe
 from .mosaic import AllHeadsView
 
 FORMS = "#D55E00"  # Okabe-Ito vermillion: the formation step
+PREVIOUS_TEXT = "#8A5A00"  # the orange of the previous-word curve, darkened: words need 3:1 contrast on a slide
 COLOURS = {"loss": "#0072B2", "list": "#009E73", "induction": "#CC79A7", "previous": "#E69F00", "icl": "#56B4E9"}
 
 
@@ -44,23 +44,27 @@ class FormationCurves:
         score_ax.plot(steps, curves["list_accuracy"], "o-", ms=3, color=COLOURS["list"], label="lists said again")
         score_ax.plot(steps, curves["induction"][:, induction[0], induction[1]], "-", color=COLOURS["induction"],
                       label=f"{head_name(induction)} induction score")
-        score_ax.plot(steps, curves["previous"][:, previous[0], previous[1]], "-", color=COLOURS["previous"],
-                      label=f"{head_name(previous)} previous-word score")
+        score_ax.plot(steps, curves["previous_list"][:, previous[0], previous[1]], "-", color=COLOURS["previous"],
+                      label=f"{head_name(previous)} previous-word score (list words)")
         score_ax.axhline(curves["induction_baseline"], color="grey", ls=":", lw=1.5,
                          label="induction: best fixed offset")
         score_ax.set(ylim=(0, 1.05), ylabel="share")
-        score_ax.legend(loc="upper left", fontsize="small", framealpha=0.9)
         icl_ax.plot(steps, curves["in_context"], "o-", ms=3, color=COLOURS["icl"])
         icl_ax.axhline(0, color="grey", lw=0.8)
         icl_ax.set(xlabel="training step", ylabel="in-context score\n(late − early loss)")
         score_ax.axhline(THRESHOLD, color=FORMS, ls=":", lw=1.5, label=f"formed: score ≥ {THRESHOLD}")
+        score_ax.legend(loc="center right", fontsize="small", framealpha=0.9)
         if found["step"] is not None:
             before = steps[list(steps).index(found["step"]) - 1]  # the score crosses the bar between these two
             for ax in self.axes:
                 ax.axvspan(before, found["step"], color=FORMS, alpha=0.15, lw=0)
                 ax.axvline(found["step"], color=FORMS, ls="--", lw=2)
-            score_ax.text(found["step"], 1.02, f" forms at step {found['step']}", color=FORMS, va="top",
-                          fontsize="small")
+            score_ax.text(found["step"], 0.35, f" {head_name(found['head'])} forms at step {found['step']}",
+                          color=FORMS, va="center", fontsize="small")
+        if found["previous_step"] is not None:  # the layer-0 head the circuit needs: its own crossing
+            score_ax.axvline(found["previous_step"], color=COLOURS["previous"], ls="--", lw=1.5)
+            score_ax.text(found["previous_step"], 0.62, f"{head_name(previous)} forms at step {found['previous_step']} ",
+                          color=PREVIOUS_TEXT, ha="right", va="center", fontsize="small")
         self.markers = [ax.axvline(steps[0] if step is None else step, color="0.3", lw=3, alpha=0.5, zorder=10,
                                    visible=step is not None) for ax in self.axes]  # the slider's step
         describe(self.fig, curves_words(curves, found))
@@ -82,9 +86,12 @@ def curves_words(curves: dict, found: dict) -> str:
     bump = "" if found["step"] is None else (
         f"; there the loss falls {bump_ratio(curves, found['step']):.1f} times as fast as around it, and "
         f"{BUMP_FACTOR:g} times or more at {others} later snapshots too")
+    previous = "" if found["previous_step"] is None else (
+        f"the previous-word head {head_name(found['previous_head'])} reaches {THRESHOLD} at step "
+        f"{found['previous_step']}, ")
     return (f"Along {s[-1]} training steps the held-out loss falls from {curves['loss'][0]:.2f} to "
             f"{curves['loss'][-1]:.2f}, lists said again rise from {curves['list_accuracy'][0]:.0%} to "
-            f"{curves['list_accuracy'][-1]:.0%}, and {head}{bump}.")
+            f"{curves['list_accuracy'][-1]:.0%}, {previous}and {head}{bump}.")
 
 
 def plot_formation_curves(curves: dict, found: dict, step: int | None = None) -> Figure:
@@ -153,7 +160,7 @@ def _head_colour(h: int, n_head: int):
 
 
 def formation_animation(run: SnapshotRun | None = None, sentence: str = SENTENCE, curves: dict | None = None) -> Animation:
-    """Every head's map at each snapshot (default: the shipped heads-12 run), one frame per step, the formation
+    """Every head's map at each snapshot (default: notebook 08's shipped run), one frame per step, the formation
     step held longer: `H.save_animation(H.formation_animation())` writes the GIF and its frames, like 01's."""
     run = load_snapshots() if run is None else run
     found = formation(shipped_curves() if curves is None else curves)

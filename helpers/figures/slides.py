@@ -95,7 +95,9 @@ def all_heads_with_zoom(attentions, tokens, head: tuple[int, int], what: str, ti
     grid = mosaic.AllHeadsView(attentions, tokens, ax=left, highlight=head, title=" ")  # title: the slide's
     for label in grid.head_texts + grid.layer_texts:
         label.set_fontsize(14)  # "H10 H11" fit side by side over a long sentence's narrow cells
-    views.plot_head(attentions[layer, h], tokens, ax=right, title=f"L{layer} H{h} up close: {what}")
+    # numbers in the close-up's cells only where they fit at slide size (a third of the slide's width)
+    views.plot_head(attentions[layer, h], tokens, ax=right, title=f"L{layer} H{h} up close: {what}",
+                    annotate=len(tokens) <= 8)
     right.tick_params(labelsize=14)  # a 15-word sentence's labels fit beside the grid
     fig.suptitle(title or f"All {L * H} heads ({L} layers × {H} heads) reading: {' '.join(tokens)}", fontsize=18)
     fig.get_layout_engine().set(rect=(0.03, 0, 0.97, 1))  # room for the L0.. labels the layout does not see

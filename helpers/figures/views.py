@@ -56,13 +56,14 @@ def _fit_ticks(ax, tokens) -> None:
     ax.set_yticks(range(T), tokens, fontsize=size)
 
 
-def plot_head(attn, tokens, ax=None, title=None) -> Figure:
-    """One head's attention map with token labels (plots.plot_attention, sized for long sentences)."""
+def plot_head(attn, tokens, ax=None, title=None, annotate: bool | None = None) -> Figure:
+    """One head's attention map with token labels (plots.plot_attention, sized for long sentences);
+    annotate: numbers in the cells (default: when the map is small enough)."""
     a = as_maps(attn, 2)
     tokens = _check_tokens(a, tokens)
     if ax is None:
         _, ax = _head_axes(len(tokens))
-    fig = plot_attention(a, tokens, ax=ax, title=title)
+    fig = plot_attention(a, tokens, ax=ax, title=title, annotate=annotate)
     _fit_ticks(ax, tokens)
     describe(ax, words.head_words(a, tokens, title))
     return fig

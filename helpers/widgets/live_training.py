@@ -19,7 +19,7 @@ from ..core.language import vocabulary
 from ..figures.formation_plots import LivePlot
 from .frame import Frame, show_png
 
-EVALUATIONS = 40  # probes along a run: one every steps / 40 (~24 steps of heads-12)
+EVALUATIONS = 40  # probes along a run: one every steps / 40 (~49 steps of notebook 08's recipe)
 
 
 class LiveTraining:
@@ -29,10 +29,11 @@ class LiveTraining:
 
     DPI = 80
 
-    def __init__(self, train, recipe: str = "heads-12", seed: int = 22, n_stories: int = 32):
+    def __init__(self, train, recipe: str = "induction", seed: int = 22, n_stories: int = 32, markers: bool = False):
+        """markers: whether `recipe` writes its lists with `list :` / `again :` (only notebook 08's does not)."""
         import ipywidgets as W
 
-        self.train, self.recipe, self.probe = train, recipe, Probe(vocabulary(), n_stories)
+        self.train, self.recipe, self.probe = train, recipe, Probe(vocabulary(), n_stories, markers)
         self.thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.result: dict = {}

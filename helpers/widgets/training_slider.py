@@ -12,8 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..analysis.captions import all_heads_caption
-from ..analysis.formation import formation, maps_along, shipped_curves
-from ..analysis.headcount import SENTENCE
+from ..analysis.formation import SENTENCE, formation, maps_along, shipped_curves
 from ..core.snapshots import SnapshotRun, load_snapshots
 from ..figures import slides
 from ..figures.formation_plots import FormationCurves, curves_words, plot_formation_curves, step_grid_title
@@ -98,14 +97,14 @@ class TrainingStepExplorer(SyncedControls):
         """Each head's previous-word and induction scores at this step, the best of each in bold."""
         at = self.steps.index(self.step)
         rows = []
-        for key, label in (("previous", "previous word"), ("induction", "induction")):
+        for key, label in (("previous_list", "previous word"), ("induction", "induction")):
             table = self.curves[key][at]  # (L, H)
             best = np.unravel_index(np.argmax(table), table.shape)
             for layer in range(table.shape[0]):
                 cells = "".join(f"<td>{'<b>' if (layer, h) == best else ''}{v:.2f}{'</b>' if (layer, h) == best else ''}"
                                 f"</td>" for h, v in enumerate(table[layer]))
                 rows.append(f"<tr><th>{label} L{layer}</th>{cells}</tr>")
-        heads = "".join(f"<th>H{h}</th>" for h in range(self.curves["previous"].shape[2]))
+        heads = "".join(f"<th>H{h}</th>" for h in range(self.curves["induction"].shape[2]))
         c = self.curves
         return (f"<table class='step-score-table'><tr><th scope='col'>score, layer</th>{heads}</tr>{''.join(rows)}</table>"
                 f"held-out loss <b>{c['loss'][at]:.3f}</b> · lists said again <b>{c['list_accuracy'][at]:.0%}</b>"

@@ -17,6 +17,12 @@ from textwrap import dedent
 
 ANSWERS = []
 
+# Round 5 was written against notebook 08 as it was before issue 50 moved it to the induction recipe: Exercise 2
+# asked for the list accuracy without L0 H9 at step 432 and at step 976 of heads-12's snapshots. Its answers are
+# judged against the numbers that exercise asked about (measured on data/heads-12-snapshots.safetensors, sha256
+# ceb6b8eb…, as stored in that file's metadata), not against today's notebook.
+KNOCKOUT_MOMENTS = {"steps": (432, 976), "head": (0, 9), "with": (0.047337, 0.91716), "without": (0.059172, 0.87574)}
+
 
 def _add(exercise, notebook, label, kind, correct, source):
     """Record one answer; the source is dedented so each reads as typed into the cell."""
