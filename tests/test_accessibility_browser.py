@@ -94,11 +94,11 @@ def focused(page) -> str:
 
 
 def tiny_08(tmp: Path) -> None:
-    """Notebook 08 with its live cell on the tiny recipe: clicking Train takes seconds, not two minutes."""
+    """Notebook 08 with its live cell on the tiny recipe: clicking Train takes seconds, not minutes."""
     nb = nbformat.read(NOTEBOOKS / "08_watch_the_heads_learn.ipynb", as_version=4)
     for cell in nb.cells:
         if "live-training" in cell.metadata.get("tags", []):
-            cell.source = cell.source.replace('"heads-12"', '"tiny"')
+            cell.source = cell.source.replace('"induction"', '"tiny"')
     nbformat.write(nb, tmp / "work" / "08_watch_the_heads_learn.ipynb")
 
 
@@ -178,7 +178,7 @@ def walk_08(page) -> list[str]:
     assert name == "training step", name  # named after its label by helpers/widgets/controls.py
     start = live(page, "step-live")
     back = step(page, "ArrowLeft", "step-live", start)
-    assert start.startswith("Step 976 of 976") and back.startswith("Step 768 of 976"), (start, back)
+    assert start.startswith("Step 1953 of 1953") and back.startswith("Step 1039 of 1953"), (start, back)
     return [start, back]
 
 
