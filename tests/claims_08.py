@@ -128,6 +128,8 @@ CLAIMS = [
     Claim(r"Its score is [\d.]+ at\s+step", lambda: induction_head()[2:], tol=0.005),
     Claim(r"They are at \d+ % at step", stretch, tol=0),
     Claim(r"in-context score falls in the same stretch", in_context, tol=0.005),
+    Claim(r"their loss \(the repeat loss\)", lambda: [shipped()[0]["list_loss"][at(stretch()[1])],
+                                                      shipped()[0]["list_loss"][at(stretch()[3])]], tol=0.005),
     Claim(r"held-out loss is [\d.]+ at step", stall, tol=0.005),
     Claim(r"Our bump measure \(how many times", lambda: later_bumps()[:2], tol=0.05),
     Claim(r"more at \d+ later snapshots too", lambda: later_bumps()[2:], tol=0),
