@@ -4,9 +4,11 @@
     (--quick: 2 students of lesson 01)
 
 Prints the wall time of the whole command, then where it goes: each lesson's setup (run once, in the
-grader's forkserver, before any submission is read), the median time per submission of each lesson
-(its worker: forked from that server, confined, the notebook parsed, every check of the lesson), and
-what a worker that grades nothing costs. Target (issue 53): 30 × 7 in at most 2 minutes with --workers 2.
+grader's forkserver, before any submission is read, with each check run once on the reference), the
+median time per submission of each lesson (its worker: forked from that server, confined, the notebook
+parsed, then a runner forked for the student's code, which runs every check of the lesson, and each ✓
+checked again by the worker on the runner's answers), and what a worker that grades nothing costs.
+Target (issue 53): 30 × 7 in at most 2 minutes with --workers 2.
 """
 
 from __future__ import annotations

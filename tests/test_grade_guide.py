@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.grade import confine, reading, submissions, worker
+from helpers.grade import confine, confirm, reading, submissions, worker
 from helpers.grade.cli import _parser
 from helpers.grade.definitions import ALLOWED_DECORATORS
 
@@ -22,6 +22,7 @@ def test_the_limits_the_guide_states_are_the_codes():
     assert _parser().parse_args([]).timeout == 10 and "(10 s by default)" in SECTION
     assert reading.MAX_CELLS > 10_000 and "10,000 cells or 50 MB of outputs are read" in SECTION
     assert worker.MAX_MESSAGE == 1 << 20 and "at most 1 MB, of the expected kind and fields" in SECTION
+    assert confirm.MAX_ANSWER == 8 << 20 and "never pickle; at most 8 MB" in SECTION
 
 
 def test_the_decorators_the_guide_allows_are_the_codes():
@@ -33,8 +34,12 @@ BACKED = {
     "reaches another student's row, pipe or notebook": (
         "test_no_submission_changes_another_row_through_the_pipes", "test_a_worker_holds_no_descriptor_but_its_own_pipe",
         "test_a_worker_holds_no_other_notebook_in_its_memory", "test_bytes_that_are_not_a_message_mark_only_that_submission",
-        "test_a_worker_reads_nothing_of_another"),
-    "forges its own row": ("test_forged_records_are_never_right",),
+        "test_a_worker_reads_nothing_of_another", "test_no_other_process_can_be_reopened_through_proc",
+        "test_where_proc_is_the_machines_a_runner_still_cannot_reopen_its_workers_pipe"),
+    "forges its own row": ("test_forged_records_are_never_right", "test_forged_grader_records_then_exit_are_not_right",
+                           "test_a_forged_verdict_then_exit_is_not_right",
+                           "test_a_forged_verdict_from_a_wrong_function_is_not_right", "test_a_patched_check_gives_no_right",
+                           "test_a_runner_holds_no_pipe_to_the_grader", "test_a_forgers_other_exercises_are_graded_as_they_are"),
     "reaches the network, even loopback": ("test_no_connection_leaves_a_worker",),
     "reads or changes the submissions, the output folder, `$HOME` or `/run`": (
         "test_no_submission_reads_another_or_the_teachers_files",
@@ -54,10 +59,11 @@ BACKED = {
 
 def test_each_thing_the_guide_says_a_submission_cannot_reach_has_its_test():
     tests = "".join((Path(__file__).parent / name).read_text() for name in ("test_grade_class.py",
-                                                                            "test_grade_workers.py"))
+                                                                            "test_grade_workers.py",
+                                                                            "test_grade_forgery.py"))
     for row, names in BACKED.items():
         assert f"| {row}" in SECTION, row
         for name in names:
             assert f"def {name}(" in tests, name
-    assert "`tests/test_grade_workers.py` and `tests/test_grade_class.py`" in SECTION
+    assert "`tests/test_grade_workers.py`, `tests/test_grade_class.py` and `tests/test_grade_forgery.py`" in SECTION
     assert "docker run --rm --network none" in SECTION

@@ -178,20 +178,26 @@ def test_no_submission_changes_another_row_through_the_pipes(graded):
 
 
 def test_a_worker_holds_no_descriptor_but_its_own_pipe(graded):
+    """The student's code sees no pipe or socket but its own: on Linux its runner's two, to and from its worker
+    (the worker's pipe to the grader is closed there); elsewhere its worker's one."""
     fds = dict(item.split("=", 1) for item in _printed(graded, "hostile-scanner").splitlines()[0].split()[1:])
     pipes = [t for t in fds.values() if t.startswith(("pipe:", "socket:"))]
-    assert pipes and len(pipes) == 1 and pipes[0].startswith("pipe:"), fds
+    own = 2 if sys.platform.startswith("linux") else 1
+    assert pipes and len(pipes) == own and all(p.startswith("pipe:") for p in pipes), fds
     assert _cells(graded, "hostile-scanner") == ("✓", "✓", "✓")
 
 
 def test_bytes_that_are_not_a_message_mark_only_that_submission(graded):
-    assert _cells(graded, "hostile-junk") == ("raised", "raised", "raised")
+    """Junk written into every descriptor costs the exercise that wrote it; the notebook's others are graded."""
+    assert _cells(graded, "hostile-junk") == ("raised", "✓", "✓")
     line = graded["verdicts"]["hostile-junk"]["verdicts"][0]["line"]
     assert "wrote into the grader's pipe" in line and "\n" not in line
 
 
 def test_forged_records_are_never_right(graded):
-    assert _cells(graded, "hostile-forger") == ("raised", "raised", "raised")
+    """Records forged for every exercise (two of them left blank): none is right (tests/test_grade_forgery.py
+    forges more)."""
+    assert _cells(graded, "hostile-forger") == ("raised", "not attempted", "not attempted")
 
 
 def test_a_worker_reads_nothing_of_another(graded):

@@ -63,8 +63,9 @@ def inside(folder: str | None, wait_s: float = 2.0) -> bool:
     return False
 
 
-def remove(folder: Path | None, tries: int = 20) -> None:
-    """Remove a cgroup once its processes are gone (a killed process leaves it a moment later)."""
+def remove(folder: Path | None, tries: int = 100) -> None:
+    """Remove a cgroup once its processes are gone (a killed process leaves it a moment later; a worker and its
+    runner, each the size of the lessons' setups, may take a second or more to end on a busy machine)."""
     for _ in range(tries if folder is not None else 0):
         try:
             folder.rmdir()

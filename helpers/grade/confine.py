@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 PROJECT = Path(__file__).resolve().parent.parent.parent
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # each worker gets empty ones of its own
 SCRATCH_BYTES = 64 << 20
@@ -44,9 +44,14 @@ class Limits:
         return 3 * self.exercise_s + 20
 
 
-def _libc():
-    name = ctypes.util.find_library("c")
-    return ctypes.CDLL(name, use_errno=True) if name and sys.platform.startswith("linux") else None
+# Looked up once, as the module loads (in the forkserver): find_library runs a program, and a process made
+# in a worker's new PID namespace would become its first process and, ending, leave it unable to fork.
+LIBC_NAME = ctypes.util.find_library("c") if sys.platform.startswith("linux") else None
+
+
+def libc():
+    """The C library (Linux), else None."""
+    return ctypes.CDLL(LIBC_NAME, use_errno=True) if LIBC_NAME else None
 
 
 def _write(path: str, text: str) -> None:
@@ -65,10 +70,10 @@ def _inside(path: Path, folder: Path) -> bool:
 
 def _unshare():
     """New user, mount, network and PID namespaces (Linux); libc when made, else None."""
-    libc = _libc()
-    if libc is None or libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) != 0:
+    lib = libc()
+    if lib is None or lib.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) != 0:
         return None
-    return libc
+    return lib
 
 
 def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], protections: list[str]) -> None:
@@ -180,6 +185,14 @@ def _plain_process(workdir: Path) -> None:
     os.environ.clear()
     os.environ.update(HOME=str(workdir), TMPDIR=str(workdir), PATH="/usr/bin:/bin", LANG="C.UTF-8",
                       MPLBACKEND="Agg", OMP_NUM_THREADS="1", TQDM_DISABLE="1")
+
+
+def own_proc() -> bool:
+    """In the first process of the worker's PID namespace: a /proc of that namespace over the machine's, so
+    the worker and its runner see no process but their own (not the grader's, the server's or another
+    worker's, whose pipes /proc/PID/fd would reopen). False where the kernel refuses (some containers)."""
+    lib = libc()
+    return lib is not None and _mount(lib, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
 def confine(workdir: Path, hidden: list[Path], limits: Limits, cpu_s: int) -> tuple[list[str], bool]:

@@ -4,8 +4,10 @@ Each worker is forked from multiprocessing's forkserver (Linux), a server starte
 submission is read, with torch, the lessons and their prepared setups preloaded (preload.py); where
 fork is not safe (macOS, Windows) it is spawned. It is given its notebook's bytes and the write end of
 its own pipe, and nothing else: it closes every other pipe and socket it may have inherited, confines
-itself (confine.py), parses the notebook, takes the student's definitions (definitions.py), runs each
-exercise's check from the PRISTINE cell in the exercise's namespace, and writes one message per step.
+itself (confine.py), parses the notebook and takes the student's definitions (definitions.py). On Linux
+it then runs none of the student's code itself: each exercise runs in a runner process of its own
+(runner.py) that holds no pipe to the grader, and a ✓ counts only when the worker's own run of the check
+on the runner's answers agrees (confirm.py). Elsewhere the check runs in the worker.
 
 Its messages: "protections" (what confinement holds), "notebook" (its lesson and what was taken, or
 why it cannot be graded), one "record" per exercise, then "end". pool.py reads them as data.
@@ -13,23 +15,23 @@ why it cannot be graded), one "record" per exercise, then "end". pool.py reads t
 
 from __future__ import annotations
 
-import __future__
-import json
 import os
-import stat
-import struct
+import sys
 from pathlib import Path
 
 import torch
 
 from ..exercises import sandbox
-from . import cgroups, preload
-from .confine import Limits, confine
+from ..exercises.verdict import OUTCOMES
+from . import cgroups, confirm, preload, runner
+from .confine import Limits, confine, libc, own_proc
 from .definitions import Taken, take
 from .lessons import lessons, which_lesson
+from .messages import HEADER, close_other_pipes, send as _send  # noqa: F401 (HEADER: pool.py reads with it)
 from .reading import cells_of
 
-HEADER = struct.Struct("<I")
+PR_SET_DUMPABLE = 4
+SPLIT = sys.platform.startswith("linux")  # the student's code in a runner of its own (fork is safe here)
 MAX_MESSAGE = 1 << 20  # bytes of one message a worker may send (longer: the submission is marked)
 MAX_TEXT = 2000  # characters kept of a verdict's line and of what the student's code printed
 MAX_CELL = 20_000  # characters kept of a student's cell (shown in the report) and of the code graded
@@ -41,59 +43,27 @@ def record(name: str, key: str, outcome: str, code: str, line: str, printed: str
             "printed": printed[:MAX_TEXT], "sure": sure}
 
 
+def plain_record(ex, data: dict) -> dict:
+    """A record from a process that ran student code, read as plain data of the expected kinds (such a
+    process is not trusted to format it)."""
+    text = {k: str(data.get(k, ""))[:MAX_TEXT] for k in ("outcome", "code", "line", "printed")}
+    outcome = text["outcome"] if text["outcome"] in OUTCOMES else "raised"
+    code = text["code"] if text["code"].startswith(ex.key + ".") else f"{ex.key}.raised"
+    return record(ex.name, ex.key, outcome, code, text["line"], text["printed"], data.get("sure") is not False)
+
+
 # --- in the worker ----------------------------------------------------------------------------------------
-def _send(fd: int, data: dict) -> None:
-    """One message: its length, then its JSON (written whole: a pipe may take a long one in parts)."""
-    body = json.dumps(data).encode()
-    view = memoryview(HEADER.pack(len(body)) + body)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _open_fds() -> list[int]:
-    try:
-        return [int(n) for n in os.listdir("/proc/self/fd")]
-    except OSError:
-        return list(range(3, 256))
-
-
-def close_other_pipes(keep: int) -> None:
-    """Close every pipe and socket but `keep` (what a forkserver or spawn start may leave: its own ends)."""
-    for fd in _open_fds():
-        if fd in (0, 1, 2, keep):
-            continue
-        try:
-            mode = os.fstat(fd).st_mode
-        except OSError:
-            continue
-        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def _grade_one(prepared, i: int, taken) -> dict:
-    """Run the student's definitions in exercise i's namespace, then the pristine check on them."""
+def _grade_one(prepared, i: int, taken, runner_) -> dict:
+    """Exercise i's record: from the notebook's runner process (Linux), else from the check run here."""
     ex = prepared.lesson.exercises[i][1]
     if taken.problem:
         return record(ex.name, ex.key, "raised", f"{ex.key}.raised", f"✗ {ex.title}: {taken.problem}.")
     if taken.code is None:
         return record(ex.name, ex.key, "not_attempted", f"{ex.key}.not_attempted",
                       f"… {ex.title}: not attempted (the notebook defines no {ex.name}).")
-    namespace = dict(prepared.namespaces[i])
-    flags = __future__.annotations.compiler_flag  # annotations stay text: nothing of theirs is evaluated
-    try:
-        exec(compile(taken.code, f"<{ex.name}>", "exec", flags=flags, dont_inherit=True), namespace)
-    except Exception as err:  # an import that fails, a class whose base is wrong
-        return record(ex.name, ex.key, "raised", f"{ex.key}.raised",
-                      f"✗ {ex.title}: the definitions raised {type(err).__name__}: {str(err)[:200]}")
-    try:
-        verdict = eval(ex.test, namespace)
-    except Exception as err:  # the check itself could not read what it was given
-        return record(ex.name, ex.key, "raised", f"{ex.key}.raised",
-                      f"✗ {ex.title}: the check could not grade it ({type(err).__name__}: {str(err)[:200]})")
-    return record(ex.name, ex.key, verdict.outcome, verdict.code, verdict.line, verdict.printed, verdict.sure)
+    if runner_ is not None:
+        return confirm.grade(prepared, i, runner_, plain_record)
+    return plain_record(ex, runner.check(prepared, i, taken)[0])
 
 
 def _take(cells: list[dict], name: str):
@@ -133,8 +103,23 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
     del cells
     _send(fd, {"kind": "notebook", "lesson": number, "setup": preload.SECONDS,
                "taken": [{"code": (t.code or "")[:MAX_CELL], "cell": t.cell[:MAX_CELL]} for t in taken]})
-    for i in range(start, len(taken)):
-        _send(fd, dict(_grade_one(prepared, i, taken[i]), kind="record", index=i))
+    _grade_all(fd, prepared, taken, start)
+
+
+def _grade_all(fd: int, prepared, taken: list, start: int) -> None:
+    """Send a record for each exercise from `start` on; the student's code in one runner (Linux)."""
+    runner_ = None
+    try:
+        for i in range(start, len(taken)):
+            runs = taken[i].code is not None and not taken[i].problem  # student code to run
+            if SPLIT and runs and (runner_ is None or runner_.broken):  # fresh after one that stopped answering
+                if runner_ is not None:
+                    runner_.stop()
+                runner_ = confirm.Runner(prepared, taken, [fd])
+            _send(fd, dict(_grade_one(prepared, i, taken[i], runner_), kind="record", index=i))
+    finally:
+        if runner_ is not None:
+            runner_.stop()
 
 
 def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits: Limits, cgroup: str | None) -> None:
@@ -142,13 +127,17 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
     fd = conn.fileno()
     try:
         os.setsid()  # its own session: a Ctrl-C at the terminal reaches the grader, which stops it
-        close_other_pipes(fd)
+        close_other_pipes({fd})
         counted = cgroups.inside(cgroup)  # moved there by the grader before it starts anything
         cpu_s = int(limits.exercise_wall_s * 20) + 5
         protections, pid_namespace = confine(Path(workdir), [Path(h) for h in hidden], limits, cpu_s)
         protections += [f"at most {limits.processes} processes and threads (a pids cgroup, root included)"] * counted
+        protections += _guarded()  # before the fork: the process that only waits is not dumpable either
         if pid_namespace and os.fork() != 0:  # the namespace's first process grades; this one waits for it
+            os.close(fd)
             os._exit(os.waitstatus_to_exitcode(os.wait()[1]) & 0xFF)
+        if pid_namespace and own_proc():
+            protections.append("own /proc: sees only its own processes")
         torch.set_num_threads(1)
         sandbox.TIME_LIMIT_S = limits.exercise_s
         _send(fd, {"kind": "protections", "protections": protections})
@@ -158,3 +147,13 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
         pass
     finally:
         os._exit(0)
+
+
+def _guarded() -> list[str]:
+    """Where the student's code runs in runners: make this worker not dumpable (after confinement, which
+    writes its own /proc files), so no runner can open its pipe through /proc/PID/fd or read its memory."""
+    lib = libc()
+    if not SPLIT or lib is None or lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        return []
+    return ["the student's code runs in a process of its own, without the grader's pipe; a ✓ is checked again "
+            "where none of it runs, on its answers as plain data"]

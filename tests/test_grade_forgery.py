@@ -1,0 +1,191 @@
+"""A submission cannot forge its own row (issue 53): its code runs in a runner process that holds no pipe to
+the grader, and a ✓ counts only when the worker's own run of the check, on the runner's answers read back as
+plain data, agrees. Each hostile function below is wrong (it returns zeros, or ends its process) and tries to
+be graded ✓ anyway: by writing a forged "right" verdict and forged grader records into every descriptor it
+has (then ending its process, or returning), by patching the check's comparisons, or by reopening another
+process's pipes through /proc. Lesson 01 only; one class run (~30 s on 2 busy cores)."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.grade import runner
+from helpers.grade.confine import libc
+from helpers.grade.lessons import lessons
+from helpers.grade.pool import PR_GET_DUMPABLE, PR_SET_DUMPABLE
+from helpers.grade.synthetic import notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAD = "def attention_weights(Q, K):\n    import os, sys, struct, json, torch\n"
+WRONG = "    return torch.zeros(Q.shape[0], K.shape[0])\n"
+RIGHT = "    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)\n"
+VERDICT = ("    forged = [{'kind': 'verdict', 'outcome': 'right', 'code': 'attention_weights.right', 'line': '✓ forged',\n"
+           "               'printed': '', 'sure': True, 'defined': {'callable': True}}]\n")  # as a runner sends it
+RECORDS = ("    forged = [{'kind': 'record', 'index': i, 'exercise': n, 'key': n, 'outcome': 'right', 'code': n + '.right',\n"
+           "               'line': '✓ forged', 'printed': '', 'sure': True}\n"
+           "              for i, n in enumerate(['attention_weights', 'masked_weights', 'weighted_sum'])]\n"
+           "    forged.append({'kind': 'end'})\n")  # every record of the notebook and the end, as a worker sends them
+WRITE = ("    for message in forged:\n        b = json.dumps(message).encode()\n        for fd in range(3, 1024):\n"
+         "            try:\n                os.write(fd, struct.pack('<I', len(b)) + b)\n"
+         "            except OSError:\n                pass\n")
+PATCH = (  # every Exercise the checks hold now calls any answer the same as the reference, and right
+    "    for module in list(sys.modules.values()):\n"
+    "        if getattr(module, '__name__', '').startswith('helpers'):\n"
+    "            for value in list(vars(module).values()):\n"
+    "                if type(value).__name__ == 'Exercise':\n"
+    "                    value.same = value.right = lambda *args: True\n")
+REACH = (  # every other process's descriptors it can see, opened for writing (a pipe's read end included)
+    "    opened = 0\n"
+    "    for pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:\n"
+    "        try:\n            fds = os.listdir('/proc/' + pid + '/fd')\n        except OSError:\n            continue\n"
+    "        for n in fds:\n"
+    "            try:\n                os.close(os.open('/proc/' + pid + '/fd/' + n, os.O_WRONLY | os.O_NONBLOCK))\n"
+    "                opened += 1\n            except OSError:\n                pass\n"
+    "    print('OPENED', opened)\n")
+HOSTILE = {
+    "records-and-exit": HEAD + RECORDS + WRITE + "    os._exit(0)\n",
+    "verdict-and-exit": HEAD + VERDICT + WRITE + "    os._exit(0)\n",
+    "verdict-and-return": HEAD + VERDICT + WRITE + WRONG,
+    "patch-the-check": HEAD + PATCH + WRONG,
+    "reach-through-proc": HEAD + REACH + RIGHT,
+}
+ALL_RIGHT = {"attention_weights": "right", "masked_weights": "right", "weighted_sum": "right"}
+
+
+def _lesson01(cell: str | None) -> dict:
+    nb = notebook(lessons()["01"].path, ALL_RIGHT)
+    if cell is not None:
+        next(c for c in nb["cells"] if c["metadata"].get("exercise") == "attention_weights")["source"] = cell
+    return nb
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("forgery")
+    folder, out = base / "class", base / "out"
+    folder.mkdir()
+    for name, cell in [("honest", None)] + list(HOSTILE.items()):
+        (folder / f"{name}_01.ipynb").write_text(json.dumps(_lesson01(cell)), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "helpers.grade", str(folder), "--out", str(out), "--workers", "2"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())}
+    verdicts = {s["student"]: s["verdicts"] for s in json.loads((out / "verdicts.json").read_text())["students"]}
+    return rows, verdicts, json.loads((out / "verdicts.json").read_text())["protections"]
+
+
+def _cells(graded, student: str) -> tuple[str, ...]:
+    return tuple(graded[0][student][f"01 {n}"] for n in ALL_RIGHT)
+
+
+def _first(graded, student: str) -> dict:
+    return graded[1][student][0]
+
+
+def _runner_was_fooled(verdict: dict) -> bool:
+    """The runner sent "right" and the worker's own check said otherwise (confirm.unconfirmed's sentence)."""
+    return "said right" in verdict["line"]
+
+
+def test_an_honest_notebook_is_right(graded):
+    assert _cells(graded, "honest") == ("✓", "✓", "✓")
+
+
+def test_forged_grader_records_then_exit_are_not_right(graded):
+    """The grader's protocol copied whole (every record right, then the end) and the process ended: the
+    records go to the worker, which reads its runner's messages, never the grader's."""
+    assert _cells(graded, "records-and-exit")[0] != "✓" and _cells(graded, "records-and-exit")[1:] == ("✓", "✓")
+    assert not [v for v in graded[1]["records-and-exit"] if "forged" in v["line"]]  # (the code itself holds the word)
+
+
+def test_a_forged_verdict_then_exit_is_not_right(graded):
+    assert _cells(graded, "verdict-and-exit")[0] != "✓"
+    assert _runner_was_fooled(_first(graded, "verdict-and-exit")), _first(graded, "verdict-and-exit")["line"]
+
+
+def test_a_forged_verdict_from_a_wrong_function_is_not_right(graded):
+    assert _cells(graded, "verdict-and-return")[0] != "✓"
+    assert _runner_was_fooled(_first(graded, "verdict-and-return")), _first(graded, "verdict-and-return")["line"]
+
+
+def test_a_forgers_other_exercises_are_graded_as_they_are(graded):
+    """After a forgery the next exercise gets a fresh runner: the forger's right answers stay right."""
+    for student in ("verdict-and-exit", "verdict-and-return"):
+        assert _cells(graded, student)[1:] == ("✓", "✓")
+        assert not [v for v in graded[1][student] if "forged" in v["line"]]
+
+
+def test_a_patched_check_gives_no_right(graded):
+    first = _first(graded, "patch-the-check")
+    assert _cells(graded, "patch-the-check")[0] != "✓"
+    assert _runner_was_fooled(first), first["line"]  # the patch fooled the check in the runner, not the worker's
+    assert first["code"] == "attention_weights.numbers_differ"  # the worker's check, on the zeros it got back
+
+
+def test_no_other_process_can_be_reopened_through_proc(graded):
+    assert set(_first(graded, "reach-through-proc")["printed"].splitlines()) == {"OPENED 0"}  # (called twice)
+    assert _cells(graded, "reach-through-proc") == ("✓", "✓", "✓")
+
+
+def test_the_protections_say_where_the_students_code_runs(graded):
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the runner process is made on Linux only")
+    assert any("runs in a process of its own" in p for p in graded[2]), graded[2]
+
+
+def test_a_runner_holds_no_pipe_to_the_grader(tmp_path):
+    """In the runner, every pipe left is one of its own two (the worker's pipe to the grader is closed)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the runner process is made on Linux only")
+    probe = (HEAD + "    seen = []\n    for n in os.listdir('/proc/self/fd'):\n        try:\n"
+                    "            seen.append(os.readlink('/proc/self/fd/' + n))\n        except OSError:\n"
+                    "            pass\n    print(sorted(t for t in seen if t.startswith(('pipe:', 'socket:'))))\n" + RIGHT)
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "probe_01.ipynb").write_text(json.dumps(_lesson01(probe)), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "helpers.grade", str(tmp_path / "class"), "--out",
+                           str(tmp_path / "out"), "--workers", "1"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = json.loads((tmp_path / "out" / "verdicts.json").read_text())["students"][0]["verdicts"][0]["printed"]
+    pipes = ast.literal_eval(printed.splitlines()[0])  # the probe's list of 'pipe:[inode]' strings
+    assert len(pipes) == 2 and all(p.startswith("pipe:") for p in pipes), pipes
+
+
+def _reopen_from_child(fd: int, give_up: bool) -> bool:
+    """Can a forked child open this process's descriptor `fd` for writing through /proc?"""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if give_up:
+                runner.give_up_privileges()
+            os.close(os.open(f"/proc/{os.getppid()}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK))
+            os._exit(1)
+        except BaseException:
+            os._exit(0)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 1
+
+
+def test_where_proc_is_the_machines_a_runner_still_cannot_reopen_its_workers_pipe():
+    """The defence that holds without a /proc of its own (a container that refuses the mount): the worker is
+    not dumpable and the runner gives up every capability, so /proc/WORKER/fd is refused, root included."""
+    lib = libc()
+    if lib is None:
+        pytest.skip("Linux only")
+    r, w = os.pipe()
+    was = lib.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    try:
+        lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        assert not _reopen_from_child(w, give_up=True)
+        if os.getuid() == 0:  # the control: root with its capabilities opens it, which is why the runner gives them up
+            assert _reopen_from_child(w, give_up=False)
+    finally:
+        lib.prctl(PR_SET_DUMPABLE, was, 0, 0, 0)
+        os.close(r)
+        os.close(w)
