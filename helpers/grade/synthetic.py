@@ -34,7 +34,8 @@ MISTAKES = {
     ("formation_step", "strictly_above"): ("def formation_step(steps, scores, tokens_per_step):\n"
                                            "    for step, score in zip(steps, scores):\n        if score > 0.5:\n"
                                            "            return step\n    return None\n"),
-    ("my_knockout_prediction", "swapped"): "def my_knockout_prediction():\n    return 0.85, 0.05\n",
+    # (the drops, 8 % - 4 % and 100 % - 1 %, for the accuracies left: on 08's run a swapped pair is within the tolerance)
+    ("my_knockout_prediction", "drop_not_accuracy"): "def my_knockout_prediction():\n    return 0.04, 0.99\n",
     ("kv_cache_bytes", "missing_factor_2"): (
         "def kv_cache_bytes(config, n_tokens):\n    d = config['hidden_size'] // config['num_attention_heads']\n"
         "    return config['num_hidden_layers'] * config['num_key_value_heads'] * d * 2 * n_tokens\n"),
