@@ -1,5 +1,5 @@
 """Run a blind set through the real exercise checks: issue 30's (tests/data/blind_round4.py) or issue 51's
-(tests/data/blind_round5.py, --round 5).
+(tests/data/blind_round5.py, --round 5; tests/data/blind_round6.py, --round 6, written after round 5's mending).
 
     python tools/measure_blind.py                 # every entry, then the tables and the totals
     python tools/measure_blind.py --round 5       # round 5: its answers' sources run in a notebook-like namespace
@@ -9,7 +9,7 @@
 
 Each entry's verdict is the last line the check prints (the first lines echo what the answer
 printed), exactly as tests/test_blind_answers_judged.py reads it. Round 5 stores its judgements in
-tools/blind_round5_judged.json (by entry and verdict-line hash: a changed line is "re-judge"); a ✓ on a
+tools/blind_roundN_judged.json (by entry and verdict-line hash: a changed line is "re-judge"); a ✓ on a
 wrong answer is a false pass and a ✗ on a correct one a refusal, whatever was stored. For round 4 the classification column is the
 auditor's judgement stored in the entry (`judged`). It is used only while the verdict line is the one
 that was judged (`seen`, a hash of it); a line that changed since is shown as "re-judge" (a ✓ on a
@@ -119,13 +119,17 @@ def classify(entry, line, line_hash, code=""):
 
 
 # --- round 5 ------------------------------------------------------------------------------------------------
-ROUND5_JUDGED = ROOT / "tools" / "blind_round5_judged.json"
 ROUND5_CHECKS = {"kv_cache_bytes": "kv_cache", "MyMultiHead": "multihead", "my_prediction": "knockout",
                  "my_knockout_prediction": "knockout_along"}  # the rest: the exercise's own name
 
 
-def load_round5():
-    spec = importlib.util.spec_from_file_location("blind_round5", ROOT / "tests" / "data" / "blind_round5.py")
+def judged_path(number: int) -> Path:
+    """Where a round's judgements of its verdict lines are kept (by entry and line hash)."""
+    return ROOT / "tools" / f"blind_round{number}_judged.json"
+
+
+def load_round5(number: int = 5):
+    spec = importlib.util.spec_from_file_location(f"blind_round{number}", ROOT / "tests" / "data" / f"blind_round{number}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -150,8 +154,8 @@ def round5_function(entry):
 
 
 def round5_rows(args, line_hash):
-    blind, set5 = load_set(), load_round5()
-    judged = json.loads(ROUND5_JUDGED.read_text()) if ROUND5_JUDGED.exists() else {}
+    blind, set5 = load_set(), load_round5(args.round)
+    judged = json.loads(judged_path(args.round).read_text()) if judged_path(args.round).exists() else {}
     runner, rows, count = Runner(blind), [], {}
     runner.knockout_moments = getattr(set5, "KNOCKOUT_MOMENTS", None)  # the 08 exercise the answers were written for
     for entry in set5.ANSWERS:
@@ -186,13 +190,13 @@ def main(argv=None):
     ap.add_argument("--quiet", action="store_true", help="no per-entry lines")
     ap.add_argument("--tree", help="import helpers from this copy of the project instead of this one "
                                    "(the blind set is always this one's tests/data/blind_round4.py)")
-    ap.add_argument("--round", type=int, default=4, choices=(4, 5), help="the blind set: 4 (default) or 5")
+    ap.add_argument("--round", type=int, default=4, choices=(4, 5, 6), help="the blind set: 4 (default), 5 or 6")
     args = ap.parse_args(argv)
 
     blind = load_set()
     import helpers
     print(f"checks from {Path(helpers.__file__).resolve().parent}")
-    if args.round == 5:
+    if args.round >= 5:
         rows, exercises = round5_rows(args, blind.line_hash)
         return report(rows, exercises, args)
     runner = Runner(blind)
@@ -216,7 +220,7 @@ def main(argv=None):
 
 def report(rows, exercises, args):
     """The per-exercise table, the totals and the lists of everything not named or accepted."""
-    if not args.quiet and args.round == 5:
+    if not args.quiet and args.round >= 5:
         for row in rows:
             print(f"{row['id']:<28} {row['kind']:<5} [{row['cls']}] {row['hash']}\n    {row['desc']}\n    → {row['line']}")
     exercises = [ex for ex in exercises if any(r["ex"] == ex for r in rows)]
