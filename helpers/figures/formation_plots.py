@@ -10,7 +10,8 @@ import numpy as np
 import PIL.Image
 from matplotlib.figure import Figure
 
-from ..analysis.formation import BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, bump_ratio, formation, maps_along, shipped_curves
+from ..analysis.formation import (BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, bump_ratio, formation, maps_along,
+                                  shipped_curves)
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .animations import Animation
 from .common import new_figure
