@@ -243,3 +243,20 @@ def test_blind_set_no_false_pass_no_misnaming_no_refusal(blind_rows):
 def test_blind_set_bar(blind_rows):
     wrong = [c for e, _, c in blind_rows if e["kind"] == "wrong" and e.get("expect") != "right"]
     assert sum(c == "named" for c in wrong) >= 0.88 * len(wrong)
+
+
+@pytest.mark.slow  # every answer of rounds 5 and 6 through its check, as tools/measure_blind.py --round N runs them
+@pytest.mark.parametrize("number", [5, 6])
+def test_later_blind_rounds_no_false_pass_no_refusal_no_misnaming(number):
+    """Rounds 5 and 6 were written from the notebooks alone (round 6 after round 5's mending): no wrong answer
+    passes, no correct one is refused, every verdict line is one that was judged, none misnamed, most named."""
+    import types
+
+    spec = importlib.util.spec_from_file_location("measure_blind", ROOT / "tools" / "measure_blind.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    rows, _ = tool.round5_rows(types.SimpleNamespace(round=number, ex=None), tool.load_set().line_hash)
+    bad = [(r["id"], r["cls"], r["line"]) for r in rows if r["cls"] in ("false pass", "refused", "misnamed", "re-judge")]
+    assert bad == []
+    wrong = [r for r in rows if r["kind"] == "wrong"]
+    assert sum(r["cls"] == "named" for r in wrong) >= 0.75 * len(wrong)

@@ -232,9 +232,11 @@ def induction_prediction(tokens) -> np.ndarray:
 
 
 def _repeat_tokens() -> list[str]:
-    """A second, longer input for the induction check: a word list said three times."""
-    words = ["<bos>", "list", ":", "cat", "sun", "cup", "old", "."]
-    return words + ["again", ":", "cat", "sun", "cup", "old", "."] + ["again", ":", "cat", "sun"]
+    """A second, longer input for the induction check: a word list said three times. Its list is one word
+    longer than the notebook's, so the copies lie 8 tokens apart, not 7: an answer that counts back a fixed
+    number of tokens read off the notebook's sentence is found here (blind round 6)."""
+    words = ["<bos>", "list", ":", "cat", "sun", "cup", "old", "red", "."]
+    return words + ["again", ":", "cat", "sun", "cup", "old", "red", "."] + ["again", ":", "cat", "sun"]
 
 
 def _read_pattern(got, args):
