@@ -41,7 +41,8 @@ def training() -> list[float]:
 
 def snapshots() -> list[float]:
     """37 steps: step 0, log-spaced, every 24 steps from 408 to 960 (the dense stretch), step 1039, the end."""
-    run, n = load_snapshots(), load_snapshots().steps[-1]
+    run = load_snapshots()
+    n = run.steps[-1]
     dense = [s for s in run.steps if DENSE_FROM * n <= s <= DENSE_TO * n]
     every = set(np.diff(dense).tolist())
     return [0, *every, dense[0], dense[-1], run.steps[-2]] if len(every) == 1 else []

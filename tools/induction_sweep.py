@@ -30,6 +30,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers.analysis.detectors import induction_scores  # noqa: E402
+from helpers.analysis.formation import list_previous_pairs  # noqa: E402
 from helpers.analysis.relations import pair_scores, relation_pairs  # noqa: E402
 from helpers.analysis.repeats import repeat_numbers, repeat_run  # noqa: E402
 from helpers.core.evaluation import held_out_stories, one_thread, story_ids  # noqa: E402
@@ -115,10 +116,9 @@ def measure(w: Watcher, model) -> dict:
     free, marked = repeat_numbers(lm, markers=False), repeat_numbers(lm, markers=True)
     rand = induction_scores(lm)
     # the previous-word score where the circuit works: on the marker-free repeats, from each key of the
-    # first copy (the token after a word) back to that word, in layer 0
+    # first copy (the token after a word) back to that word, in layer 0 (as notebook 08 scores it)
     stories, out = repeat_run(lm, markers=False, n_stories=64)
-    b, k = (torch.tensor(col) for col in zip(*[(b, k) for b, s in enumerate(stories) for _, k in s.links["induction"]]))
-    on_repeats = out.attentions[b, 0, :, k, k - 1].float().mean(0)  # (H,)
+    on_repeats = pair_scores(out.attentions, list_previous_pairs(stories))[0]  # (H,)
     head = np.unravel_index(free["scores"][1].argmax(), free["scores"][1].shape)[0]
     return {"previous_l0": round(float(previous[0].max()), 3), "previous_head": int(previous[0].argmax()),
             "previous_l0_repeats": round(float(on_repeats.max()), 3), "previous_head_repeats": int(on_repeats.argmax()),
