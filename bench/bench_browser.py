@@ -1,4 +1,4 @@
-"""Key-to-picture time of every widget control in a real browser (target: median <= 300 ms).
+"""Key-to-picture time of every widget control in a real browser (target: median <= 100 ms).
 
     python bench/bench_browser.py [--moves 7] [--notebooks 04 05 06] [--explorer-only] [--quick]
 
@@ -43,7 +43,7 @@ from test_browser import (  # noqa: E402
 )
 
 
-TARGET_MS = 300.0  # a control's median key-to-picture time
+TARGET_MS = 100.0  # a control's median key-to-picture time (issue: every control <= 100 ms)
 EXPLORER_ONLY = "05_explorer_only"
 EXPLORER_CELLS = ["%matplotlib inline\nimport helpers as H\nlm = H.load_model('classroom')",
                   "explorer = H.Explorer(lm, 'list : red mat old fox . again : red mat old fox .', layer=5, head=5)\n"
