@@ -306,17 +306,14 @@ def remove_cgroup(folder: Path | None, tries: int = 100) -> None:
 
 
 # --- --sandbox bwrap: the forkserver inside bubblewrap -------------------------------------------------
-def available() -> bool:
-    return shutil.which("bwrap") is not None
-
-
 def choose(asked: str) -> str:
     """The sandbox to use for --sandbox auto|bwrap|none; a one-line ValueError when bwrap is asked for and missing."""
-    if asked == "bwrap" and not available():
+    available = shutil.which("bwrap") is not None
+    if asked == "bwrap" and not available:
         raise ValueError("--sandbox bwrap: bubblewrap is not installed (Debian/Ubuntu: `apt-get install bubblewrap`); "
                          "or pass --sandbox none to use the grader's own confinement.")
     if asked == "auto":
-        return "bwrap" if available() and sys.platform.startswith("linux") else "none"
+        return "bwrap" if available and sys.platform.startswith("linux") else "none"
     return asked
 
 

@@ -186,10 +186,9 @@ def read_lesson(path: Path) -> nbformat.NotebookNode:
 # --- which lesson ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Lesson:
-    """A pristine lesson: its number, title, code cells, and which of them are exercises."""
+    """A pristine lesson: its number, code cells, and which of them are exercises."""
 
-    number: str  # "01"
-    title: str  # the first line of its title heading
+    number: str  # "01", from its title heading
     path: Path
     cells: tuple[str, ...]  # the source of every code cell, in order
     exercises: tuple[tuple[int, ExerciseCell], ...]  # (index into cells, the exercise's pieces)
@@ -200,18 +199,13 @@ class Lesson:
         return tuple(ex.name for _, ex in self.exercises)
 
 
-def _title(cells: list) -> str:
-    return next((line for c in cells if c.cell_type == "markdown" for line in c.source.splitlines()
-                 if HEADING.match(line)), "")
-
-
 def read(path: Path) -> Lesson:
     """One pristine notebook taken apart (cells, exercise cells)."""
     nb = read_lesson(path)
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     exercises = tuple((i, ex) for i, src in enumerate(code) if (ex := split(src)) is not None)
-    title = _title(nb.cells)
-    return Lesson(HEADING.match(title).group(1) if title else path.name[:2], title, path, tuple(code), exercises)
+    numbers = (m.group(1) for c in nb.cells if c.cell_type == "markdown" and (m := HEADING.search(c.source)))
+    return Lesson(next(numbers, path.name[:2]), path, tuple(code), exercises)
 
 
 @lru_cache(maxsize=1)

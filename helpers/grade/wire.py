@@ -60,8 +60,7 @@ def encode(value, depth: int = 0):
     if isinstance(value, torch.Tensor):
         return _tensor(value)
     if isinstance(value, (list, tuple)):
-        return {type(value).__name__ if type(value) in (list, tuple) else
-                ("tuple" if isinstance(value, tuple) else "list"): [encode(v, depth + 1) for v in value]}
+        return {"tuple" if isinstance(value, tuple) else "list": [encode(v, depth + 1) for v in value]}
     if isinstance(value, dict):
         return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
     return {"opaque": type(value).__name__[:60]}
