@@ -42,13 +42,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _export(kind: str, folder: Path) -> int:
-    """--nbgrader / --otter: the lessons in that grader's format (helpers/grade/nbgrader.py, otter.py)."""
-    for path in {"nbgrader": nbgrader, "otter": otter}[kind].write_source(folder):
-        print(path)
-    return 0
-
-
 def _check(args: argparse.Namespace) -> None:
     if not args.submissions:
         raise ValueError("no submissions: pass students' .ipynb files, folders or .zip archives, and --out FOLDER.")
@@ -66,8 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command; 0 when every file was written, 2 with one line on bad input."""
     args = _parser().parse_args(argv)
     try:
-        if args.nbgrader or args.otter:
-            return _export("nbgrader" if args.nbgrader else "otter", args.nbgrader or args.otter)
+        if args.nbgrader or args.otter:  # the lessons in that grader's format (nbgrader.py, otter.py)
+            for path in (nbgrader if args.nbgrader else otter).write_source(args.nbgrader or args.otter):
+                print(path)
+            return 0
         _check(args)
         names = read_names(args.names)
         every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
