@@ -35,7 +35,8 @@ def _hidden(paths: list[Path], out: Path) -> list[Path]:
 
 
 def _jobs(subs: list[Submission], where: Path, again: bool) -> tuple[list[tuple[Submission, Job, str]], int]:
-    """(submission, its job, its store key) for each notebook read; how many results were kept from before."""
+    """(submission, its job, the key its result is kept under) for each notebook read; how many results were
+    kept from before."""
     if again:
         results.clear(where)
     results.leftovers(where)
