@@ -25,12 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import parser, record  # noqa: E402
 
 from helpers.grade.classroom import grade_class  # noqa: E402
-from helpers.grade.confine import Limits  # noqa: E402
-from helpers.grade.exercise_cells import LESSONS  # noqa: E402
-from helpers.grade.outputs import write_outputs  # noqa: E402
-from helpers.grade.sandbox import choose  # noqa: E402
+from helpers.grade.confine import Limits, choose  # noqa: E402
+from helpers.grade.results import write_outputs  # noqa: E402
 from helpers.grade.synthetic import notebook, write_class  # noqa: E402
-from helpers.grade.lessons import lessons  # noqa: E402
+from helpers.grade.lessons import LESSONS, lessons  # noqa: E402
 
 TARGET_S = 120.0
 

@@ -58,7 +58,7 @@ _MODULES: dict[str, list[str]] = {
                             "published_head_ranks", "induction_match"],
     ".exercises.head_checks": ["check_previous_word_head", "induction_prediction", "check_induction_prediction",
                                "check_knockout_prediction",
-                               "knockout_verdict"],  # the grader's exported test cells (grade/exercise_cells.py)
+                               "knockout_verdict"],  # the grader's exported test cells (grade/lessons.py)
     # --- 06: what each head learns (position first, then grammar), then knock-outs --------------------
     ".analysis.relations": ["SCORED_RELATIONS", "relation_pairs", "links_table", "scored_stories",
                             "relation_scores", "ranked_heads", "relation_report",

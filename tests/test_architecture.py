@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import helpers as H
-from helpers.grade.exercise_cells import VERDICT_OF
+from helpers.grade.lessons import VERDICT_OF
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "helpers"
@@ -87,7 +87,7 @@ def test_core_loads_neither_matplotlib_nor_ipywidgets():
 
 def _names_used_in_lessons() -> set[str]:
     """`H.name` in the notebooks, the README, data/README.md and the guide, and the verdicts the grader's exported
-    test cells call (`H.knockout_verdict(…)[0]`, grade/exercise_cells.py)."""
+    test cells call (`H.knockout_verdict(…)[0]`, grade/lessons.py)."""
     texts = [json.dumps(json.loads(p.read_text())["cells"]) for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
     texts += [(ROOT / f).read_text() for f in ("README.md", "docs/teaching.md", "data/README.md")]
     found = {name for text in texts for name in re.findall(r"\bH\.([A-Za-z_]\w*)\(?", text)}

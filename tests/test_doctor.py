@@ -73,8 +73,8 @@ def test_a_damaged_snapshot_file_of_notebook_08_is_one_line(data_copy):
 
 def test_the_page_files_the_doctor_checks_are_the_ones_the_page_reads():
     from helpers.figures import page
-    from helpers.grade import report
-    assert set(doctor.PAGE_FILES) == {page.TEMPLATE.name, *page.SCRIPTS.values(), report.TEMPLATE.name}
+    from helpers.grade import results
+    assert set(doctor.PAGE_FILES) == {page.TEMPLATE.name, *page.SCRIPTS.values(), results.TEMPLATE.name}
     assert all(page.TEMPLATE.with_name(n).parent == doctor.FIGURES_DIR for n in doctor.PAGE_FILES)
 
 

@@ -17,10 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.grade import runner
-from helpers.grade.confine import libc
+from helpers.grade.confine import PR_GET_DUMPABLE, PR_SET_DUMPABLE, give_up_privileges, libc
 from helpers.grade.lessons import lessons
-from helpers.grade.pool import PR_GET_DUMPABLE, PR_SET_DUMPABLE
 from helpers.grade.synthetic import notebook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,7 +89,7 @@ def _first(graded, student: str) -> dict:
 
 
 def _runner_was_fooled(verdict: dict) -> bool:
-    """The runner sent "right" and the worker's own check said otherwise (confirm.unconfirmed's sentence)."""
+    """The runner sent "right" and the worker's own check said otherwise (runner.unconfirmed's sentence)."""
     return "said right" in verdict["line"]
 
 
@@ -164,7 +162,7 @@ def _reopen_from_child(fd: int, give_up: bool) -> bool:
     if pid == 0:
         try:
             if give_up:
-                runner.give_up_privileges()
+                give_up_privileges()
             os.close(os.open(f"/proc/{os.getppid()}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK))
             os._exit(1)
         except BaseException:

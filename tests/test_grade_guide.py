@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.grade import confine, confirm, reading, submissions, worker
-from helpers.grade.cli import _parser
+from helpers.grade import confine, definitions, runner, submissions, worker
+from helpers.grade.__main__ import _parser
 from helpers.grade.definitions import ALLOWED_DECORATORS
 
 GUIDE = (Path(__file__).resolve().parent.parent / "docs" / "teaching.md").read_text()
@@ -20,9 +20,9 @@ def test_the_limits_the_guide_states_are_the_codes():
     assert f"at most {limits.processes} processes and threads" in SECTION
     assert f"the worker's size after the setup + {limits.memory_bytes >> 30} GB" in SECTION
     assert _parser().parse_args([]).timeout == 10 and "(10 s by default)" in SECTION
-    assert reading.MAX_CELLS > 10_000 and "10,000 cells or 50 MB of outputs are read" in SECTION
+    assert definitions.MAX_CELLS > 10_000 and "10,000 cells or 50 MB of outputs are read" in SECTION
     assert worker.MAX_MESSAGE == 1 << 20 and "at most 1 MB, of the expected kind and fields" in SECTION
-    assert confirm.MAX_ANSWER == 8 << 20 and "never pickle; at most 8 MB" in SECTION
+    assert runner.MAX_ANSWER == 8 << 20 and "never pickle; at most 8 MB" in SECTION
 
 
 def test_the_decorators_the_guide_allows_are_the_codes():

@@ -12,8 +12,8 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from helpers.grade import definitions, submissions
+from helpers.grade.definitions import cells_of
 from helpers.grade.lessons import lessons, which_lesson
-from helpers.grade.reading import cells_of
 from helpers.grade.submissions import collect, read_zip, student_key
 from helpers.grade.synthetic import notebook
 

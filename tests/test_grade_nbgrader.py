@@ -26,7 +26,7 @@ from torch import nn
 
 import helpers as H
 from helpers.exercises import catalogue, solutions
-from helpers.grade import exercise_cells, nbgrader
+from helpers.grade import lessons, nbgrader
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = 'c = get_config()\nc.Execute.timeout = 600\nc.ClearSolutions.code_stub = {"python": "..."}\n'  # the guide's
@@ -51,9 +51,9 @@ def _graded(cells) -> list:
 
 def test_every_lesson_becomes_one_assignment_with_a_test_cell_per_exercise(source):
     paths = sorted(source.glob("*/*.ipynb"))
-    assert [p.parent.name for p in paths] == [p.stem for p in exercise_cells.lesson_paths()]
+    assert [p.parent.name for p in paths] == [p.stem for p in lessons.lesson_paths()]
     called = {e.key: e for e in catalogue.entries() if e.key != "previous_token_detector"  # no notebook calls it
-              and e.notebook in exercise_cells.LESSONS}
+              and e.notebook in lessons.LESSONS}
     seen = []
     for path in paths:
         nbformat.validate(nbformat.read(path, as_version=4))
@@ -74,10 +74,10 @@ def test_every_lesson_becomes_one_assignment_with_a_test_cell_per_exercise(sourc
 
 
 def test_the_lesson_cells_are_copied_as_they_are_and_writing_twice_gives_the_same_files(source, tmp_path):
-    lesson = nbformat.read(exercise_cells.lesson_paths()[0], as_version=4)
+    lesson = nbformat.read(lessons.lesson_paths()[0], as_version=4)
     copied = [c.source for c in _cells(next(source.glob("01_*/*.ipynb"))) if c.id.startswith("lesson_cell_")]
-    assert copied == [c.source for c in lesson.cells if not exercise_cells.split(c.source)
-                      and not exercise_cells.is_navigation(c)]  # links to the other lessons are left out
+    assert copied == [c.source for c in lesson.cells if not lessons.split(c.source)
+                      and not lessons.is_navigation(c)]  # links to the other lessons are left out
     again = nbgrader.write_source(tmp_path / "again")
     assert [p.read_bytes() for p in again] == [p.read_bytes() for p in sorted(source.glob("*/*.ipynb"))]
 
@@ -104,7 +104,7 @@ def test_assert_passed_raises_the_verdict_line_and_refuses_what_is_not_a_verdict
 
 def _exercises(path: Path):
     for cell in nbformat.read(path, as_version=4).cells:
-        ex = exercise_cells.split(cell.source) if cell.cell_type == "code" else None
+        ex = lessons.split(cell.source) if cell.cell_type == "code" else None
         if ex:
             yield ex
 
@@ -119,7 +119,7 @@ def _run(ex, answer: str, inputs: dict) -> None:
 @pytest.mark.parametrize("number", ["01", "02", "03", "04", "06", "07"])
 def test_the_answers_pass_their_tests_and_the_stubs_fail_them(number):
     """Lesson 06's check reads the classroom model (the lesson's `classroom` when MODEL = "classroom")."""
-    path = next(p for p in exercise_cells.lesson_paths() if p.name.startswith(number))
+    path = next(p for p in lessons.lesson_paths() if p.name.startswith(number))
     inputs = {"classroom": H.load_model("classroom")} if number == "06" else {}
     for ex in _exercises(path):
         _run(ex, ex.answer(nbgrader.BEGIN, nbgrader.END), inputs)
@@ -172,7 +172,7 @@ def test_nbgrader_generates_autogrades_and_feeds_back_the_named_mistake(source, 
     course = source.parent
     (course / "nbgrader_config.py").write_text(CONFIG)
     _nbgrader(course, "generate_assignment", LESSON_05, "--force")
-    right = {ex.key: ex.body for ex in _exercises(next(exercise_cells.NOTEBOOKS.glob(f"{LESSON_05}.ipynb")))}
+    right = {ex.key: ex.body for ex in _exercises(next(lessons.NOTEBOOKS.glob(f"{LESSON_05}.ipynb")))}
     itself = right["previous_word_head"].replace("offset=-1", "offset=0")  # the head that looks at the word itself
     _submit(course, "ada", right)
     _submit(course, "bob", {**right, "previous_word_head": itself}, tamper=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.grade.cli import main
+from helpers.grade.__main__ import main
 from helpers.grade.synthetic import write_class
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,8 +103,8 @@ def test_an_out_that_is_a_file_is_refused_before_grading(tmp_path, capsys):
 
 
 def test_bwrap_asked_for_where_it_is_missing_is_one_line(tmp_path, capsys, monkeypatch):
-    from helpers.grade import sandbox
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    from helpers.grade import confine
+    monkeypatch.setattr(confine.shutil, "which", lambda name: None)
     (tmp_path / "a_01.ipynb").write_text("{}")
     assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), "--sandbox", "bwrap"]) == 2
     assert "bubblewrap is not installed" in capsys.readouterr().err

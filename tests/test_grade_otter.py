@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from helpers.exercises import catalogue
-from helpers.grade import exercise_cells, otter
+from helpers.grade import lessons, otter
 
 LESSON_02 = "02_shrinking_the_head"
 
@@ -38,9 +38,9 @@ def _raw(cells) -> list[str]:
 
 def test_every_lesson_becomes_a_master_notebook_with_a_question_per_exercise(masters):
     paths = sorted(masters.glob("*/*.ipynb"))
-    assert [p.stem for p in paths] == [p.stem for p in exercise_cells.lesson_paths()]
+    assert [p.stem for p in paths] == [p.stem for p in lessons.lesson_paths()]
     called = {e.key for e in catalogue.entries() if e.key != "previous_token_detector"  # no notebook calls it
-              and e.notebook in exercise_cells.LESSONS}
+              and e.notebook in lessons.LESSONS}
     seen = []
     for path in paths:
         nb = nbformat.read(path, as_version=4)
@@ -117,8 +117,8 @@ def test_otter_assigns_and_runs_and_feeds_back_the_named_mistake(masters, tmp_pa
     _otter(tmp_path, "assign", "--no-run-tests", str(master), "dist")  # ada's run below is the solutions' run
     student = tmp_path / "dist" / "student" / master.name
     autograder = next((tmp_path / "dist" / "autograder").glob("*.zip"))
-    lesson = {ex.key: ex for ex in map(exercise_cells.split, (c.source for c in nbformat.read(
-        exercise_cells.NOTEBOOKS / master.name, as_version=4).cells)) if ex}
+    lesson = {ex.key: ex for ex in map(lessons.split, (c.source for c in nbformat.read(
+        lessons.NOTEBOOKS / master.name, as_version=4).cells)) if ex}
     right = {key: ex.body for key, ex in lesson.items()}
     slip = "    T, D = x.shape\n    return x.reshape(n_heads, T, D // n_heads)"  # no transpose
     cases = {"ada": (right, ""), "bob": ({**right, "split_heads": slip}, ""), "cy": ({}, ""),

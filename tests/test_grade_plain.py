@@ -1,4 +1,4 @@
-"""What a runner hands its worker is read as plain data (helpers/grade/plain.py): the answers the checks take
+"""What a runner hands its worker is read as plain data (helpers/grade/wire.py): the answers the checks take
 come back equal, and anything else is one Unreadable line or an Opaque no check accepts, never an object."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.grade import plain
+from helpers.grade import wire as plain
 
 
 def _through(value):

@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 
 from helpers.figures.class_plots import plot_class_mistakes
 from helpers.figures.slide import check_slide
-from helpers.grade.summary import summary
+from helpers.grade.results import summary
 from test_grade_report_browser import _table
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers.figures.webpage import page_path, write_page
-from helpers.grade.report import report_page
-from helpers.grade.results import Row, Table
+from helpers.grade.results import Row, Table, report_page
 from test_browser import ARTIFACTS, CHROMIUM, chromium
 from test_page_browser import OfflinePage
 

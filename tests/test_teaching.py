@@ -10,7 +10,7 @@ import helpers as H
 from helpers.analysis.kvheads import group_similarity, held_out_maps, load_kv_variant
 from helpers.core.catalog import manifest
 from helpers.figures.deck import SLIDES
-from helpers.grade.outputs import NAMES
+from helpers.grade.results import NAMES
 
 GUIDE = (Path(__file__).resolve().parent.parent / "docs" / "teaching.md").read_text()
 FLAT = " ".join(GUIDE.split())  # whitespace flattened: a sentence found across line breaks
@@ -102,7 +102,7 @@ def test_the_guides_kv_1_answer_quotes_kv_1():
     assert (f"{one:.2f}", f"{unshared:.2f}") == ("0.49", "0.46")
 
 
-GRADER_FILES = set(NAMES)  # the files the grader writes (helpers/grade/outputs.py)
+GRADER_FILES = set(NAMES)  # the files the grader writes (helpers/grade/results.py)
 
 
 def test_every_fallback_picture_the_guide_names_is_made_by_the_checklist_or_a_named_button():

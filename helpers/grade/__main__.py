@@ -1,5 +1,87 @@
-"""`python -m helpers.grade SUBMISSION... --out FOLDER`: grade a class (helpers/grade/cli.py)."""
+"""The command line of the grader: `python -m helpers.grade SUBMISSION... --out FOLDER`.
 
-from .cli import main
+    python -m helpers.grade submissions.zip --out graded/            # a Moodle or Canvas download
+    python -m helpers.grade class/ --out graded/ --workers 2 --anonymous
+    python -m helpers.grade --nbgrader source/                        # lessons 01-07 for nbgrader
+    python -m helpers.grade --otter otter/                            # … for otter-grader
 
-raise SystemExit(main())
+Writes grades.csv, verdicts.json, class_report.html and class_report.png (.svg, .pdf) into FOLDER.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import nbgrader, otter
+from .classroom import grade_class
+from .confine import Limits, choose
+from .lessons import lessons
+from .results import read_points, write_outputs
+from .submissions import read_names
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m helpers.grade", description="Grade a class's notebooks and show "
+                                "which mistakes the class made.")
+    p.add_argument("submissions", nargs="*", type=Path, help="students' .ipynb files, folders of them, or .zip archives")
+    p.add_argument("--out", type=Path, help="the folder for grades.csv, verdicts.json and the report")
+    p.add_argument("--workers", type=int, default=2, help="submissions graded at once (default 2)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per exercise for the student's function")
+    p.add_argument("--anonymous", action="store_true", help="numbers instead of names in everything written")
+    p.add_argument("--points", type=Path, help="CSV of exercise,points rows (default: 1 per exercise)")
+    p.add_argument("--names", type=Path, help="CSV of key,name rows: the name the file gives -> the student's name")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                   help="bwrap: run the workers inside bubblewrap; none: the grader's own confinement only; "
+                        "auto (default): bwrap when it is installed")
+    p.add_argument("--again", action="store_true", help="grade every notebook again (by default a rerun grades only "
+                   "the notebooks not graded before, kept in OUT/.grading)")
+    p.add_argument("--nbgrader", type=Path, metavar="SOURCE_FOLDER", help="write lessons 01-07 as nbgrader sources")
+    p.add_argument("--otter", type=Path, metavar="FOLDER", help="write lessons 01-07 in otter-grader's format")
+    return p
+
+
+def _check(args: argparse.Namespace) -> None:
+    if not args.submissions:
+        raise ValueError("no submissions: pass students' .ipynb files, folders or .zip archives, and --out FOLDER.")
+    if args.out is None:
+        raise ValueError("no --out FOLDER: pass the folder to write grades.csv, verdicts.json and the report into.")
+    if args.workers < 1 or args.workers > 64:
+        raise ValueError(f"--workers {args.workers}: pass a whole number from 1 to 64 (e.g. the number of cores).")
+    if args.out.exists() and not args.out.is_dir():
+        raise ValueError(f"--out {args.out} is a file: pass a folder for grades.csv, verdicts.json and the report.")
+    if not 0.5 <= args.timeout <= 600:
+        raise ValueError(f"--timeout {args.timeout}: pass seconds per exercise from 0.5 to 600 (default 10).")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command; 0 when every file was written, 2 with one line on bad input."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.nbgrader or args.otter:  # the lessons in that grader's format (nbgrader.py, otter.py)
+            for path in (nbgrader if args.nbgrader else otter).write_source(args.nbgrader or args.otter):
+                print(path)
+            return 0
+        _check(args)
+        names = read_names(args.names)
+        every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
+        read_points(args.points, every)  # read before grading, so a typo in it costs nothing
+        sandbox = choose(args.sandbox)
+        table = grade_class(args.submissions, args.out, args.workers, Limits(exercise_s=args.timeout),
+                            args.anonymous, names, again=args.again, sandbox=sandbox)
+        table.points = read_points(args.points, table.columns)
+        for path in write_outputs(table, args.out, args.anonymous):
+            print(path)
+    except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
+        print(f"✗ {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"✗ Stopped (Ctrl-C): the notebooks graded so far are kept in {args.out / '.grading'}; run the same "
+              f"command again to grade the rest.", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

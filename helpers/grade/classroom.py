@@ -1,5 +1,5 @@
 """Grading a class, start to end: read the files, grade each notebook in a worker of its own (keeping
-each result as it comes, store.py), then know each student's notebooks and lessons and build the table
+each result as it comes, results.py), then know each student's notebooks and lessons and build the table
 the files are written from. Nothing of a submission is parsed here: its worker does that.
 
 A student is the key of student_key (submissions.py). Two keys are two students, even when they look
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from . import store
+from . import results
 from .confine import Limits
 from .lessons import lessons
 from .results import Row, Table
@@ -35,17 +35,18 @@ def _hidden(paths: list[Path], out: Path) -> list[Path]:
 
 
 def _jobs(subs: list[Submission], where: Path, again: bool) -> tuple[list[tuple[Submission, Job, str]], int]:
-    """(submission, its job, its store key) for each notebook read; how many results were kept from before."""
+    """(submission, its job, the key its result is kept under) for each notebook read; how many results were
+    kept from before."""
     if again:
-        store.clear(where)
-    store.leftovers(where)
+        results.clear(where)
+    results.leftovers(where)
     jobs, reused = [], 0
     for sub in subs:
         if sub.data is None:
             continue
-        name = store.key(sub.source, sub.data)
+        name = results.key(sub.source, sub.data)
         job = Job(sub.source, sub.data)
-        kept = store.load(where, name)
+        kept = results.load(where, name)
         if kept is not None and _restore(job, kept):
             job.data, reused = None, reused + 1
         jobs.append((sub, job, name))
@@ -142,7 +143,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
         raise ValueError("grading needs a POSIX system (Linux or macOS): on Windows run it in WSL or in the docker "
                          "line of docs/teaching.md, 'Grading a class'.")
     subs, inputs = collect(paths)
-    where = store.folder(Path(out))  # before any worker starts, so a bad --out costs nothing
+    where = results.folder(Path(out))  # before any worker starts, so a bad --out costs nothing
     graded, reused = _jobs(subs, where, again)
     todo = [job for _, job, _ in graded if job.data is not None]
     keys = {id(job): name for _, job, name in graded}
@@ -151,7 +152,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress)
 
     def done(job: Job) -> None:
-        store.save(where, keys[id(job)], job.result())
+        results.save(where, keys[id(job)], job.result())
         job.data = None  # its bytes are no longer needed here
         bar.update(1)
 

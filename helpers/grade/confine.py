@@ -8,6 +8,17 @@ On Linux, when the kernel lets an unprivileged user namespace be made (libc `uns
 folders of the submissions, the output folder and $HOME are covered by an empty tmpfs and the
 project (with its virtualenv) is read-only, and a PID namespace whose processes all die with it.
 `confine` returns the protections that hold, one short phrase each, so the grader can say them.
+
+Two more, made by the grading process around a worker:
+- a pids cgroup per worker, where the kernel lets the grader make one (cgroup v1's pids hierarchy, or
+  v2 with the pids controller): a limit on its processes and threads that binds root too, which
+  RLIMIT_NPROC does not. Elsewhere it is left out, and the protections say so by not naming it.
+- `--sandbox bwrap`: the grader's forkserver, and so every worker forked from it, runs inside
+  bubblewrap (Debian's `bubblewrap`, the sandbox Flatpak uses): a read-only view of the whole file
+  system, its own empty /tmp, /var/tmp and /run, empty folders over the submissions, the output folder
+  and $HOME (Python's own files put back, read-only), no network and its own IPC; each worker then
+  confines itself as without it. Its PID namespace is left out: the grader stops its workers by the
+  process ids the server reports.
 """
 
 from __future__ import annotations
@@ -16,16 +27,22 @@ import ctypes
 import ctypes.util
 import os
 import resource
+import shlex
+import shutil
 import signal
 import sys
+import sysconfig
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
+PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 3, 4, 38
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 PROJECT = Path(__file__).resolve().parent.parent.parent
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # each worker gets empty ones of its own
 SCRATCH_BYTES = 64 << 20
+CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 
 
 @dataclass(frozen=True)
@@ -54,11 +71,6 @@ def libc():
     return ctypes.CDLL(LIBC_NAME, use_errno=True) if LIBC_NAME else None
 
 
-def _write(path: str, text: str) -> None:
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def _mount(libc, source: str, target: str, kind: str | None, flags: int, data: str | None = None) -> bool:
     args = [s.encode() if s is not None else None for s in (source, target, kind, data)]
     return libc.mount(args[0], args[1], args[2], ctypes.c_ulong(flags), args[3]) == 0
@@ -80,9 +92,9 @@ def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], p
     """Inside the new namespaces: map our user (ids: read before, the new namespace has none yet), hide the
     folders, make the project read-only."""
     uid, gid = ids
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{uid} {uid} 1")
-    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
     protections.append("no network (own network namespace)")
     if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
         return
@@ -113,7 +125,6 @@ def _own_scratch(libc, workdir: Path, keep: list[Path], protections: list[str]) 
 def python_files() -> list[Path]:
     """Where this Python's own files are (standard library, site-packages, the interpreter): never hidden,
     even when they live in a hidden folder such as $HOME (pyenv, conda in the home folder)."""
-    import sysconfig
     places = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable),
               os.path.dirname(os.path.realpath(sys.executable))]
     places += [p for name in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(name))]
@@ -195,6 +206,23 @@ def own_proc() -> bool:
     return lib is not None and _mount(lib, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
+def give_up_privileges() -> None:
+    """In a runner: no capability left, and none regained by exec (no_new_privs): with its worker not dumpable,
+    /proc/PID/fd, /proc/PID/mem and ptrace of the worker are refused, root included."""
+    lib = libc()
+    if lib is None:
+        return
+    lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    lib.capset(ctypes.byref(Header(0x20080522, 0)), (Data * 2)())  # _LINUX_CAPABILITY_VERSION_3, all zero
+
+
 def confine(workdir: Path, hidden: list[Path], limits: Limits, cpu_s: int) -> tuple[list[str], bool]:
     """Take away what the worker may reach; (the protections that hold, whether a PID namespace was made:
     then the caller forks once more, and that child is the namespace's first process)."""
@@ -210,3 +238,104 @@ def confine(workdir: Path, hidden: list[Path], limits: Limits, cpu_s: int) -> tu
         protections.append("own PID namespace (its processes end with it)")
     _limits(limits, cpu_s, protections)
     return protections, libc is not None
+
+
+# --- a pids cgroup per worker (made, entered and removed by the grading process) ---------------------
+def _pids_root() -> Path | None:
+    for root in CGROUP_ROOTS:
+        v1 = (root / "pids.max").exists() or root.name == "pids"
+        v2 = "pids" in _read(root / "cgroup.subtree_control").split()
+        if (root / "cgroup.procs").exists() and (v1 or v2):
+            return root
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def make_cgroup(name: str, max_tasks: int) -> Path | None:
+    """A new cgroup of at most `max_tasks` processes and threads, or None where none can be made."""
+    root = _pids_root()
+    if root is None:
+        return None
+    folder = root / name
+    try:
+        folder.mkdir()
+        (folder / "pids.max").write_text(str(max_tasks))
+        return folder
+    except OSError:
+        remove_cgroup(folder)
+        return None
+
+
+def enter_cgroup(folder: Path | None, pid: int) -> None:
+    """Move a process (the worker, before it starts anything) into the cgroup; the grader does this, since a
+    worker may not write the cgroup files (bubblewrap's read-only /sys)."""
+    if folder is not None:
+        try:
+            (folder / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            pass
+
+
+def in_cgroup(folder: str | None, wait_s: float = 2.0) -> bool:
+    """In the worker: wait until the grader has moved it into its cgroup; False when it does not come."""
+    end = time.monotonic() + wait_s
+    while folder is not None and time.monotonic() < end:
+        if f"/{Path(folder).name}\n" in _read(Path("/proc/self/cgroup")):
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def remove_cgroup(folder: Path | None, tries: int = 100) -> None:
+    """Remove a cgroup once its processes are gone (a killed process leaves it a moment later; a worker and its
+    runner, each the size of the lessons' setups, may take a second or more to end on a busy machine)."""
+    for _ in range(tries if folder is not None else 0):
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+# --- --sandbox bwrap: the forkserver inside bubblewrap -------------------------------------------------
+def choose(asked: str) -> str:
+    """The sandbox to use for --sandbox auto|bwrap|none; a one-line ValueError when bwrap is asked for and missing."""
+    available = shutil.which("bwrap") is not None
+    if asked == "bwrap" and not available:
+        raise ValueError("--sandbox bwrap: bubblewrap is not installed (Debian/Ubuntu: `apt-get install bubblewrap`); "
+                         "or pass --sandbox none to use the grader's own confinement.")
+    if asked == "auto":
+        return "bwrap" if available and sys.platform.startswith("linux") else "none"
+    return asked
+
+
+def arguments(root: Path, hidden: list[Path]) -> list[str]:
+    """bwrap's arguments: read-only everything, empty scratch and hidden folders, Python's files put back."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--bind", "/proc", "/proc"]  # /proc: each worker maps its own user
+    for folder in ("/tmp", "/var/tmp", "/run"):
+        if Path(folder).is_dir() and not Path(folder).is_symlink():
+            args += ["--tmpfs", folder]
+    args += [a for folder in hidden if Path(folder).is_dir() for a in ("--tmpfs", str(folder))]
+    covered = [Path(f) for f in ("/tmp", "/var/tmp", "/run", *map(str, hidden))]
+    back = [p for p in python_files() if any(p == c or c in p.parents for c in covered)]
+    args += [a for p in back for a in ("--ro-bind", str(p), str(p))]
+    args += ["--bind", str(root), str(root)]  # the workers' own folders
+    return args + ["--unshare-user", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                   "--die-with-parent"]
+
+
+def launcher(root: Path, hidden: list[Path]) -> str:
+    """A script that runs Python inside bubblewrap (multiprocessing starts its server with it)."""
+    script = root / "python-in-bwrap"
+    command = [shutil.which("bwrap") or "bwrap", *arguments(root, hidden), "--", sys.executable]
+    script.write_text("#!/bin/sh\nexec " + " ".join(map(shlex.quote, command)) + ' "$@"\n')
+    script.chmod(0o755)
+    return str(script)

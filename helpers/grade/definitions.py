@@ -1,4 +1,10 @@
-"""What the grader takes from a student's notebook for one exercise: plain definitions, nothing that runs.
+"""What the grader takes from a student's notebook, inside the worker that grades it (never in the grading
+process): its cells, then for each exercise plain definitions, nothing that runs.
+
+Reading the bytes: any failure is one line that says what was wrong and the fix: not JSON (truncated),
+nested past what a parser can follow, no cells, an nbformat other than 4 (the number 4 written as text
+is read), too many cells. JSON in UTF-8 (with or without a BOM), UTF-16 or UTF-32 is read. Only the
+cells' types, sources and metadata are kept; outputs are dropped as the file is read.
 
 For the exercise `name` the grader takes the LAST code cell that defines `name` at its top level (as
 running the notebook top to bottom would leave it), and from that cell only:
@@ -15,10 +21,12 @@ cell's outputs, so no code of the student runs until the check calls the functio
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import dataclass
 
 from .lessons import defined_names
 
+MAX_CELLS = 20_000
 ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "staticmethod", "classmethod", "property"}
 
 
@@ -95,3 +103,51 @@ def take(cells: list[dict], name: str) -> Taken:
                                  f"plain definitions", cell)
     kept = [n for n in body if _plain(n)]
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell)
+
+
+# --- reading a notebook's bytes ---------------------------------------------------------------------------
+
+def _nbformat(nb: dict) -> int | None:
+    """The notebook's major version, read as a number also when it is written as text ("4")."""
+    try:
+        value = float(str(nb.get("nbformat")).strip())
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else None
+
+
+def _parsed(data: bytes) -> tuple[object, str]:
+    try:
+        return json.loads(data), ""  # json finds UTF-8, UTF-8 with a BOM, UTF-16 and UTF-32 by itself
+    except RecursionError:
+        return None, "is nested too deeply to read (JSON past Python's recursion limit); hand in the lesson's .ipynb"
+    except MemoryError:
+        return None, "is too large to read in the worker's memory; hand in the lesson's .ipynb without outputs"
+    except (UnicodeDecodeError, ValueError):
+        return None, "is not a notebook (not JSON: truncated or damaged); open it in Jupyter and save it again"
+
+
+def _cell(cell: dict) -> dict:
+    source = cell.get("source", "")
+    source = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else str(source)
+    meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+    return {"cell_type": str(cell.get("cell_type", "")), "source": source, "metadata": meta}
+
+
+def cells_of(data: bytes) -> tuple[list[dict] | None, str]:
+    """(the cells: type, source, metadata; or None and one line saying why the notebook cannot be read)."""
+    nb, problem = _parsed(data)
+    if problem:
+        return None, problem
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells", nb.get("worksheets")), list):
+        return None, "is JSON but not a notebook (no cells); hand in the lesson's .ipynb file"
+    major = _nbformat(nb)
+    if major != 4:
+        shown = major if major is not None else repr(nb.get("nbformat"))[:40]
+        return None, (f"is a notebook of nbformat {shown} (this grader reads nbformat 4); open it in Jupyter "
+                      f"(version 4 or later) and save it again")
+    if not isinstance(nb.get("cells"), list):
+        return None, "is JSON but not a notebook (no cells); hand in the lesson's .ipynb file"
+    if len(nb["cells"]) > MAX_CELLS:
+        return None, f"has {len(nb['cells'])} cells, more than {MAX_CELLS}; hand in the lesson's notebook"
+    return [_cell(c) for c in nb["cells"] if isinstance(c, dict)], ""

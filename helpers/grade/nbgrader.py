@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from ..core.files import atomic_write
-from .exercise_cells import NOTEBOOKS, ExerciseCell, is_navigation, lesson_paths, read_lesson, split
+from .lessons import NOTEBOOKS, ExerciseCell, is_navigation, lesson_paths, read_lesson, split
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
@@ -46,24 +46,31 @@ def graded_cells(ex: ExerciseCell, points: float) -> list[nbformat.NotebookNode]
                      _code(f"H.assert_passed({ex.test})", f"test_{ex.key}", points=points)]
 
 
-def _locked(cell: nbformat.NotebookNode, number: int) -> nbformat.NotebookNode:
-    """A copy of a lesson cell that nbgrader keeps as the teacher wrote it."""
-    cell = copy.deepcopy(cell)
-    cell.id = f"lesson_cell_{number}"
+def _locked(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A lesson cell that nbgrader keeps as the teacher wrote it."""
     cell.metadata.update(_meta(cell.id))
     return cell
 
 
-def assignment(path: Path, points: dict[str, float] | None = None) -> nbformat.NotebookNode:
-    """One lesson notebook as an nbgrader source notebook."""
+def converted(path: Path, points: dict[str, float] | None, exercise, other) -> nbformat.NotebookNode:
+    """One lesson notebook for a grader: each exercise cell as the cells `exercise(ex, points)` makes, each
+    other cell (a copy with a stable id) as `other(cell)` makes it; the links to the other lessons left out."""
     lesson = read_lesson(path)
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(lesson.metadata))
     for number, cell in enumerate(lesson.cells):
-        if is_navigation(cell):
-            continue
         ex = split(cell.source) if cell.cell_type == "code" else None
-        nb.cells += [_locked(cell, number)] if ex is None else graded_cells(ex, points_of(points, path, ex))
+        if ex is not None:
+            nb.cells += exercise(ex, points_of(points, path, ex))
+        elif not is_navigation(cell):
+            cell = copy.deepcopy(cell)
+            cell.id = f"lesson_cell_{number}"  # a stable id: writing twice gives the same file
+            nb.cells.append(other(cell))
     return nb
+
+
+def assignment(path: Path, points: dict[str, float] | None = None) -> nbformat.NotebookNode:
+    """One lesson notebook as an nbgrader source notebook."""
+    return converted(path, points, graded_cells, _locked)
 
 
 def column(path: Path, ex: ExerciseCell) -> str:

@@ -9,13 +9,12 @@ Otter has no locked cells: the student's copy of the other cells is what `otter 
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import nbformat
 
-from .exercise_cells import NOTEBOOKS, ExerciseCell, is_navigation, read_lesson, split
-from .nbgrader import points_of, write_lessons
+from .lessons import NOTEBOOKS, ExerciseCell
+from .nbgrader import converted, write_lessons
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 CONFIG = """# ASSIGNMENT CONFIG
@@ -29,16 +28,14 @@ tests:
   ok_format: false"""
 
 
-def _raw(source: str, cell_id: str) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_raw_cell(source)
+def _raw(source: str, cell_id: str, new=nbformat.v4.new_raw_cell) -> nbformat.NotebookNode:
+    cell = new(source)
     cell.id = cell_id  # stable ids: writing twice gives the same file
     return cell
 
 
 def _code(source: str, cell_id: str) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_code_cell(source)
-    cell.id = cell_id
-    return cell
+    return _raw(source, cell_id, nbformat.v4.new_code_cell)
 
 
 def test_source(ex: ExerciseCell) -> str:
@@ -49,29 +46,17 @@ def test_source(ex: ExerciseCell) -> str:
 def question_cells(ex: ExerciseCell, points: float) -> list[nbformat.NotebookNode]:
     """The cells one exercise becomes: its inputs, then the question with its solution and test."""
     cells = [] if ex.comments_only else [_code(ex.inputs, f"{ex.key}_inputs")]
-    cells += [_raw(f"# BEGIN QUESTION\nname: {ex.key}\npoints: {points:g}", f"{ex.key}_question"),
-              _raw("# BEGIN SOLUTION", f"{ex.key}_begin_solution"), _code(ex.answer_cell(BEGIN, END), ex.key),
-              _raw("# END SOLUTION", f"{ex.key}_end_solution"), _raw("# BEGIN TESTS", f"{ex.key}_begin_tests"),
-              _code(test_source(ex), f"test_{ex.key}"), _raw("# END TESTS", f"{ex.key}_end_tests"),
-              _raw("# END QUESTION", f"{ex.key}_end_question")]
-    return cells
+    return cells + [_raw(f"# BEGIN QUESTION\nname: {ex.key}\npoints: {points:g}", f"{ex.key}_question"),
+                    _raw("# BEGIN SOLUTION", f"{ex.key}_begin_solution"), _code(ex.answer_cell(BEGIN, END), ex.key),
+                    _raw("# END SOLUTION", f"{ex.key}_end_solution"), _raw("# BEGIN TESTS", f"{ex.key}_begin_tests"),
+                    _code(test_source(ex), f"test_{ex.key}"), _raw("# END TESTS", f"{ex.key}_end_tests"),
+                    _raw("# END QUESTION", f"{ex.key}_end_question")]
 
 
 def assignment(path: Path, points: dict[str, float] | None = None) -> nbformat.NotebookNode:
     """One lesson notebook as an otter-grader master notebook."""
-    lesson = read_lesson(path)
-    nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(lesson.metadata))
-    nb.cells.append(_raw(CONFIG.format(name=path.stem), "assignment_config"))
-    for number, cell in enumerate(lesson.cells):
-        if is_navigation(cell):
-            continue
-        ex = split(cell.source) if cell.cell_type == "code" else None
-        if ex is None:
-            cell = copy.deepcopy(cell)
-            cell.id = f"lesson_cell_{number}"
-            nb.cells.append(cell)
-        else:
-            nb.cells += question_cells(ex, points_of(points, path, ex))
+    nb = converted(path, points, question_cells, lambda cell: cell)
+    nb.cells.insert(0, _raw(CONFIG.format(name=path.stem), "assignment_config"))
     return nb
 
 

@@ -1,11 +1,9 @@
 """Grading submissions in worker processes (worker.py), seen from the grading process: start them, read
 what they send, stop them.
 
-Each worker is forked from multiprocessing's forkserver (Linux), a server started by exec before any
-submission is read, with torch, the lessons and their prepared setups preloaded (preload.py); where
-fork is not safe (macOS) it is spawned. It is given its notebook's bytes and the write end of its own
+Each worker (started as worker.py says) is given its notebook's bytes and the write end of its own
 pipe, and nothing else. The grading process reads every message as data: a length-prefixed JSON object
-(never pickle), at most MAX_MESSAGE bytes, of the kinds and fields it expects, in order, closed by the
+(never pickle, wire.py), at most MAX_MESSAGE bytes, of the kinds and fields it expects, in order, closed by the
 worker's "end". Anything else (too long, not JSON, a record for the wrong exercise, a message after the
 end) marks every exercise of that one notebook; the class goes on. A worker that runs past an
 exercise's wall time or the notebook's is stopped, and a fresh one goes on from the next exercise, so
@@ -14,6 +12,7 @@ an exercise that kills its process costs only itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -26,15 +25,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cgroups
-from .confine import Limits, libc
+from .confine import (PR_GET_DUMPABLE, PR_SET_DUMPABLE, Limits, enter_cgroup, launcher, libc, make_cgroup,
+                      remove_cgroup)
 from .lessons import lessons
-from .sandbox import launcher
 from .submissions import lessons_in
-from .worker import HEADER, MAX_CELL, MAX_MESSAGE, MAX_TEXT, plain_record, record, work
+from .wire import HEADER
+from .worker import MAX_CELL, MAX_MESSAGE, MAX_TEXT, plain_record, record, work
 
 PRELOAD_ENV = "HELPERS_GRADE_LESSONS"  # preload.ENV
-PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
 
 
 @dataclass
@@ -52,14 +50,14 @@ class Job:
     seconds: float = 0.0
 
     def result(self) -> dict:
-        """What is kept of it (results.json per notebook, store.py)."""
+        """What is kept of it (a JSON file per notebook, results.py)."""
         return {"source": self.source, "lesson": self.lesson, "taken": self.taken, "records": self.records,
                 "problem": self.problem, "protections": self.protections, "seconds": round(self.seconds, 3)}
 
 
 def context(numbers: list[str], script: str | None = None):
     """multiprocessing's forkserver with the lessons preloaded (Linux), else spawn; `script`: one that starts
-    the server (and so every worker) inside bubblewrap (sandbox.launcher)."""
+    the server (and so every worker) inside bubblewrap (confine.launcher)."""
     if script:
         multiprocessing.set_executable(script)
     if sys.platform.startswith("linux") and "forkserver" in multiprocessing.get_all_start_methods():
@@ -92,7 +90,6 @@ class Grader:
     def __init__(self, limits: Limits, workers: int, hidden: list[Path], numbers: list[str], sandbox: str = "none"):
         self.limits, self.workers, self.hidden = limits, max(1, workers), [str(h) for h in hidden]
         self.root = Path(tempfile.mkdtemp(prefix="helpers-grade-"))
-        self.sandbox = sandbox
         self.ctx = context(numbers, launcher(self.root, hidden) if sandbox == "bwrap" else None)
         self.running: dict[int, _Running] = {}
 
@@ -102,11 +99,11 @@ class Grader:
     def start(self, job: Job, start: int) -> None:
         recv, send = self.ctx.Pipe(duplex=False)
         workdir = Path(tempfile.mkdtemp(prefix="w-", dir=self.root))
-        cgroup = cgroups.make(f"{self.root.name}-{workdir.name}", self.limits.processes)
+        cgroup = make_cgroup(f"{self.root.name}-{workdir.name}", self.limits.processes)
         process = self.ctx.Process(target=work, args=(send, job.data, start, str(workdir), self.hidden, self.limits,
                                                       str(cgroup) if cgroup else None), daemon=True)
         process.start()
-        cgroups.enter(cgroup, process.pid)
+        enter_cgroup(cgroup, process.pid)
         os.environ.pop(PRELOAD_ENV, None)  # read once, by the server as it started: no later process prepares lessons
         send.close()
         fd = os.dup(recv.fileno())
@@ -121,17 +118,14 @@ class Grader:
 
     def end(self, run: _Running) -> None:
         """Stop the worker and everything it started, close its pipe, remove its folder."""
-        pid = run.process.pid
-        for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-            try:
-                kill()
-            except OSError:
-                pass
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(OSError):
+                kill(run.process.pid, signal.SIGKILL)
         run.process.join(10)
         os.close(run.fd)
         run.job.seconds += time.monotonic() - run.started
         shutil.rmtree(run.workdir, ignore_errors=True)
-        cgroups.remove(run.cgroup)
+        remove_cgroup(run.cgroup)
 
     def close(self) -> None:
         for run in list(self.running.values()):
@@ -165,16 +159,16 @@ class Grader:
                 run.bad = "bytes that are not a JSON message"
         return not run.bad
 
-    def complete(self, run: _Running) -> bool:
-        """Every record came, then the worker's last message."""
-        return run.ended and run.said and (bool(run.job.problem) or run.next >= len(self.names(run.job)))
+    def all_sent(self, run: _Running) -> bool:
+        """The notebook message came, then every record (none when it could not be graded)."""
+        return run.said and (bool(run.job.problem) or run.next >= len(self.names(run.job)))
 
     def take(self, run: _Running, data) -> None:
         """One message, read as data of the kinds and fields expected at this point; else run.bad says why."""
         kind = data.get("kind") if isinstance(data, dict) else None
         if run.ended:
             run.bad = "a message after the worker's last one"
-        elif kind == "end" and run.said and (run.job.problem or run.next >= len(self.names(run.job))):
+        elif kind == "end" and self.all_sent(run):
             run.ended = True
             run.deadline = time.monotonic() + 10  # for the pipe to close (a process it left may still hold it)
         elif kind == "protections" and isinstance(data.get("protections"), list) and not run.said:
@@ -182,7 +176,7 @@ class Grader:
         elif kind == "notebook" and not run.said:
             run.bad = self._notebook(run, data)
         elif kind == "record" and run.said and data.get("index") == run.next and not run.job.problem:
-            run.job.records.append(self.checked(run.job, data, run.next))
+            run.job.records.append(plain_record(self.names(run.job)[run.next], data))
             run.next += 1
             run.deadline = time.monotonic() + self._wall(run.job)
         else:
@@ -208,10 +202,6 @@ class Grader:
                              if isinstance(v, (int, float))}
         return ""
 
-    def checked(self, job: Job, data: dict, i: int) -> dict:
-        """A record from a worker, read as plain data of the expected kinds (a worker is not trusted to format it)."""
-        return plain_record(self.names(job)[i], data)
-
     # --- after a worker ------------------------------------------------------------------------------------
     def _stopped(self, job: Job, i: int, outcome: str, why: str) -> dict:
         ex = self.names(job)[i]
@@ -220,23 +210,20 @@ class Grader:
 
     def after(self, run: _Running, timed_out: bool) -> int | None:
         """Record what stopped the worker; the exercise to restart from, or None when the notebook is done."""
-        job, limits = run.job, self.limits
+        job, limits, n = run.job, self.limits, len(self.names(run.job))
         if run.bad and not job.lesson:
             job.problem = f"was not graded: its grading process sent {run.bad}"
             return None
-        if run.bad:  # every record of it is doubtful, the ones read before as well
-            why = f"not graded: the submission wrote into the grader's pipe ({run.bad})."
-            job.records = [self._stopped(job, i, "stopped", why) for i in range(len(self.names(job)))]
-            return None
-        if not run.said:
+        if not run.bad and not run.said:
             job.problem = (f"was not graded: reading it took longer than {self._wall(job):.0f} s" if timed_out else
                            "was not graded: its grading process ended while reading it (a crash or the memory limit)")
             return None
-        if self.complete(run):
+        if not run.bad and run.ended and self.all_sent(run):
             return None
-        if run.next >= len(self.names(run.job)):  # every record, but not the worker's last message: not the worker's
-            why = "not graded: the submission wrote into the grader's pipe (records without the worker's last message)."
-            job.records = [self._stopped(job, i, "stopped", why) for i in range(len(self.names(job)))]
+        if run.bad or run.next >= n:  # every record is doubtful, the ones read before as well (every record but
+            bad = run.bad or "records without the worker's last message"  # no last message: not the worker's)
+            why = f"not graded: the submission wrote into the grader's pipe ({bad})."
+            job.records = [self._stopped(job, i, "stopped", why) for i in range(n)]
             return None
         if timed_out:
             why = f"stopped after {limits.exercise_wall_s:.0f} s (too slow, or a loop that never ends)."
@@ -245,7 +232,6 @@ class Grader:
             why = ("the submission ended the grading process (os._exit, a crash, the memory limit, or more output "
                    "than a record may hold) during this exercise.")
             job.records.append(self._stopped(job, run.next, "stopped", why))
-        n = len(self.names(job))
         if job.seconds >= limits.notebook_s:  # the notebook's own limit: the rest is not run
             why = f"not run: the notebook used up its {limits.notebook_s:.0f} s."
             job.records += [self._stopped(job, i, "too_slow", why) for i in range(run.next + 1, n)]

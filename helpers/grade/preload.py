@@ -1,5 +1,5 @@
 """What the grader's forkserver holds before any submission is read: torch, the lesson modules, and the
-prepared setup of each lesson the class hands in (setup.py), so every worker forked from it starts ready
+prepared setup of each lesson the class hands in (lessons.py), so every worker forked from it starts ready
 and knows no submission but its own. Each lesson's checks have run once on the reference solutions, so
 the answers they compare with are computed here, once, not again in every worker and runner.
 
@@ -20,22 +20,20 @@ import time
 import torch
 
 from ..exercises import solutions
-from .lessons import lessons
-from .setup import prepare
+from .lessons import lessons, prepare
 
 ENV = "HELPERS_GRADE_LESSONS"
-PREPARED: dict = {}  # lesson number -> setup.Prepared
+PREPARED: dict = {}  # lesson number -> lessons.Prepared
 SECONDS: dict[str, float] = {}  # lesson number -> seconds its setup took here
 PROBLEMS: dict[str, str] = {}  # lesson number -> why its setup failed (one line)
 
 
 def prepared(number: str):
     """The lesson's prepared namespaces: preloaded, or prepared now (a ValueError with one line when it fails)."""
+    if number not in PREPARED and number not in PROBLEMS:
+        _prepare(number)
     if number in PROBLEMS:
         raise ValueError(f"the setup of lesson {number} failed in the grader ({PROBLEMS[number]})")
-    if number not in PREPARED:
-        _prepare(number)
-        return prepared(number)
     return PREPARED[number]
 
 

@@ -1,22 +1,47 @@
-"""The class's results as a table: one row per student, a column per exercise; grades.csv and verdicts.json.
+"""The class's results: the table (a row per student, a column per exercise), what it counts, and the
+files written from it (grades.csv, verdicts.json, class_report.html and its figure); and each notebook's
+result kept in OUT/.grading/ as it is graded, so an interrupted class keeps what was graded.
 
 A cell of the table is read from the verdict in ONE place, `column_text`: `✓`, the mistake's code
 (`sqrt_of_T`, the part after the exercise's key), `generic`, `not attempted`, `raised`, `too slow`,
 or `not submitted` when the student handed in no notebook of that lesson.
+
+The three mistakes to address first: the named mistakes ranked by students × (1 + the share of the
+graded exercises that come after theirs), so a mistake early in the course, which later lessons build
+on, counts up to twice; ties go to the earlier exercise, then to the code in alphabetical order.
+
+A kept result is known by where its notebook came from and a hash of its bytes: a file handed in again
+with other contents is graded again. `--again` removes them all first.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
+import shutil
+import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..core.files import atomic_write
+from ..exercises.catalogue import engine_codes, entries
+from ..figures import webpage
+from ..figures.class_plots import plot_class_mistakes
+from ..figures.export import save_for_slides
 
 RIGHT, NOT_SUBMITTED = "✓", "not submitted"
 PLAIN = {"right": RIGHT, "generic": "generic", "not_attempted": "not attempted", "raised": "raised",
          "too_slow": "too slow", "stopped": "raised"}  # stopped: it ended its process instead of returning
+GROUPS = ("generic", "raised", "too slow", "not attempted")  # the answers the report groups, not named mistakes
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula (OWASP)
+NAMES = ("grades.csv", "verdicts.json", "class_report.html", "class_report.png")
+TEMPLATE = Path(webpage.__file__).with_name("report_template.html")
+FOLDER = ".grading"
+VERSION = 1  # kept results of another layout are graded again
 
 
 def column_text(record: dict | None) -> str:
@@ -79,13 +104,6 @@ def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
     return points
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula (OWASP)
-
-
 def safe_cell(text: str) -> str:
     """A cell a spreadsheet shows as text: one starting like a formula gets a leading single quote."""
     return "'" + text if text.startswith(FORMULA_START) else text
@@ -99,12 +117,12 @@ def csv_text(table: Table) -> str:
     most = sum(table.points.values())
     for row in table.rows:
         cells = [row.student, *(column_text(row.records.get(c)) for c in table.columns),
-                 _number(table.total(row)), _number(most), " ".join(row.notes)]
+                 f"{table.total(row):g}", f"{most:g}", " ".join(row.notes)]
         writer.writerow([safe_cell(c) for c in cells])
     return "\ufeff" + out.getvalue()
 
 
-def verdicts_data(table: Table, anonymous: bool) -> dict:
+def verdicts_json(table: Table, anonymous: bool) -> str:
     """verdicts.json: every verdict with its line, what the student's code printed, and the student's code."""
     students = []
     for row in table.rows:
@@ -114,9 +132,129 @@ def verdicts_data(table: Table, anonymous: bool) -> dict:
         if not anonymous:
             entry["sources"] = row.sources
         students.append(entry)
-    return {"columns": table.columns, "points": table.points, "protections": table.protections,
+    data = {"columns": table.columns, "points": table.points, "protections": table.protections,
             "inputs": table.inputs, "students": students}
+    return json.dumps(data, ensure_ascii=False, indent=1)
 
 
-def verdicts_json(table: Table, anonymous: bool) -> str:
-    return json.dumps(verdicts_data(table, anonymous), ensure_ascii=False, indent=1)
+# --- what the class did, counted (the report page and its figure are drawn from this) ---------------------
+def catalogue_lines() -> dict[str, str]:
+    """Full code ("attention_weights.sqrt_of_T") -> the line the check prints for it (its fix included)."""
+    lines = {f"{e.key}.{code}": says for e in entries() for code, says in e.mistakes + e.pairs}
+    return lines | {f"*.{code}": meaning for code, (_, meaning) in engine_codes().items()}
+
+
+def _says(record: dict, lines: dict[str, str]) -> str:
+    code = record["code"]
+    short = code.removeprefix(record["key"] + ".")
+    return lines.get(code) or lines.get(f"*.{short}") or record["line"]
+
+
+def _grouped(records: list[dict]) -> list[dict]:
+    """Verdict lines with how many students got each, most first."""
+    return [{"line": line, "count": n} for line, n in Counter(r["line"] for r in records).most_common()]
+
+
+def exercise_facts(table: Table, column: str, lines: dict[str, str]) -> dict:
+    """One exercise: counts, named mistakes (code, count, line, example), grouped others, who did not attempt."""
+    shown = {row.student: column_text(row.records.get(column)) for row in table.rows}
+    handed = [row for row in table.rows if shown[row.student] != NOT_SUBMITTED]
+    named = Counter(shown[r.student] for r in handed if shown[r.student] not in GROUPS and shown[r.student] != RIGHT)
+    mistakes = []
+    for code, count in sorted(named.items(), key=lambda kv: (-kv[1], kv[0])):
+        first = next(r.records[column] for r in handed if shown[r.student] == code)
+        mistakes.append({"code": code, "count": count, "says": _says(first, lines), "example": first.get("graded", "")})
+    by_group = {g: [r.records[column] for r in handed if shown[r.student] == g] for g in GROUPS}
+    right = sum(shown[r.student] == RIGHT for r in handed)
+    return {"column": column, "lesson": column.split(" ", 1)[0], "name": column.split(" ", 1)[1],
+            "handed_in": len(handed), "right": right, "right_share": right / len(handed) if handed else 0.0,
+            "mistakes": mistakes, "generic": _grouped(by_group["generic"]), "raised": _grouped(by_group["raised"]),
+            "too_slow": len(by_group["too slow"]), "not_attempted": [r.student for r in handed
+                                                                       if shown[r.student] == "not attempted"],
+            "not_submitted": len(table.rows) - len(handed)}
+
+
+def top_three(exercises: list[dict]) -> list[dict]:
+    """The three named mistakes to address first (see the module's rule)."""
+    n = len(exercises)
+    ranked = [(m["count"] * (1 + (n - 1 - i) / n), i, ex, m) for i, ex in enumerate(exercises) for m in ex["mistakes"]]
+    ranked.sort(key=lambda t: (-t[0], t[1], t[3]["code"]))
+    return [{"column": ex["column"], "code": m["code"], "count": m["count"], "handed_in": ex["handed_in"],
+             "says": m["says"], "example": m["example"], "weight": round(score, 3)} for score, _, ex, m in ranked[:3]]
+
+
+def summary(table: Table) -> dict:
+    """Every number the report shows, from the table."""
+    lines = catalogue_lines()
+    exercises = [exercise_facts(table, c, lines) for c in table.columns]
+    return {"students": len(table.rows), "exercises": exercises, "top": top_three(exercises),
+            "protections": table.protections}
+
+
+# --- the files written from the table ------------------------------------------------------------------
+def report_page(table: Table, facts: dict | None = None, title: str = "The class at a glance") -> str:
+    """class_report.html: the class on ONE offline page, through the one page writer (figures/webpage.py:
+    everything inline, a Content-Security-Policy from its script's hash, data as JSON that cannot close its
+    tag). Its script puts every text from a submission in as text, so a student's `</script>` shows as such."""
+    facts = summary(table) if facts is None else facts
+    rows = [{"student": row.student, "cells": [column_text(row.records.get(c)) for c in table.columns],
+             "total": table.total(row)} for row in table.rows]
+    data = dict(facts, table={"columns": table.columns, "rows": rows})
+    return webpage.fill(TEMPLATE.read_text(encoding="utf-8"),
+                        {"__TITLE__": webpage.text(title), "__DATA__": webpage.script_json(data)})
+
+
+def write_outputs(table: Table, out: Path, anonymous: bool) -> list[Path]:
+    """Write every file into `out`, each whole or not at all (core/files.py `atomic_write`); the paths written."""
+    facts = summary(table)
+    figure = plot_class_mistakes(facts)  # before any file: a class with nothing graded writes nothing
+    texts = dict(zip(NAMES, (csv_text(table), verdicts_json(table, anonymous), report_page(table, facts))))
+    for name, text in texts.items():
+        atomic_write(Path(out) / name, lambda tmp, text=text: Path(tmp).write_text(text, encoding="utf-8"))
+    return [Path(out) / n for n in texts] + save_for_slides(figure, "class_report", folder=out)
+
+
+# --- each notebook's result, kept as it is graded --------------------------------------------------------
+def key(source: str, data: bytes) -> str:
+    """The name a notebook's result is kept under."""
+    digest = hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(f"{VERSION}\0{source}\0{digest}".encode("utf-8", "replace")).hexdigest()[:40]
+
+
+def folder(out: Path) -> Path:
+    """OUT/.grading, made now: a one-line ValueError when OUT cannot hold it (a file, read-only, full)."""
+    where = Path(out) / FOLDER
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        tempfile.NamedTemporaryFile(dir=where, prefix=".probe-", delete=True).close()
+    except OSError as err:
+        raise ValueError(f"--out {out}: cannot write there ({err.strerror or type(err).__name__}); "
+                         f"pass a folder you can write to.") from None
+    return where
+
+
+def load(where: Path, name: str) -> dict | None:
+    """A kept result, or None when there is none (or it cannot be read: then it is graded again)."""
+    try:
+        data = json.loads((where / f"{name}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("version") == VERSION else None
+
+
+def save(where: Path, name: str, result: dict) -> None:
+    """Keep one result: all of it or nothing, whatever stops the process."""
+    text = json.dumps(dict(result, version=VERSION), ensure_ascii=False)
+    atomic_write(where / f"{name}.json", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def clear(where: Path) -> None:
+    """--again: forget every kept result."""
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True, exist_ok=True)
+
+
+def leftovers(where: Path) -> None:
+    """Remove the temporary files a killed run left (atomic_write's `.NAME.XXXX.tmp`)."""
+    for path in where.glob(".*.tmp"):
+        path.unlink(missing_ok=True)

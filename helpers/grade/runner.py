@@ -1,73 +1,47 @@
-"""The process that runs a student's code: one per notebook (a fresh one after a runner that stopped
-answering), forked by the grading worker (worker.py), which itself never runs any. It holds no pipe to the
-grading process, only two to its worker, so whatever the student's code does (write a forged record, patch
-the check, end the process) it can only speak to the worker, which reads what it says as plain data
-(plain.py) and checks a ✓ again itself (confirm.py).
+"""The process that runs a student's code, and the worker's end of it: one runner per notebook (a fresh
+one after a runner that stopped answering), forked by the grading worker (worker.py), which itself never
+runs any. It holds no pipe to the grading process, only two to its worker, so whatever the student's code
+does (write a forged record, patch the check, end the process) it can only speak to the worker, which
+reads what it says as plain data (wire.py) and checks a ✓ again itself.
 
-Its life: close every pipe but its two and give up every capability (it cannot open its worker's pipes
-through /proc, nor ptrace it), then answer the worker. Asked to check exercise i, it runs the student's
-definitions in that exercise's pristine namespace and the pristine check, as the notebook would, and sends
-the verdict (the named mistake, what the function printed). Asked for a call, it runs the student's
-function (or class, or a module that class built) on the worker's inputs, for the worker's own run of the
-check, and sends the answer as data.
+The runner's life: close every pipe but its two and give up every capability (it cannot open its
+worker's pipes through /proc, nor ptrace it), then answer the worker. Asked to check exercise i, it runs
+the student's definitions in that exercise's pristine namespace and the pristine check, as the notebook
+would, and sends the verdict (the named mistake, what the function printed). Asked for a call, it runs
+the student's function (or class, or a module that class built) on the worker's inputs and sends the
+answer as data.
+
+In the worker, any verdict but "right" is kept as it is: a submission that lies there only loses its own
+points. A "right" is checked again where none of the student's code ever ran: the same check, with the
+student's function replaced by a stand-in that hands each input to the runner and reads the answer back
+as plain data (at most MAX_ANSWER bytes). So a forged message, a patched check or a function that
+misbehaves only in the runner gets no ✓: the check that counts reads answers, never the student's objects.
 """
 
 from __future__ import annotations
 
 import __future__
-import ctypes
+import contextlib
+import io
 import os
+import signal
 
 import torch
 
-from . import plain
-from .confine import libc
-from .messages import close_other_pipes, receive, send
+from .confine import give_up_privileges
+from .wire import Gone, Opaque, Unreadable, close_other_pipes, decode, encode, receive, send
 
 MAX_REQUEST = 1 << 28  # bytes of one call from the worker (its inputs: 05's attentions are ~8 MB as text)
 MAX_NUMBERS = 1 << 26  # numbers in one call from the worker (the capstone's weights are 2.4 million)
-PR_SET_NO_NEW_PRIVS = 38
+MAX_ANSWER = 8 << 20  # bytes of one message from the runner (a verdict, or one answer as data)
 
 
-def start(prepared, taken: list, closes: list[int]) -> tuple[int, int, int]:
-    """Fork a runner for this notebook's definitions (`taken`, one per exercise); (its pid, the pipe to it,
-    the pipe from it). `closes`: the worker's descriptors it must not hold (its pipe to the grading process)."""
-    to_r, to_w = os.pipe()
-    from_r, from_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            for fd in closes + [to_w, from_r]:
-                os.close(fd)
-            close_other_pipes({to_r, from_w})
-            give_up_privileges()
-            serve(prepared, taken, to_r, from_w)
-        except BaseException:
-            pass
-        finally:
-            os._exit(0)
-    os.close(to_r)
-    os.close(from_w)
-    return pid, to_w, from_r
+def raised(ex, why: str) -> dict:
+    """A verdict of outcome "raised" as plain fields, its line saying why."""
+    return {"outcome": "raised", "code": f"{ex.key}.raised", "line": f"✗ {ex.title}: {why}"}
 
 
-def give_up_privileges() -> None:
-    """No capability left, and none regained by exec (no_new_privs): with its worker not dumpable, /proc/PID/fd,
-    /proc/PID/mem and ptrace of the worker are refused, root included."""
-    lib = libc()
-    if lib is None:
-        return
-    lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-    lib.capset(ctypes.byref(Header(0x20080522, 0)), (Data * 2)())  # _LINUX_CAPABILITY_VERSION_3, all zero
-
-
+# --- in the runner ---------------------------------------------------------------------------------------
 def check(prepared, i: int, taken) -> tuple[dict, dict]:
     """Run the student's definitions in exercise i's namespace, then the pristine check on them:
     (the verdict as plain fields, the namespace)."""
@@ -77,13 +51,11 @@ def check(prepared, i: int, taken) -> tuple[dict, dict]:
     try:
         exec(compile(taken.code, f"<{ex.name}>", "exec", flags=flags, dont_inherit=True), namespace)
     except Exception as err:  # an import that fails, a class whose base is wrong
-        return {"outcome": "raised", "code": f"{ex.key}.raised",
-                "line": f"✗ {ex.title}: the definitions raised {type(err).__name__}: {str(err)[:200]}"}, namespace
+        return raised(ex, f"the definitions raised {type(err).__name__}: {str(err)[:200]}"), namespace
     try:
         verdict = eval(ex.test, namespace)
     except Exception as err:  # the check itself could not read what it was given
-        return {"outcome": "raised", "code": f"{ex.key}.raised",
-                "line": f"✗ {ex.title}: the check could not grade it ({type(err).__name__}: {str(err)[:200]})"}, namespace
+        return raised(ex, f"the check could not grade it ({type(err).__name__}: {str(err)[:200]})"), namespace
     return {"outcome": verdict.outcome, "code": verdict.code, "line": verdict.line, "printed": verdict.printed,
             "sure": verdict.sure}, namespace
 
@@ -107,7 +79,7 @@ def serve(prepared, taken: list, inbox: int, outbox: int) -> None:
 def _encoded(value):
     """The value as data; a value that cannot be written (too deep, a tensor that will not copy) as opaque."""
     try:
-        return plain.encode(value)
+        return encode(value)
     except Exception as err:  # whatever the student's object raises while it is read
         return {"opaque": str(err)[:60]}
 
@@ -118,11 +90,11 @@ def answer(request: dict, defined, handles: dict) -> dict:
     try:
         with torch.no_grad():
             if request.get("weights") is not None:  # the check's weights, loaded into the module's linear layers
-                for name, state in plain.decode(request["weights"], MAX_NUMBERS).items():
+                for name, state in decode(request["weights"], MAX_NUMBERS).items():
                     getattr(target, name).load_state_dict(state)
             if isinstance(target, torch.nn.Module):
                 target.train(bool(request.get("training")))
-            args, kwargs = plain.decode(request.get("args"), MAX_NUMBERS), plain.decode(request.get("kwargs"))
+            args, kwargs = decode(request.get("args"), MAX_NUMBERS), decode(request.get("kwargs"))
             got = target(*args, **kwargs)
     except BaseException as err:  # exit(), the student's bug, a time-limit alarm: an error as data
         return {"kind": "answer", "raised": type(err).__name__[:60], "message": str(err)[:500]}
@@ -132,3 +104,164 @@ def answer(request: dict, defined, handles: dict) -> dict:
                    for name, m in list(got.named_children())[:20] if isinstance(m, torch.nn.Linear)}
         return {"kind": "answer", "module": len(handles), "linears": linears}
     return {"kind": "answer", "answer": _encoded(got)}
+
+
+# --- in the worker ---------------------------------------------------------------------------------------
+class Lost(Exception):
+    """The runner cannot answer any more (it ended, or an answer was cut off by the time limit)."""
+
+
+class Runner:
+    """The worker's end of a runner: checks and calls sent as data, verdicts and answers read back as data."""
+
+    def __init__(self, prepared, taken: list, closes: list[int]):
+        """Fork a runner for this notebook's definitions (`taken`, one per exercise). `closes`: the worker's
+        descriptors it must not hold (its pipe to the grading process)."""
+        to_r, self.to = os.pipe()
+        self.back, from_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                for fd in closes + [self.to, self.back]:
+                    os.close(fd)
+                close_other_pipes({to_r, from_w})
+                give_up_privileges()
+                serve(prepared, taken, to_r, from_w)
+            except BaseException:
+                pass
+            finally:
+                os._exit(0)
+        os.close(to_r)
+        os.close(from_w)
+        self.broken = False  # True: it stopped answering in step (a fresh one is needed)
+
+    def verdict(self, i: int) -> dict:
+        """The runner's verdict on exercise i; Gone when it ended before sending one (or cannot be written to)."""
+        self.broken = True
+        try:
+            send(self.to, {"check": i})
+        except OSError:
+            raise Gone("the runner ended") from None
+        said = receive(self.back, MAX_ANSWER)
+        if said.get("kind") != "verdict":
+            raise Unreadable("a message that is not the verdict asked for")
+        self.broken = False
+        return said
+
+    def call(self, target, args: tuple, kwargs: dict, weights=None, training: bool = False):
+        """target(*args, **kwargs) in the runner; its answer as a value (or an error raised here)."""
+        if self.broken:
+            raise Lost("the runner stopped answering")
+        self.broken = True  # until the whole answer is read: an alarm in between leaves the pipe mid-message
+        request = {"target": target, "args": encode(args), "kwargs": encode(kwargs),
+                   "weights": None if weights is None else encode(weights), "training": training}
+        try:
+            send(self.to, request)
+            reply = receive(self.back, MAX_ANSWER)
+            if reply.get("kind") != "answer":
+                raise Unreadable("a message that is not the answer asked for")
+        except (Gone, Unreadable, OSError) as err:
+            raise Lost(f"the runner's answer could not be read ({err})") from None
+        self.broken = False
+        if "module" in reply:
+            return RemoteModule(self, reply)
+        if "raised" in reply:
+            raise RuntimeError(f"{str(reply.get('raised'))[:60]}: {str(reply.get('message'))[:500]}")
+        return decode(reply.get("answer"))
+
+    def stop(self) -> None:
+        for fd in (self.to, self.back):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(self.pid, 0)
+
+
+class RemoteFunction:
+    """Stands for the student's function or class in the worker's check: a call runs it in the runner."""
+
+    def __init__(self, runner_: Runner):
+        self.runner = runner_
+
+    def __call__(self, *args, **kwargs):
+        return self.runner.call("defined", args, kwargs)
+
+
+class RemoteModule(torch.nn.Module):
+    """Stands for a module the student's class built in the runner: its linear layers, of the sizes the
+    runner reported (the check fills them with the trained weights), and a forward that runs the student's
+    forward in the runner with those weights."""
+
+    def __init__(self, runner_: Runner, reply: dict):
+        super().__init__()
+        self.runner, self.handle, self.sent = runner_, reply.get("module"), False
+        linears = reply.get("linears") if isinstance(reply.get("linears"), dict) else {}
+        for name, sizes in list(linears.items())[:20]:
+            if _linear(name, sizes):
+                setattr(self, name, torch.nn.Linear(sizes[0], sizes[1], bias=sizes[2]))
+
+    def forward(self, *args, **kwargs):
+        weights = None if self.sent else {name: dict(m.state_dict()) for name, m in self.named_children()}
+        self.sent = True
+        return self.runner.call(self.handle, args, kwargs, weights, self.training)
+
+
+def _linear(name, sizes) -> bool:
+    return isinstance(name, str) and name.isidentifier() and not name.startswith("_") \
+        and not hasattr(torch.nn.Module, name) and isinstance(sizes, list) and len(sizes) == 3 \
+        and all(type(s) is int and 0 < s <= 1 << 16 for s in sizes[:2]) and isinstance(sizes[2], bool)
+
+
+def stand_in(runner_: Runner, defined) -> object:
+    """What the worker's check is given in place of the student's definition."""
+    if isinstance(defined, dict) and defined.get("callable") is True:
+        return RemoteFunction(runner_)
+    try:
+        return decode(defined.get("value")) if isinstance(defined, dict) else Opaque("nothing")
+    except Unreadable:
+        return Opaque("unreadable")
+
+
+def check_here(prepared, i: int, runner_: Runner, defined):
+    """The pristine check of exercise i, run in the worker on the stand-in; its Verdict (or None when it raised)."""
+    ex = prepared.lesson.exercises[i][1]
+    namespace = dict(prepared.namespaces[i])
+    namespace[ex.name] = stand_in(runner_, defined)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return eval(ex.test, namespace)
+    except Exception:
+        return None
+
+
+def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
+    """Exercise i's record: the runner's verdict, or, when it says right and the worker's check does not,
+    the worker's. `as_record(ex, fields)` reads the runner's fields as a plain record. Gone when the runner
+    ended before its verdict (the grader then says the submission ended its process)."""
+    ex = prepared.lesson.exercises[i][1]
+    try:
+        said = runner_.verdict(i)
+    except Unreadable as err:  # (the runner stays marked broken: the next exercise gets a fresh one)
+        return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited", "line": (
+            f"✗ {ex.title}: not graded: the submission wrote into the grader's pipe (its process sent {err}).")})
+    record = as_record(ex, said)
+    if record["outcome"] != "right":
+        return record
+    here = check_here(prepared, i, runner_, said.get("defined"))
+    if here is not None and here.outcome == "right":
+        return record
+    runner_.broken = True  # what it sends next may be out of step: the next exercise gets a fresh runner
+    return as_record(ex, unconfirmed(ex, here, record))
+
+
+def unconfirmed(ex, here, record: dict) -> dict:
+    """The worker's verdict on an answer the runner called right (what it printed is the runner's)."""
+    why = ("The check run in the submission's own process said right; run again where none of its code runs, on "
+           "the answers it gave, it does not: the submission changed the check or what the grader reads, or its "
+           "function does not give the same answer twice.")
+    if here is None:
+        return dict(raised(ex, f"not confirmed. {why}"), printed=record.get("printed", ""))
+    return {"outcome": here.outcome, "code": here.code, "line": f"{here.line.rstrip()} ({why})",
+            "printed": record.get("printed", ""), "sure": here.sure}

@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 
 from ..exercises import solutions
-from .exercise_cells import read_lesson
-from .lessons import lessons
+from .lessons import lessons, read_lesson
 
 # Catalogued mistakes written as student code: (exercise, code) -> the function.
 MISTAKES = {

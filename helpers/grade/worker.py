@@ -7,7 +7,7 @@ its own pipe, and nothing else: it closes every other pipe and socket it may hav
 itself (confine.py), parses the notebook and takes the student's definitions (definitions.py). On Linux
 it then runs none of the student's code itself: each exercise runs in a runner process of its own
 (runner.py) that holds no pipe to the grader, and a ✓ counts only when the worker's own run of the check
-on the runner's answers agrees (confirm.py). Elsewhere the check runs in the worker.
+on the runner's answers agrees. Elsewhere the check runs in the worker.
 
 Its messages: "protections" (what confinement holds), "notebook" (its lesson and what was taken, or
 why it cannot be graded), one "record" per exercise, then "end". pool.py reads them as data.
@@ -23,14 +23,12 @@ import torch
 
 from ..exercises import sandbox
 from ..exercises.verdict import OUTCOMES
-from . import cgroups, confirm, preload, runner
-from .confine import Limits, confine, libc, own_proc
-from .definitions import Taken, take
+from . import preload, runner
+from .confine import PR_SET_DUMPABLE, Limits, confine, in_cgroup, libc, own_proc
+from .definitions import Taken, cells_of, take
 from .lessons import lessons, which_lesson
-from .messages import HEADER, close_other_pipes, send as _send  # noqa: F401 (HEADER: pool.py reads with it)
-from .reading import cells_of
+from .wire import close_other_pipes, send
 
-PR_SET_DUMPABLE = 4
 SPLIT = sys.platform.startswith("linux")  # the student's code in a runner of its own (fork is safe here)
 MAX_MESSAGE = 1 << 20  # bytes of one message a worker may send (longer: the submission is marked)
 MAX_TEXT = 2000  # characters kept of a verdict's line and of what the student's code printed
@@ -57,12 +55,12 @@ def _grade_one(prepared, i: int, taken, runner_) -> dict:
     """Exercise i's record: from the notebook's runner process (Linux), else from the check run here."""
     ex = prepared.lesson.exercises[i][1]
     if taken.problem:
-        return record(ex.name, ex.key, "raised", f"{ex.key}.raised", f"✗ {ex.title}: {taken.problem}.")
+        return plain_record(ex, runner.raised(ex, f"{taken.problem}."))
     if taken.code is None:
         return record(ex.name, ex.key, "not_attempted", f"{ex.key}.not_attempted",
                       f"… {ex.title}: not attempted (the notebook defines no {ex.name}).")
     if runner_ is not None:
-        return confirm.grade(prepared, i, runner_, plain_record)
+        return runner.grade(prepared, i, runner_, plain_record)
     return plain_record(ex, runner.check(prepared, i, taken)[0])
 
 
@@ -92,16 +90,16 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
     if not problem:
         number, problem = _lesson(cells)
     if problem:
-        _send(fd, {"kind": "notebook", "problem": problem[:MAX_TEXT]})
+        send(fd, {"kind": "notebook", "problem": problem[:MAX_TEXT]})
         return
     try:
         prepared = preload.prepared(number)
     except ValueError as err:
-        _send(fd, {"kind": "notebook", "problem": str(err)[:MAX_TEXT]})
+        send(fd, {"kind": "notebook", "problem": str(err)[:MAX_TEXT]})
         return
     taken = [_take(cells, name) for name in prepared.lesson.names]
     del cells
-    _send(fd, {"kind": "notebook", "lesson": number, "setup": preload.SECONDS,
+    send(fd, {"kind": "notebook", "lesson": number, "setup": preload.SECONDS,
                "taken": [{"code": (t.code or "")[:MAX_CELL], "cell": t.cell[:MAX_CELL]} for t in taken]})
     _grade_all(fd, prepared, taken, start)
 
@@ -115,8 +113,8 @@ def _grade_all(fd: int, prepared, taken: list, start: int) -> None:
             if SPLIT and runs and (runner_ is None or runner_.broken):  # fresh after one that stopped answering
                 if runner_ is not None:
                     runner_.stop()
-                runner_ = confirm.Runner(prepared, taken, [fd])
-            _send(fd, dict(_grade_one(prepared, i, taken[i], runner_), kind="record", index=i))
+                runner_ = runner.Runner(prepared, taken, [fd])
+            send(fd, dict(_grade_one(prepared, i, taken[i], runner_), kind="record", index=i))
     finally:
         if runner_ is not None:
             runner_.stop()
@@ -128,7 +126,7 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
     try:
         os.setsid()  # its own session: a Ctrl-C at the terminal reaches the grader, which stops it
         close_other_pipes({fd})
-        counted = cgroups.inside(cgroup)  # moved there by the grader before it starts anything
+        counted = in_cgroup(cgroup)  # moved there by the grader before it starts anything
         cpu_s = int(limits.exercise_wall_s * 20) + 5
         protections, pid_namespace = confine(Path(workdir), [Path(h) for h in hidden], limits, cpu_s)
         protections += [f"at most {limits.processes} processes and threads (a pids cgroup, root included)"] * counted
@@ -140,9 +138,9 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
             protections.append("own /proc: sees only its own processes")
         torch.set_num_threads(1)
         sandbox.TIME_LIMIT_S = limits.exercise_s
-        _send(fd, {"kind": "protections", "protections": protections})
+        send(fd, {"kind": "protections", "protections": protections})
         grade_notebook(fd, data, start)
-        _send(fd, {"kind": "end"})
+        send(fd, {"kind": "end"})
     except BaseException:
         pass
     finally:

@@ -1,5 +1,9 @@
-"""Values as plain data, for what a grading worker and the process that runs a student's code (runner.py)
-hand each other: numbers, strings, lists, tuples, dicts and tensors, written as JSON (never pickle).
+"""What the grading processes hand each other, as data (never pickle): messages, each a 4-byte length
+then one JSON object, and in them values (numbers, strings, lists, tuples, dicts and tensors).
+
+The grading process reads a worker's messages (pool.py), and a worker reads those of the process that
+runs the student's code (runner.py), always with a size limit: `receive` raises Gone when the other end
+closed, and Unreadable (one line) for anything that is not one message of at most `limit` bytes.
 
 `encode` turns a value into JSON-ready data with a tag per container; `decode` reads such data back and
 raises Unreadable, with one line, on anything else (an unknown tag, a tensor whose bytes do not fit its
@@ -10,11 +14,16 @@ function) is encoded as {"opaque": its type's name}, which decodes to an Opaque 
 from __future__ import annotations
 
 import base64
+import json
 import math
+import os
+import stat
+import struct
 
 import numpy as np
 import torch
 
+HEADER = struct.Struct("<I")
 MAX_DEPTH = 20
 MAX_ITEMS = 2_000_000  # numbers and values in one decoded value, all containers together
 DTYPES = {str(d).removeprefix("torch."): d for d in (
@@ -23,7 +32,8 @@ DTYPES = {str(d).removeprefix("torch."): d for d in (
 
 
 class Unreadable(ValueError):
-    """Data that is not a value written by `encode` (or too large, too deep)."""
+    """Bytes that are not one message of the expected size, or data that is not a value written by `encode`
+    (or too large, too deep)."""
 
 
 class Opaque:
@@ -50,8 +60,7 @@ def encode(value, depth: int = 0):
     if isinstance(value, torch.Tensor):
         return _tensor(value)
     if isinstance(value, (list, tuple)):
-        return {type(value).__name__ if type(value) in (list, tuple) else
-                ("tuple" if isinstance(value, tuple) else "list"): [encode(v, depth + 1) for v in value]}
+        return {"tuple" if isinstance(value, tuple) else "list": [encode(v, depth + 1) for v in value]}
     if isinstance(value, dict):
         return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
     return {"opaque": type(value).__name__[:60]}
@@ -121,3 +130,59 @@ def _read_tensor(data: dict, count: list) -> torch.Tensor:
     flat = torch.frombuffer(bytearray(raw), dtype=stored) if raw else torch.empty(0, dtype=stored)
     flat = flat.view(torch.bfloat16) if dtype == torch.bfloat16 else flat
     return flat.reshape(shape)
+
+class Gone(EOFError):
+    """The other end closed its pipe (its process ended) before a whole message came."""
+
+
+def send(fd: int, data: dict) -> None:
+    """One message: its length, then its JSON (written whole: a pipe may take a long one in parts)."""
+    body = json.dumps(data).encode()
+    view = memoryview(HEADER.pack(len(body)) + body)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _exactly(fd: int, size: int) -> bytes:
+    parts, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise Gone("the other process ended")
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def receive(fd: int, limit: int) -> dict:
+    """The next message on a blocking pipe, as a dict."""
+    size = HEADER.unpack(_exactly(fd, HEADER.size))[0]
+    if size > limit:
+        raise Unreadable(f"a message of {size:,} bytes, more than {limit:,}")
+    try:
+        data = json.loads(_exactly(fd, size).decode("utf-8"))
+    except (ValueError, RecursionError, MemoryError):
+        raise Unreadable("bytes that are not a JSON message") from None
+    if not isinstance(data, dict):
+        raise Unreadable("a message that is not a JSON object")
+    return data
+
+
+def close_other_pipes(keep: set[int]) -> None:
+    """Close every pipe and socket but those in `keep` (what a fork or a forkserver start may leave open)."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 256))
+    for fd in fds:
+        if fd in (0, 1, 2) or fd in keep:
+            continue
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            continue
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
