@@ -113,15 +113,14 @@ def train(name: str, progress: bool = True, recipe: Recipe | None = None, device
 
     recipe replaces RECIPES[name] (tools/sweep.py tries other seeds that way). The shipped files
     come from the CPU: a GPU starts from the same weights but sums in another order, so it ends
-    elsewhere."""
+    elsewhere. Ctrl-C raises Stopped."""
     if recipe is None and name not in RECIPES:
         raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
     recipe = RECIPES[name] if recipe is None else recipe
     threads = torch.get_num_threads()
     torch.set_num_threads(recipe.threads)
     try:
-        hooks = {k: v for k, v in (("snapshots", snapshots), ("on_step", on_step)) if v is not None}
-        return _train(name, recipe, progress, torch.device(device), **hooks)
+        return _train(name, recipe, progress, torch.device(device), snapshots, on_step)
     finally:
         torch.set_num_threads(threads)
 
@@ -130,8 +129,8 @@ class Stopped(KeyboardInterrupt):
     """Ctrl-C during a run, saying where it stopped (still a KeyboardInterrupt for callers that catch one)."""
 
 
-def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snapshots: dict | None = None,
-           on_step=None) -> tuple[GPT, dict]:
+def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snapshots: dict | None,
+           on_step) -> tuple[GPT, dict]:
     torch.manual_seed(recipe.seed)
     tokenizer = WordTokenizer(recipe.words)
     config = checked_config(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)  # a recipe may be new

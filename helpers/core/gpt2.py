@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import torch
 
-from .files import staged_files
+from .files import atomic_write
 from .model import GPTConfig, LanguageModel
 from .weights import checked_config, model_from_checkpoint, sha256
 
@@ -90,8 +91,8 @@ def _from_hf_cache(name: str) -> Path | None:
 
 
 def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Path:
-    """Download one file into a fresh staging folder of our own, check it, then give it its final name.
-    Only the checked file is published; huggingface_hub's hidden .cache stays in staging and goes with it."""
+    """Download one file into a scratch folder beside its target, check it, then give it its final name
+    (one atomic_write): only a checked file is published, and huggingface_hub's .cache goes with the scratch."""
     try:
         from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
         from tqdm.auto import tqdm
@@ -102,20 +103,24 @@ def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Pat
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **{**kwargs, "disable": True})
 
-    try:
-        with staged_files(folder) as staging:  # only a checked file gets the final name
+    def download(tmp: str) -> None:
+        with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as scratch:
             try:
                 url = hf_hub_url(REPO_ID, name, revision=REVISION, endpoint=endpoint)
                 get_hf_file_metadata(url, timeout=10, endpoint=endpoint)  # one quick try, not a minute of retries
-                staged = Path(hf_hub_download(REPO_ID, name, revision=REVISION, local_dir=staging,
-                                              endpoint=endpoint, tqdm_class=None if progress else QuietBar))
+                staged = hf_hub_download(REPO_ID, name, revision=REVISION, local_dir=scratch, endpoint=endpoint,
+                                         tqdm_class=None if progress else QuietBar)
             except Exception as err:  # network, HTTP, disk: all mean "not available now"
                 reason = f"download of {name} failed: {type(err).__name__}"
                 raise GPT2Unavailable(missing_message(folder, reason)) from None
-            if not _matches(staged, name):
+            if not _matches(Path(staged), name):
                 reason = f"the downloaded {name} had the wrong sha256 and was not kept"
                 raise GPT2Unavailable(missing_message(folder, reason))
-            _set_aside(folder / name)
+            os.replace(staged, tmp)
+        _set_aside(folder / name)
+
+    try:
+        atomic_write(folder / name, download)
     except GPT2Unavailable:  # already its one line; being a FileNotFoundError, the OSError branch would wrap it
         raise
     except OSError as err:  # the folder or the final rename: file_error's one line says which and why
