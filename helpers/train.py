@@ -24,7 +24,7 @@ from .analysis.listloss import record_loss_split
 from .analysis.seeds import SEEDS, record_seed_run, seed_numbers, seeds_of
 from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
 from .core.files import refuse_read_only
-from .core.evaluation import N_CTX, evaluate, next_token_loss, story_batch
+from .core.evaluation import N_CTX, evaluate, next_token_loss, one_thread, story_batch, story_ids
 from .core.language import StoryWriter, vocabulary
 from .core.model import GPT, LanguageModel
 from .core.snapshots import SnapshotRun, record_snapshots, snapshot_state, snapshot_steps
@@ -117,12 +117,8 @@ def train(name: str, progress: bool = True, recipe: Recipe | None = None, device
     if recipe is None and name not in RECIPES:
         raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
     recipe = RECIPES[name] if recipe is None else recipe
-    threads = torch.get_num_threads()
-    torch.set_num_threads(recipe.threads)
-    try:
+    with one_thread(recipe.threads):
         return _train(name, recipe, progress, torch.device(device), snapshots, on_step)
-    finally:
-        torch.set_num_threads(threads)
 
 
 class Stopped(KeyboardInterrupt):
@@ -182,7 +178,7 @@ def recipe_batch(writer: StoryWriter, tokenizer: WordTokenizer, recipe: Recipe, 
     stories = [writer.repeat_story(N_CTX, recipe.bos) if recipe.repeat_chance and writer.rng.random() < recipe.repeat_chance
                else writer.story(N_CTX, recipe.list_chance, recipe.bos, relay_chance=recipe.relay_chance,
                                  markers=recipe.list_markers) for _ in range(recipe.batch)]
-    return torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
+    return story_ids(tokenizer, stories)
 
 
 def check_out(path: str | os.PathLike, name: str) -> Path:

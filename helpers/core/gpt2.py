@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_file
 
 from .files import atomic_write
 from .model import GPTConfig, LanguageModel
@@ -58,8 +59,11 @@ def missing_message(folder: Path, reason: str = "") -> str:
     )
 
 
-def _matches(path: Path, name: str) -> bool:
-    """True when the file has the pinned size and sha256 (hashed once per process)."""
+def _matches(path: Path, name: str, trust: bool = False) -> bool:
+    """True when the file has the pinned size and sha256 (hashed once per process); trust=True: when
+    HELPERS_GPT2_VERIFY=0 trusts a file already in the folder."""
+    if trust and os.environ.get(VERIFY_ENV, "1") == "0":
+        return True
     size, digest = FILES[name]
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
@@ -69,10 +73,6 @@ def _matches(path: Path, name: str) -> bool:
         return False
     _verified.add(key)
     return True
-
-
-def _trusted(path: Path, name: str) -> bool:
-    return os.environ.get(VERIFY_ENV, "1") == "0" or _matches(path, name)
 
 
 def _offline() -> bool:
@@ -145,7 +145,7 @@ def download_gpt2(cache_dir: str | Path | None = None, progress: bool = True,
     paths = {}
     for name in FILES:
         target = folder / name
-        if target.is_file() and _trusted(target, name):
+        if target.is_file() and _matches(target, name, trust=True):
             paths[name] = target
             continue
         found = _from_hf_cache(name)
@@ -186,20 +186,17 @@ def _local_files(path: Path) -> dict[str, Path]:
     folder = path.parent if path.is_file() else path
     paths = {"model.safetensors": path if path.is_file() else folder / "model.safetensors",
              "tokenizer.json": folder / "tokenizer.json"}
-    for name, file in paths.items():  # first what is missing, then what is wrong
+    for file in paths.values():  # first what is missing, then what is wrong
         if not file.is_file():
             raise GPT2Unavailable(missing_message(folder, f"{file} is missing"))
     for name, file in paths.items():
-        if not _trusted(file, name):
+        if not _matches(file, name, trust=True):
             raise GPT2Unavailable(missing_message(folder, f"{file} has the wrong sha256 (damaged or another file)"))
     return paths
 
 
 def load_gpt2(path_or_dir: str | Path | None = None) -> LanguageModel:
     """GPT-2 small in our own GPT, with its BPE tokenizer. Downloads once when no path is given."""
-    from safetensors.torch import load_file
-
-
     paths = _local_files(Path(path_or_dir).expanduser()) if path_or_dir is not None else download_gpt2()
     model_path = paths["model.safetensors"]
     config = _config_for(model_path.parent)
@@ -231,14 +228,12 @@ class BPETokenizer:
         return self._tok.get_vocab_size()
 
     @property
-    def vocab(self) -> list[str]:
-        """Every token as text, by id (built on first use)."""
+    def vocab(self) -> list[str]:  # every token as text, by id (built on first use)
         if self._vocab is None:
             self._vocab = self.decode(range(len(self)))
         return self._vocab
 
-    def encode(self, sentence: str, bos: bool = True) -> list[int]:
-        """Token ids; <|endoftext|> (50256) first unless bos=False."""
+    def encode(self, sentence: str, bos: bool = True) -> list[int]:  # <|endoftext|> (50256) first unless bos=False
         if not isinstance(sentence, str) or not sentence.strip():
             raise ValueError(f"The sentence is empty ({sentence!r}); type a few words, e.g. 'I like to draw'.")
         if EOT in sentence:
@@ -249,8 +244,7 @@ class BPETokenizer:
     def tokens(self, sentence: str, bos: bool = True) -> list[str]:
         return self.decode(self.encode(sentence, bos=bos))
 
-    def decode(self, ids) -> list[str]:
-        """One readable string per id (join them for the text)."""
+    def decode(self, ids) -> list[str]:  # one readable string per id: join them for the text
         return [self._tok.decode([int(i)], skip_special_tokens=False) for i in ids]
 
 
