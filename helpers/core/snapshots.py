@@ -21,7 +21,7 @@ from safetensors.torch import save
 
 from .catalog import DATA_DIR, MANIFEST, RUN_FACTS, manifest, record_file
 from .files import atomic_write
-from .model import GPT, GPTConfig, LanguageModel
+from .model import GPTConfig, LanguageModel
 from .tokenizer import WordTokenizer
 from .weights import in_sorted_order, model_from_checkpoint, read_checked, read_metadata, sha256, to_checkpoint_layout
 
@@ -40,9 +40,7 @@ def snapshot_steps(steps: int) -> list[int]:
     return sorted(s for s in keep if 0 <= s <= steps)
 
 
-def snapshot_state(model: GPT) -> dict[str, torch.Tensor]:
-    """The fp16 copy of the weights that a snapshot keeps (a copy: training goes on unchanged)."""
-    return to_checkpoint_layout(model)
+snapshot_state = to_checkpoint_layout  # the fp16 copy of the weights a snapshot keeps: training goes on unchanged
 
 
 def save_snapshots(states: dict[int, dict[str, torch.Tensor]], path: str | Path, config: GPTConfig,
