@@ -137,14 +137,6 @@ def _read_listing(data_dir: Path) -> tuple[dict, str | None]:
 def _check_entry(data_dir: Path, name: str, entry, listed: dict[str, str] | None) -> str | None:
     """The ✗ line for one model of data/models.json, or None when its file is there, whole and listed alike;
     then the same for its training snapshots (notebook 08's slider), when it lists them."""
-    line = _check_file(data_dir, name, entry, listed)
-    if line is None and isinstance(entry, dict) and "snapshots" in entry:
-        line = _check_file(data_dir, f"{name} snapshots", entry["snapshots"], None)
-    return line
-
-
-def _check_file(data_dir: Path, name: str, entry, listed: dict[str, str] | None) -> str | None:
-    """The ✗ line for one file of data/models.json (a model, or a model's snapshots), or None when it is fine."""
     restore = RESTORE.format("models.json")
     if not isinstance(entry, dict):
         return f"✗ data/models.json: the entry {name!r} is a {type(entry).__name__}, not an object: {restore}."
@@ -168,7 +160,7 @@ def _check_file(data_dir: Path, name: str, entry, listed: dict[str, str] | None)
     if listed is not None and listed.get(file) != entry["sha256"]:
         said = "lists another checksum for" if file in listed else "has no line for"
         return f"✗ data/README.md {said} {file} (data/models.json has it): run `python tools/data_readme.py`."
-    return None
+    return _check_entry(data_dir, f"{name} snapshots", entry["snapshots"], None) if "snapshots" in entry else None
 
 
 def check_data(data_dir: Path = DATA_DIR) -> tuple[list[str], str]:
