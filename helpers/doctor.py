@@ -15,7 +15,6 @@ reported as a line, not as a traceback.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.metadata as metadata
 import io
 import json
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 
 import helpers as H
-from .core.files import finish_interrupted  # standard library only, like this module
+from .core.files import finish_interrupted, sha256  # standard library only, like this module
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # as helpers.core.catalog.DATA_DIR (tested)
 FIGURES_DIR = Path(__file__).resolve().parent / "figures"
@@ -135,25 +134,9 @@ def _read_listing(data_dir: Path) -> tuple[dict, str | None]:
     return entries, None
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _check_entry(data_dir: Path, name: str, entry, listed: dict[str, str] | None) -> str | None:
     """The ✗ line for one model of data/models.json, or None when its file is there, whole and listed alike;
     then the same for its training snapshots (notebook 08's slider), when it lists them."""
-    line = _check_file(data_dir, name, entry, listed)
-    if line is None and isinstance(entry, dict) and "snapshots" in entry:
-        line = _check_file(data_dir, f"{name} snapshots", entry["snapshots"], None)
-    return line
-
-
-def _check_file(data_dir: Path, name: str, entry, listed: dict[str, str] | None) -> str | None:
-    """The ✗ line for one file of data/models.json (a model, or a model's snapshots), or None when it is fine."""
     restore = RESTORE.format("models.json")
     if not isinstance(entry, dict):
         return f"✗ data/models.json: the entry {name!r} is a {type(entry).__name__}, not an object: {restore}."
@@ -165,7 +148,7 @@ def _check_file(data_dir: Path, name: str, entry, listed: dict[str, str] | None)
         return f"✗ data/models.json: the entry {name!r} names {file!r}, not a file in data/: {restore}."
     fix = f"{RESTORE.format(file)}, or rebuild it with `{entry.get('command') or f'python -m helpers.train {name}'}`"
     try:
-        digest = _sha256(data_dir / file)
+        digest = sha256(data_dir / file)
     except FileNotFoundError:
         return f"✗ data/{file} is missing: {fix}."
     except PermissionError:
@@ -177,7 +160,7 @@ def _check_file(data_dir: Path, name: str, entry, listed: dict[str, str] | None)
     if listed is not None and listed.get(file) != entry["sha256"]:
         said = "lists another checksum for" if file in listed else "has no line for"
         return f"✗ data/README.md {said} {file} (data/models.json has it): run `python tools/data_readme.py`."
-    return None
+    return _check_entry(data_dir, f"{name} snapshots", entry["snapshots"], None) if "snapshots" in entry else None
 
 
 def check_data(data_dir: Path = DATA_DIR) -> tuple[list[str], str]:

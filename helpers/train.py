@@ -24,7 +24,7 @@ from .analysis.listloss import record_loss_split
 from .analysis.seeds import SEEDS, record_seed_run, seed_numbers, seeds_of
 from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
 from .core.files import refuse_read_only
-from .core.evaluation import N_CTX, evaluate, next_token_loss, story_batch
+from .core.evaluation import N_CTX, evaluate, next_token_loss, one_thread, story_batch, story_ids
 from .core.language import StoryWriter, vocabulary
 from .core.model import GPT, LanguageModel
 from .core.snapshots import SnapshotRun, record_snapshots, snapshot_state, snapshot_steps
@@ -113,25 +113,20 @@ def train(name: str, progress: bool = True, recipe: Recipe | None = None, device
 
     recipe replaces RECIPES[name] (tools/sweep.py tries other seeds that way). The shipped files
     come from the CPU: a GPU starts from the same weights but sums in another order, so it ends
-    elsewhere."""
+    elsewhere. Ctrl-C raises Stopped."""
     if recipe is None and name not in RECIPES:
         raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
     recipe = RECIPES[name] if recipe is None else recipe
-    threads = torch.get_num_threads()
-    torch.set_num_threads(recipe.threads)
-    try:
-        hooks = {k: v for k, v in (("snapshots", snapshots), ("on_step", on_step)) if v is not None}
-        return _train(name, recipe, progress, torch.device(device), **hooks)
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(recipe.threads):
+        return _train(name, recipe, progress, torch.device(device), snapshots, on_step)
 
 
 class Stopped(KeyboardInterrupt):
     """Ctrl-C during a run, saying where it stopped (still a KeyboardInterrupt for callers that catch one)."""
 
 
-def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snapshots: dict | None = None,
-           on_step=None) -> tuple[GPT, dict]:
+def _train(name: str, recipe: Recipe, progress: bool, device: torch.device, snapshots: dict | None,
+           on_step) -> tuple[GPT, dict]:
     torch.manual_seed(recipe.seed)
     tokenizer = WordTokenizer(recipe.words)
     config = checked_config(vocab_size=len(tokenizer), n_ctx=N_CTX, **recipe.config)  # a recipe may be new
@@ -183,7 +178,7 @@ def recipe_batch(writer: StoryWriter, tokenizer: WordTokenizer, recipe: Recipe, 
     stories = [writer.repeat_story(N_CTX, recipe.bos) if recipe.repeat_chance and writer.rng.random() < recipe.repeat_chance
                else writer.story(N_CTX, recipe.list_chance, recipe.bos, relay_chance=recipe.relay_chance,
                                  markers=recipe.list_markers) for _ in range(recipe.batch)]
-    return torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
+    return story_ids(tokenizer, stories)
 
 
 def check_out(path: str | os.PathLike, name: str) -> Path:

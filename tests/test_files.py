@@ -77,9 +77,9 @@ def test_a_name_too_long_for_the_file_system_says_so(tmp_path):
     assert listing(tmp_path) == []
 
 
-def test_a_failed_set_leaves_no_temporary_and_no_partial_set(tmp_path):
+def test_a_failed_pair_leaves_no_temporary_and_no_half_pair(tmp_path):
     (tmp_path / "a.txt").write_text("old a")
-    with pytest.raises(RuntimeError), files.staged_files(tmp_path) as staging:
+    with pytest.raises(RuntimeError), files.staged_pair(tmp_path) as staging:
         (staging / "a.txt").write_text("new a")
         (staging / "b.txt").write_text("half of b")
         raise RuntimeError("stopped half-way")
@@ -87,18 +87,19 @@ def test_a_failed_set_leaves_no_temporary_and_no_partial_set(tmp_path):
 
     (tmp_path / "b.txt").write_text("old b")
     (tmp_path / "b.txt").chmod(0o444)
-    with pytest.raises(PermissionError, match="b.txt: the file is read-only"), files.staged_files(tmp_path) as staging:
+    with pytest.raises(PermissionError, match="b.txt: the file is read-only"), files.staged_pair(tmp_path) as staging:
         (staging / "a.txt").write_text("new a")
         (staging / "b.txt").write_text("new b")
     assert listing(tmp_path) == ["a.txt", "b.txt"] and (tmp_path / "a.txt").read_text() == "old a"
 
 
-def test_a_set_appears_together_with_ordinary_modes(tmp_path):
-    with files.staged_files(tmp_path / "out") as staging:
+def test_a_pair_appears_together_with_ordinary_modes(tmp_path):
+    with files.staged_pair(tmp_path / "out") as staging:
         (staging / "a.txt").write_text("a")
         (staging / ".scratch").write_text("never published")
     assert listing(tmp_path) == ["out", "out/a.txt"]
-    assert stat.S_IMODE((tmp_path / "out" / "a.txt").stat().st_mode) == files.default_mode()
+    atomic_write(tmp_path / "d.txt", lambda tmp: Path(tmp).write_text("d"))
+    assert stat.S_IMODE((tmp_path / "d.txt").stat().st_mode) == files.default_mode() == 0o666 & ~_umask()
     png = export.save_for_slides(figure(), "m", folder=tmp_path, formats=("png",))[0]
     assert stat.S_IMODE(png.stat().st_mode) == 0o666 & ~_umask()
     atomic_write(tmp_path / "w.bin", lambda tmp: Path(tmp).write_bytes(b"w"), mode=0o644)

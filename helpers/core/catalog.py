@@ -19,7 +19,7 @@ from .tokenizer import WordTokenizer
 from .weights import read_model, save_model
 
 __all__ = ["LanguageModel", "load_model", "pick_model", "shipped_models", "manifest", "record_model", "recorded",
-           "record_measurements", "info_number"]
+           "record_measurements", "record_file", "info_number"]
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"  # helpers/core/catalog.py -> the project folder
 MANIFEST = DATA_DIR / "models.json"
@@ -90,23 +90,28 @@ RUN_FACTS = ("train_seconds", "tokens_per_second")  # this run on this machine: 
 
 
 def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path) -> None:
-    """Save a trained model and its line in the manifest beside it as one step: both files are staged,
-    then renamed into place together (files.staged_pair), so a kill at any moment leaves the old pair
-    or the new one, never a file whose checksum its line does not match. The file holds only what the
-    recipe determines, so training again gives the same bytes (the same sha256); how long the run
-    took goes into the manifest alone."""
+    """Save a trained model and its line in the manifest beside it as one step (record_file). The file holds
+    only what the recipe determines, so training again gives the same bytes (the same sha256); how long
+    the run took goes into the manifest alone."""
+    kept = {key: value for key, value in info.items() if key not in RUN_FACTS}
+    record_file(path, lambda staged: save_model(model, staged, vocab, kept),
+                lambda entries, entry: entries.update({name: {**entry, "command": regenerate_command(name),
+                                                              "config": model.config.to_dict(), "info": info}}))
+
+
+def record_file(path: Path, save: Callable[[Path], str], place: Callable[[dict, dict], object]) -> dict:
+    """Write a file with save(staged path) -> its sha256, and place(entries, entry) its entry ({"file",
+    "sha256", "bytes"}) in the manifest beside it: both are staged, then renamed into place together
+    (files.staged_pair), so a kill at any moment leaves the old pair or the new one, never a file whose
+    checksum its line does not match. Returns the entry."""
     path = Path(path)
-    if path.name == MANIFEST.name:
-        raise ValueError(f"Cannot save a model as {path}: that is the name of the model list beside it; "
-                         f"choose a name such as {name}.safetensors.")
-    manifest_path = path.parent / MANIFEST.name
     with staged_pair(path.parent) as staging:
-        digest = save_model(model, staging / path.name, vocab,
-                            {key: value for key, value in info.items() if key not in RUN_FACTS})
-        entries = manifest(manifest_path, required=False)  # read now: after any interrupted write was finished
-        entries[name] = {"file": path.name, "sha256": digest, "bytes": (staging / path.name).stat().st_size,
-                         "command": regenerate_command(name), "config": model.config.to_dict(), "info": info}
+        digest = save(staging / path.name)
+        entry = {"file": path.name, "sha256": digest, "bytes": (staging / path.name).stat().st_size}
+        entries = manifest(path.parent / MANIFEST.name, required=False)  # read now: after any interrupted write
+        place(entries, entry)
         write_manifest(entries, staging / MANIFEST.name)
+    return entry
 
 
 def info_number(name: str, key: str, entries: dict | None = None) -> float:

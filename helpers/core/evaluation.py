@@ -34,9 +34,9 @@ def list_markers(lm: LanguageModel) -> bool:
     return bool(lm.info.get("list_markers", True))
 
 
-def story_ids(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
-    """(B, T) token ids of the stories; only classroom models know these words."""
-    ids = getattr(lm.tokenizer, "ids", None)
+def story_ids(lm: LanguageModel | WordTokenizer, stories: list[Story]) -> torch.Tensor:
+    """(B, T) token ids of the stories, for a model or its tokenizer; only classroom models know these words."""
+    ids = getattr(getattr(lm, "tokenizer", lm), "ids", None)
     if not isinstance(ids, dict) or BOS not in ids:
         raise ValueError(f"{lm.name} does not read the classroom language; use the generic detectors "
                          f"(previous_token_scores, induction_scores ...) for it.")
@@ -44,16 +44,16 @@ def story_ids(lm: LanguageModel, stories: list[Story]) -> torch.Tensor:
 
 
 @contextmanager
-def one_thread():
-    """Run torch on one thread inside the block. The classroom model's passes are many small matrix
-    products; on a 2-core machine that is busy with anything else (a browser, other kernels), two
+def one_thread(threads: int = 1):
+    """Run torch on `threads` threads inside the block (one by default). The classroom model's passes are many
+    small matrix products; on a 2-core machine that is busy with anything else (a browser, other kernels), two
     threads wait on each other and one thread finishes first (bench/bench_heads.py; bench/last_run.md)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
     try:
         yield
     finally:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(before)
 
 
 def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_chance: float, bos: bool = True,
@@ -63,12 +63,12 @@ def story_batch(writer: StoryWriter, tokenizer: WordTokenizer, batch: int, list_
         stories = [writer.relay_story(N_CTX, bos) for _ in range(batch)]
     else:
         stories = [writer.story(N_CTX, list_chance, bos, relay_chance=relay_chance) for _ in range(batch)]
-    ids = torch.tensor([[tokenizer.ids[t] for t in s.tokens] for s in stories])
-    return ids, stories
+    return story_ids(tokenizer, stories), stories
 
 
-def next_token_loss(model: GPT, ids: torch.Tensor) -> torch.Tensor:
-    logits = model(ids[:, :-1]).logits  # predict token t+1 from tokens 0..t
+def next_token_loss(model: GPT, ids: torch.Tensor, logits: torch.Tensor | None = None) -> torch.Tensor:
+    """Cross-entropy of each next token; logits: the model's output on all of ids, when already computed."""
+    logits = model(ids[:, :-1]).logits if logits is None else logits[:, :-1]  # predict token t+1 from tokens 0..t
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
 
@@ -81,8 +81,7 @@ def evaluate(model: GPT, tokenizer: WordTokenizer, n_stories: int = 256, bos: bo
     that each hold one relay."""
     ids, stories = held_out_batch(tuple(tokenizer.vocab), n_stories, bos)
     logits = model(ids).logits
-    loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)).item()
-    result = {"held_out_loss": round(loss, 4)}
+    result = {"held_out_loss": round(next_token_loss(model, ids, logits).item(), 4)}
     for relation in FORCED:
         result[f"accuracy_{relation}"] = round(forced_hits(logits, ids, stories, relation), 4)
     if relay:

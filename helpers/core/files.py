@@ -1,20 +1,20 @@
 """Writing files so they appear whole or not at all, and never deleting what we did not create.
 
     atomic_write(path, lambda tmp: ...)       # one file: written to a temporary beside it, then os.replace
-    with staged_files(folder) as staging:     # a set (a figure's formats, a deck): renamed in when all are written
     with staged_pair(folder) as staging:      # a model and its manifest line: both or neither, even after kill -9
 
 Temporaries live in the target's own folder because a rename is only atomic within one file system.
 On an error we remove our temporary and the folders we created, those only when empty: a file
 someone else put there stays. Errors are one line that names the file and the fix.
-Only the model-and-manifest pair survives a kill between its two renames: its staging folder is
-renamed to ".pair-<pid>-xxxxxxxx.whole" once both files are in it, and finish_interrupted (run by
-every manifest read) renames what is left into place. Standard library only (no torch).
+A pair's staging folder is renamed to ".pair-<pid>-xxxxxxxx.whole" once both files are in it, and
+finish_interrupted (run by every manifest read) renames what a kill left there into place.
+Standard library only (no torch), so the doctor checks files with sha256 from here without loading torch.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -22,9 +22,10 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import takewhile
 from pathlib import Path
 
-__all__ = ["atomic_write", "default_mode", "file_error", "finish_interrupted", "refuse_read_only", "staged_files",
+__all__ = ["atomic_write", "default_mode", "file_error", "finish_interrupted", "refuse_read_only", "sha256",
            "staged_pair"]
 
 WHOLE = ".whole"  # the suffix a pair's staging folder gets once both files are in it
@@ -36,6 +37,15 @@ def default_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
+
+
+def sha256(path: str | Path) -> str:
+    """The file's sha256, read in 1 MiB chunks (a 548 MB GPT-2 file never sits in memory)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def refuse_read_only(target: Path) -> None:
@@ -79,31 +89,23 @@ def file_error(err: BaseException, target: Path, done: list[str] | None = None, 
 
 
 def _make_folders(folder: Path) -> list[Path]:
-    """mkdir -p that remembers which folders it made (outermost first), so a failure can undo only those."""
-    missing = []
-    for path in [folder, *folder.parents]:
-        if path.is_dir():
-            break
+    """mkdir -p; returns the folders it made, innermost first, so a failure can remove only those."""
+    missing = list(takewhile(lambda path: not path.is_dir(), [folder, *folder.parents]))
+    for path in missing:
         if path.exists() or path.is_symlink():  # a file (or a dangling link) where a folder must be
             raise NotADirectoryError(errno.ENOTDIR, f"Cannot write into {folder}: {path} is a file, not a folder; "
                                                     f"choose a folder that is not inside a file.")
-        missing.append(path)
-    created = []
-    for path in reversed(missing):
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue  # someone else made it meanwhile: theirs, not ours
-        except OSError as err:
-            _remove_if_empty(created)
-            raise file_error(err, path) from None
-        created.append(path)
-    return created
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        _remove_if_empty(missing)
+        raise file_error(err, folder) from None
+    return missing
 
 
-def _remove_if_empty(created: list[Path]) -> None:
+def _remove_if_empty(made: list[Path]) -> None:
     """Undo _make_folders, innermost first, stopping at the first folder someone put something in."""
-    for path in reversed(created):
+    for path in made:
         try:
             path.rmdir()
         except OSError:
@@ -112,10 +114,11 @@ def _remove_if_empty(created: list[Path]) -> None:
 
 def atomic_write(path: str | Path, write: Callable[[str], object], mode: int | None = None) -> None:
     """Call write(tmp_path), then move the finished file onto `path` with os.replace.
-    mode: the finished file's mode (default: as open() would make it)."""
+    mode: the finished file's mode (default: as open() would make it). An OSError with an errno
+    becomes file_error's one line; one without is already a message of ours and passes as it is."""
     path = Path(path)
     refuse_read_only(path)
-    created = _make_folders(path.parent)
+    made = _make_folders(path.parent)
     tmp = None
     try:
         # A short prefix: a long but legal name must not fail only because of the temporary's name.
@@ -127,38 +130,34 @@ def atomic_write(path: str | Path, write: Callable[[str], object], mode: int | N
     except BaseException as err:
         if tmp is not None and os.path.exists(tmp):
             os.remove(tmp)  # ours: mkstemp made it
-        _remove_if_empty(created)
-        if isinstance(err, OSError):
+        _remove_if_empty(made)
+        if isinstance(err, OSError) and err.errno is not None:  # without one it is already our one line
             raise file_error(err, path) from None
         raise
 
 
 @contextmanager
-def staged_files(folder: str | Path) -> Iterator[Path]:
-    """Yield a private staging folder inside `folder` (created if needed). When the block succeeds,
-    every visible entry in it is renamed into `folder`, replacing an older file or folder of the
-    same name; hidden entries (".name") are scratch and never published. On any error nothing is
-    published, and the staging folder and the folders made here (if empty) are removed. Errors
-    raised inside the block pass through as they are: the caller knows which file it was writing."""
-    with _staging(Path(folder), ".staging-") as staging:
-        yield staging
-    try:
-        _publish(staging, Path(folder))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)  # what is left: scratch and the older copies we replaced
-
-
-@contextmanager
 def staged_pair(folder: str | Path) -> Iterator[Path]:
-    """staged_files for a model and its manifest line, which must never be seen apart: once the block
-    has written both, the staging folder is renamed to NAME.whole, and if this process dies between the
-    two renames that follow, the next finish_interrupted (every manifest read) completes them."""
+    """Yield a hidden staging folder in `folder` for a model and its manifest line, which must never be
+    seen apart. When the block has written both, the staging folder is renamed to NAME.whole and both
+    are renamed into `folder`; if this process dies between those renames, the next finish_interrupted
+    (every manifest read) completes them. On an error in the block nothing is published."""
     folder = Path(folder)
     finish_interrupted(folder)
-    with _staging(folder, f".pair-{os.getpid()}-") as staging:
+    made = _make_folders(folder)
+    staging = None
+    try:
+        staging = Path(tempfile.mkdtemp(dir=folder, prefix=f".pair-{os.getpid()}-"))
         yield staging
-    whole = staging.with_name(staging.name + WHOLE)
-    os.replace(staging, whole)
+        whole = staging.with_name(staging.name + WHOLE)
+        os.replace(staging, whole)
+    except BaseException as err:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        _remove_if_empty(made)
+        if staging is None and isinstance(err, OSError):
+            raise file_error(err, folder / ".staging") from None
+        raise
     try:
         _publish(whole, folder)
     except OSError:
@@ -168,45 +167,20 @@ def staged_pair(folder: str | Path) -> Iterator[Path]:
     shutil.rmtree(whole, ignore_errors=True)
 
 
-@contextmanager
-def _staging(folder: Path, prefix: str) -> Iterator[Path]:
-    """A fresh hidden folder in `folder`, removed with the folders made for it when the block fails."""
-    created = _make_folders(folder)
-    try:
-        staging = Path(tempfile.mkdtemp(dir=folder, prefix=prefix))
-    except OSError as err:
-        _remove_if_empty(created)
-        raise file_error(err, folder / ".staging") from None
-    try:
-        yield staging
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        _remove_if_empty(created)
-        raise
-
-
-def _publish(staging: Path, folder: Path) -> None:
-    """Rename every visible entry of staging into folder, after checking that none would overwrite a
-    read-only file. An entry already gone was published by another process finishing the same pair."""
-    entries = sorted(p for p in staging.iterdir() if not p.name.startswith("."))
-    for entry in entries:
-        refuse_read_only(folder / entry.name)  # before anything moves: all files or none
+def _publish(whole: Path, folder: Path) -> None:
+    """Rename the files of a whole pair into `folder`, none if one would replace a read-only file.
+    A file already gone was published by another process finishing the same pair."""
+    names = sorted(name for name in os.listdir(whole) if not name.startswith("."))  # hidden: scratch
+    for name in names:
+        refuse_read_only(folder / name)  # before anything moves: both files or neither
     done: list[str] = []
-    for entry in entries:
-        target = folder / entry.name
+    for name in names:
         try:
-            if entry.is_dir() and target.is_dir() and not target.is_symlink():
-                # A folder cannot be renamed over a full one: the older copy (our earlier output)
-                # moves into staging first and goes with it, so no stale frame stays behind.
-                os.replace(target, staging / f".older-{entry.name}")
-            os.replace(entry, target)
-        except FileNotFoundError:
-            if entry.exists():
-                raise file_error(FileNotFoundError(errno.ENOENT, "No such file or directory"), target, done,
-                                 len(entries)) from None
+            os.replace(whole / name, folder / name)
         except OSError as err:
-            raise file_error(err, target, done, len(entries)) from None
-        done.append(entry.name)
+            if not (isinstance(err, FileNotFoundError) and not (whole / name).exists()):
+                raise file_error(err, folder / name, done, len(names)) from None
+        done.append(name)
 
 
 def _alive(pid: int) -> bool:
@@ -224,10 +198,9 @@ def _alive(pid: int) -> bool:
 
 
 def finish_interrupted(folder: str | Path) -> list[str]:
-    """Tidy what a killed staged_pair left in `folder`: a pair whose staging folder was marked whole
-    is renamed into place, as it was about to be; an unfinished one of a process that is gone is
-    removed. Anything else stays. Returns the names tidied; a failure leaves that entry as it was
-    (the next write reports what is wrong)."""
+    """Tidy what a killed staged_pair left in `folder`: a pair marked whole is renamed into place, as it
+    was about to be; an unfinished one of a process that is gone is removed. Anything else stays.
+    Returns the names tidied; a failure leaves that entry as it was (the next write reports it)."""
     folder = Path(folder)
     try:
         names = sorted(os.listdir(folder))

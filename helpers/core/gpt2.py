@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_file
 
-from .files import staged_files
+from .files import atomic_write
 from .model import GPTConfig, LanguageModel
 from .weights import checked_config, model_from_checkpoint, sha256
 
@@ -57,8 +59,11 @@ def missing_message(folder: Path, reason: str = "") -> str:
     )
 
 
-def _matches(path: Path, name: str) -> bool:
-    """True when the file has the pinned size and sha256 (hashed once per process)."""
+def _matches(path: Path, name: str, trust: bool = False) -> bool:
+    """True when the file has the pinned size and sha256 (hashed once per process); trust=True: when
+    HELPERS_GPT2_VERIFY=0 trusts a file already in the folder."""
+    if trust and os.environ.get(VERIFY_ENV, "1") == "0":
+        return True
     size, digest = FILES[name]
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
@@ -68,10 +73,6 @@ def _matches(path: Path, name: str) -> bool:
         return False
     _verified.add(key)
     return True
-
-
-def _trusted(path: Path, name: str) -> bool:
-    return os.environ.get(VERIFY_ENV, "1") == "0" or _matches(path, name)
 
 
 def _offline() -> bool:
@@ -90,8 +91,8 @@ def _from_hf_cache(name: str) -> Path | None:
 
 
 def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Path:
-    """Download one file into a fresh staging folder of our own, check it, then give it its final name.
-    Only the checked file is published; huggingface_hub's hidden .cache stays in staging and goes with it."""
+    """Download one file into a scratch folder beside its target, check it, then give it its final name
+    (one atomic_write): only a checked file is published, and huggingface_hub's .cache goes with the scratch."""
     try:
         from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
         from tqdm.auto import tqdm
@@ -102,20 +103,24 @@ def _fetch(name: str, folder: Path, progress: bool, endpoint: str | None) -> Pat
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **{**kwargs, "disable": True})
 
-    try:
-        with staged_files(folder) as staging:  # only a checked file gets the final name
+    def download(tmp: str) -> None:
+        with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as scratch:
             try:
                 url = hf_hub_url(REPO_ID, name, revision=REVISION, endpoint=endpoint)
                 get_hf_file_metadata(url, timeout=10, endpoint=endpoint)  # one quick try, not a minute of retries
-                staged = Path(hf_hub_download(REPO_ID, name, revision=REVISION, local_dir=staging,
-                                              endpoint=endpoint, tqdm_class=None if progress else QuietBar))
+                staged = hf_hub_download(REPO_ID, name, revision=REVISION, local_dir=scratch, endpoint=endpoint,
+                                         tqdm_class=None if progress else QuietBar)
             except Exception as err:  # network, HTTP, disk: all mean "not available now"
                 reason = f"download of {name} failed: {type(err).__name__}"
                 raise GPT2Unavailable(missing_message(folder, reason)) from None
-            if not _matches(staged, name):
+            if not _matches(Path(staged), name):
                 reason = f"the downloaded {name} had the wrong sha256 and was not kept"
                 raise GPT2Unavailable(missing_message(folder, reason))
-            _set_aside(folder / name)
+            os.replace(staged, tmp)
+        _set_aside(folder / name)
+
+    try:
+        atomic_write(folder / name, download)
     except GPT2Unavailable:  # already its one line; being a FileNotFoundError, the OSError branch would wrap it
         raise
     except OSError as err:  # the folder or the final rename: file_error's one line says which and why
@@ -140,7 +145,7 @@ def download_gpt2(cache_dir: str | Path | None = None, progress: bool = True,
     paths = {}
     for name in FILES:
         target = folder / name
-        if target.is_file() and _trusted(target, name):
+        if target.is_file() and _matches(target, name, trust=True):
             paths[name] = target
             continue
         found = _from_hf_cache(name)
@@ -181,20 +186,17 @@ def _local_files(path: Path) -> dict[str, Path]:
     folder = path.parent if path.is_file() else path
     paths = {"model.safetensors": path if path.is_file() else folder / "model.safetensors",
              "tokenizer.json": folder / "tokenizer.json"}
-    for name, file in paths.items():  # first what is missing, then what is wrong
+    for file in paths.values():  # first what is missing, then what is wrong
         if not file.is_file():
             raise GPT2Unavailable(missing_message(folder, f"{file} is missing"))
     for name, file in paths.items():
-        if not _trusted(file, name):
+        if not _matches(file, name, trust=True):
             raise GPT2Unavailable(missing_message(folder, f"{file} has the wrong sha256 (damaged or another file)"))
     return paths
 
 
 def load_gpt2(path_or_dir: str | Path | None = None) -> LanguageModel:
     """GPT-2 small in our own GPT, with its BPE tokenizer. Downloads once when no path is given."""
-    from safetensors.torch import load_file
-
-
     paths = _local_files(Path(path_or_dir).expanduser()) if path_or_dir is not None else download_gpt2()
     model_path = paths["model.safetensors"]
     config = _config_for(model_path.parent)
@@ -226,14 +228,12 @@ class BPETokenizer:
         return self._tok.get_vocab_size()
 
     @property
-    def vocab(self) -> list[str]:
-        """Every token as text, by id (built on first use)."""
+    def vocab(self) -> list[str]:  # every token as text, by id (built on first use)
         if self._vocab is None:
             self._vocab = self.decode(range(len(self)))
         return self._vocab
 
-    def encode(self, sentence: str, bos: bool = True) -> list[int]:
-        """Token ids; <|endoftext|> (50256) first unless bos=False."""
+    def encode(self, sentence: str, bos: bool = True) -> list[int]:  # <|endoftext|> (50256) first unless bos=False
         if not isinstance(sentence, str) or not sentence.strip():
             raise ValueError(f"The sentence is empty ({sentence!r}); type a few words, e.g. 'I like to draw'.")
         if EOT in sentence:
@@ -244,8 +244,7 @@ class BPETokenizer:
     def tokens(self, sentence: str, bos: bool = True) -> list[str]:
         return self.decode(self.encode(sentence, bos=bos))
 
-    def decode(self, ids) -> list[str]:
-        """One readable string per id (join them for the text)."""
+    def decode(self, ids) -> list[str]:  # one readable string per id: join them for the text
         return [self._tok.decode([int(i)], skip_special_tokens=False) for i in ids]
 
 

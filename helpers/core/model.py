@@ -136,10 +136,7 @@ class GPT(nn.Module):
         """Token plus position embeddings, (B, T) -> (B, T, D)."""
         _, T = ids.shape
         if T > self.config.n_ctx:
-            raise ValueError(
-                f"The input has {T} tokens but this model reads at most {self.config.n_ctx}; "
-                f"use a shorter sentence."
-            )
+            raise ValueError(f"The input has {T} tokens but this model reads at most {self.config.n_ctx}; shorten it.")
         return self.wte(ids) + self.wpe(torch.arange(T, device=ids.device))
 
     def forward(self, ids: torch.Tensor, keep: bool = False) -> GPTOutput:

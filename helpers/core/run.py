@@ -40,11 +40,8 @@ def read_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None) -> 
 @torch.no_grad()
 def run_ids(lm: LanguageModel, tokens: list[str], ids: list[int]) -> Run:
     """The one forward pass of a tokenized sentence, everything kept. Inside
-    `with analysis.knockout.knock_out(lm, heads):` the heads are removed."""
-    if len(ids) > lm.config.n_ctx:
-        raise ValueError(
-            f"The sentence is {len(ids)} tokens long but {lm.name} reads at most {lm.config.n_ctx}; shorten it."
-        )
+    `with analysis.knockout.knock_out(lm, heads):` the heads are removed. The model refuses a sentence
+    longer than its context in one line."""
     out = lm.model(torch.tensor([ids]), keep=True)
     return Run(tokens=tokens, ids=ids, attentions=out.attentions[0], logits=out.logits[0],
                residuals=out.residuals[0], attention_inputs=out.attention_inputs[0],
@@ -52,5 +49,5 @@ def run_ids(lm: LanguageModel, tokens: list[str], ids: list[int]) -> Run:
 
 
 def run_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None) -> Run:
-    """Tokenize, check the length against the context, and run the model once."""
+    """Tokenize and run the model once."""
     return run_ids(lm, *read_sentence(lm, sentence, bos))

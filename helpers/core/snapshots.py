@@ -19,9 +19,9 @@ from pathlib import Path
 import torch
 from safetensors.torch import save
 
-from .catalog import DATA_DIR, MANIFEST, RUN_FACTS, manifest, write_manifest
-from .files import atomic_write, staged_pair
-from .model import GPT, GPTConfig, LanguageModel
+from .catalog import DATA_DIR, MANIFEST, RUN_FACTS, manifest, record_file
+from .files import atomic_write
+from .model import GPTConfig, LanguageModel
 from .tokenizer import WordTokenizer
 from .weights import in_sorted_order, model_from_checkpoint, read_checked, read_metadata, sha256, to_checkpoint_layout
 
@@ -40,9 +40,7 @@ def snapshot_steps(steps: int) -> list[int]:
     return sorted(s for s in keep if 0 <= s <= steps)
 
 
-def snapshot_state(model: GPT) -> dict[str, torch.Tensor]:
-    """The fp16 copy of the weights that a snapshot keeps (a copy: training goes on unchanged)."""
-    return to_checkpoint_layout(model)
+snapshot_state = to_checkpoint_layout  # the fp16 copy of the weights a snapshot keeps: training goes on unchanged
 
 
 def save_snapshots(states: dict[int, dict[str, torch.Tensor]], path: str | Path, config: GPTConfig,
@@ -100,18 +98,15 @@ def read_snapshots(path: str | Path, expected_sha256: str, name: str = "", remed
 
 def record_snapshots(name: str, run: SnapshotRun, path: Path) -> dict:
     """Write a run's snapshot file and its place under "snapshots" in NAME's line of the manifest beside it,
-    both or neither (files.staged_pair). Returns that manifest entry."""
-    path = Path(path)
-    listing = path.parent / MANIFEST.name
-    with staged_pair(path.parent) as staging:
-        kept = {key: value for key, value in run.info.items() if key not in RUN_FACTS}
-        digest = save_snapshots(run.states, staging / path.name, run.config, run.vocab, kept, run.measured)
-        entries = manifest(listing, required=False)
-        entry = {"file": path.name, "sha256": digest, "bytes": (staging / path.name).stat().st_size,
-                 "command": f"python -m helpers.train {name} --snapshots", "steps": run.steps, "info": run.info}
-        entries.setdefault(name, {})["snapshots"] = entry
-        write_manifest(entries, staging / MANIFEST.name)
-    return entry
+    both or neither (catalog.record_file). Returns that manifest entry."""
+    kept = {key: value for key, value in run.info.items() if key not in RUN_FACTS}
+    line = {"command": f"python -m helpers.train {name} --snapshots", "steps": run.steps, "info": run.info}
+
+    def save(staged: Path) -> str:
+        return save_snapshots(run.states, staged, run.config, run.vocab, kept, run.measured)
+
+    entry = record_file(path, save, lambda entries, entry: entries.setdefault(name, {}).update(snapshots={**entry, **line}))
+    return {**entry, **line}
 
 
 def load_snapshots(name: str = "induction", data_dir: Path | None = None) -> SnapshotRun:

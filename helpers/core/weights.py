@@ -7,7 +7,6 @@ the real GPT-2 small. Writes are atomic (files.atomic_write: temporary file, the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import fields
@@ -18,7 +17,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save
 
 from .arguments import whole_number
-from .files import atomic_write
+from .files import atomic_write, sha256
 from .model import GPT, GPTConfig
 
 # Conv1D weights in the checkpoint are [in, out]; nn.Linear wants [out, in].
@@ -47,14 +46,6 @@ def checked_config(**fields) -> GPTConfig:
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
         raise ValueError(f"ln_eps={eps!r} is not a small positive number; LayerNorm needs one, e.g. 1e-5.")
     return GPTConfig(**{**config.__dict__, "n_kv_head": n_kv, "ln_eps": float(eps)})
-
-
-def sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def to_checkpoint_layout(model: GPT, dtype=torch.float16) -> dict[str, torch.Tensor]:
