@@ -24,11 +24,10 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from ..core.arrays import to_numpy
-from ..core.files import staged_files
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from .common import new_figure
 from .describe import ShownFigure
-from .export import check_folder, check_plain_name
+from .export import check_folder, check_plain_name, write_files
 from .slide import SLIDE_INCHES, SLIDE_RC
 
 SIZE = SLIDE_INCHES  # one frame fills the slide
@@ -241,18 +240,23 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
 
 # --- writing -----------------------------------------------------------------------------------
 def save_animation(anim: Animation, folder: str | Path = "figures/animations") -> tuple[Path, Path]:
-    """Write folder/name.gif (loops) and folder/name_frames/frame_NN.png; both appear whole or not at all."""
+    """Write folder/name.gif (loops) and folder/name_frames/frame_NN.png, each file whole or not at all."""
     check_plain_name(anim.name, example="one_head_steps")
     folder = check_folder(folder)
-    with staged_files(folder) as staging:  # the frames folder replaces an older run's whole: no stale frames
-        frames = staging / f"{anim.name}_frames"
-        frames.mkdir()
-        for i, frame in enumerate(anim.frames):
-            frame.save(frames / f"frame_{i:02d}.png", compress_level=1)
-        (frames / "caption.txt").write_text(anim.caption + "\n", encoding="utf-8")
-        (staging / f"{anim.name}.gif").write_bytes(anim.gif_bytes())
-        (staging / f"{anim.name}.txt").write_text(anim.caption + "\n", encoding="utf-8")
-    return folder / f"{anim.name}.gif", folder / frames.name
+    frames, caption = folder / f"{anim.name}_frames", (anim.caption + "\n").encode("utf-8")
+    files = {frames / f"frame_{i:02d}.png": _png(frame) for i, frame in enumerate(anim.frames)}
+    files |= {frames / "caption.txt": caption, folder / f"{anim.name}.gif": anim.gif_bytes(),
+              folder / f"{anim.name}.txt": caption}
+    write_files(files)
+    for stale in set(frames.glob("frame_*.png")) - set(files):  # an older, longer run's frames
+        stale.unlink()
+    return folder / f"{anim.name}.gif", frames
+
+
+def _png(frame: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    frame.save(buffer, format="PNG", compress_level=1)
+    return buffer.getvalue()
 
 
 def build_animations(one: Walkthrough | None = None, twelve: Walkthrough | None = None) -> list[Animation]:
