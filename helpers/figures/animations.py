@@ -6,7 +6,7 @@
 
 Each animation keeps one figure and changes its artists between frames; every frame is
 drawn once and its pixels become both a PNG in the frames folder and a GIF frame (Pillow,
-which matplotlib already needs). `bench/bench_animations.py` prints the build times.
+which matplotlib already needs).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _frame_figure() -> Iterator[tuple[Figure, FigureCanvasAgg]]:
         yield fig, fig.canvas
 
 
-def _grab(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), background=None) -> None:
+def grab_frame(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), background=None) -> None:
     """Draw a frame (only the `moving` artists over a saved background, when given) and keep its pixels."""
     if background is None:
         canvas.draw()
@@ -112,16 +112,16 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
             _matrix(left, matrix, walk.tokens, fmt)
             _explain(right, text, matrix[-1], walk.tokens, fmt, word)
             heading.set_text(text)
-            _grab(anim, canvas, 1.6)
+            grab_frame(anim, canvas, 1.6)
         _weighted_sum(left, right, to_numpy(s.weights)[-1], to_numpy(s.V), to_numpy(s.z)[-1], walk.tokens, word)
         heading.set_text(f"4. Weighted sum of the values: '{word}' gets a {d}-number update")
-        _grab(anim, canvas, 1.8)
+        grab_frame(anim, canvas, 1.8)
         one = walk.n_heads == 1  # a single wide head: nothing to decompress, no other heads to share with
         _added_back(left, right, to_numpy(layer.residual[-1]), to_numpy(layer.per_head[head, -1]), after, word,
                     walk.d_model, one)
         heading.set_text(f"5. Through W_O and added back to '{word}'" if one
                          else f"5. Decompressed to {walk.d_model} and added back to '{word}'")
-        _grab(anim, canvas, 3.0)
+        grab_frame(anim, canvas, 3.0)
     anim.figure = fig
     return anim
 
@@ -227,13 +227,13 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
             image.set_data(blocks)
             running.set_data(rgba(sums[h][None]))
             heading.set_text(f"Decompress head {h} and add it: {h + 1} of {H} heads in the sum")
-            _grab(anim, canvas, 0.6 if 0 < h < H - 1 else 1.5, moving, background)
+            grab_frame(anim, canvas, 0.6 if 0 < h < H - 1 else 1.5, moving, background)
         running.set_data(rgba((sums[-1] + bias)[None]))
         bottom.set_yticks([0], ["+ bias = update"])
         heading.set_text(f"All {H} added, plus the output bias: the layer's update for '{name}'")
         for artist in moving:
             artist.set_animated(False)
-        _grab(anim, canvas, 3.0)  # the last frame in full: its label changed
+        grab_frame(anim, canvas, 3.0)  # the last frame in full: its label changed
     anim.figure = fig
     return anim
 

@@ -5,12 +5,10 @@
 
 Paths are relative to the folder Python runs in: from a notebook, notebooks/figures/deck/.
 
-Each slide is one entry in SLIDES: a file name, a function that builds the figure from the
-shipped models (the notebooks' own plot functions, or a 16:9 composition from slides.py),
-the pptx title, and a function that computes its one-sentence caption from the same data.
-Add a slide by adding an entry. Pages are 13.33 × 7.5 in, the PNGs 1920 × 1080 px; every
-slide passes slide.check_slide there (text inside, no overlaps, >= 14 pt, wide enough),
-which tests/test_deck.py asserts.
+Each slide is one entry in SLIDES (add a slide by adding an entry): a file name, a function that
+builds the figure from the shipped models, the pptx title, and a function that computes its caption
+from the same data. Pages are 13.33 × 7.5 in, the PNGs 1920 × 1080 px; tests/test_deck.py checks
+every slide there with slide.check_slide.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ import datetime
 import io
 import zipfile
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -30,7 +28,7 @@ from PIL import Image
 from ..analysis import captions, formation, formation_seeds, headcount, kvheads, relations
 from ..core.catalog import load_model
 from ..core.model import LanguageModel
-from ..core.run import Run, run_sentence
+from ..core.run import run_sentence
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from . import formation_plots, headcount_plots, kv_plots, plots, score_plots, slides, views
 from .animations import build_animations, save_animation
@@ -51,25 +49,18 @@ class Models:
 
     def __init__(self, n_stories: int = 64):  # notebook 06's held-out stories: the deck shows its numbers
         self.n_stories = n_stories
-        self._walks: dict[int, Walkthrough] = {}
-        self._runs: dict[str, Run] = {}
         self.used_seeded = False  # set when a slide was built from seeded (untrained) walkthrough weights
+        self.run = cache(lambda sentence: run_sentence(self.classroom, sentence))
+        self._walk = cache(lambda n: walkthrough_layer(WALK["model"], n_heads=n, sentence=WALK["sentence"]))
 
     @cached_property
     def classroom(self) -> LanguageModel:
         return load_model("classroom")
 
     def walk(self, n_heads: int) -> Walkthrough:
-        if n_heads not in self._walks:
-            self._walks[n_heads] = walkthrough_layer(WALK["model"], n_heads=n_heads, sentence=WALK["sentence"])
-        if self._walks[n_heads].source == "seeded":  # the trained file is missing: the slide must say so
-            self.used_seeded = True
-        return self._walks[n_heads]
-
-    def run(self, sentence: str) -> Run:
-        if sentence not in self._runs:
-            self._runs[sentence] = run_sentence(self.classroom, sentence)
-        return self._runs[sentence]
+        walk = self._walk(n_heads)
+        self.used_seeded |= walk.source == "seeded"  # the trained file is missing: the slide must say so
+        return walk
 
     @cached_property
     def scores(self) -> dict:

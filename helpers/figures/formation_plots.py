@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import matplotlib as mpl
 import numpy as np
-import PIL.Image
 from matplotlib.figure import Figure
 
 from ..analysis.formation import (BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, bump_ratio, formation, maps_along,
                                   shipped_curves)
 from ..core.snapshots import SnapshotRun, load_snapshots
-from .animations import Animation
+from .animations import Animation, grab_frame
 from .common import new_figure
 from .describe import describe
 from .mosaic import AllHeadsView
@@ -180,8 +179,6 @@ def formation_animation(run: SnapshotRun | None = None, sentence: str = SENTENCE
     for step in steps:
         note = "  ← the induction head forms" if step == found["step"] else ""
         view.update(maps[step], highlight=head, title=step_grid_title(step, tokens_per_step) + note)
-        canvas.draw()
-        anim.frames.append(PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3].copy()))
-        anim.seconds.append(2.0 if step in (found["step"], steps[-1]) else 0.35)
+        grab_frame(anim, canvas, 2.0 if step in (found["step"], steps[-1]) else 0.35)
     anim.figure = view.fig
     return anim
