@@ -13,7 +13,7 @@ from ..analysis.formation import (BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, b
                                   shipped_curves)
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .animations import Animation, grab_frame
-from .common import new_figure
+from .common import new_axes, new_figure
 from .describe import describe
 from .mosaic import AllHeadsView
 
@@ -101,8 +101,7 @@ def plot_formation_curves(curves: dict, found: dict, step: int | None = None) ->
 
 def plot_knockout_along(knocked: dict, removed, watched, formed: int | None, ax=None) -> Figure:
     """List accuracy and the induction head's score along training, with and without the layer-0 head."""
-    fig = new_figure(figsize=(10, 4.2), layout="constrained") if ax is None else ax.figure
-    ax = fig.add_subplot() if ax is None else ax
+    fig, ax = new_axes(ax, (10, 4.2))
     steps = knocked["steps"]
     ax.plot(steps, knocked["accuracy"], "o-", ms=3, color=COLOURS["list"], label="lists said again")
     ax.plot(steps, knocked["accuracy_without"], "o--", ms=3, color=COLOURS["list"], alpha=0.6,

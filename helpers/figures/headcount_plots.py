@@ -16,7 +16,7 @@ from ..analysis import captions, descriptions as words
 from ..analysis.seeds import failed_runs, seed_values, shipped_number
 from ..core.arguments import whole_number
 from ..core.run import run_sentence
-from .common import new_figure
+from .common import new_axes, new_figure
 from .describe import describe
 from .views import HeadView
 
@@ -128,17 +128,16 @@ class LossPlot:
                  seeds: dict[int, dict[int, float]] | None = None):
         if not losses:
             raise ValueError("No losses to plot; train the heads-N models first (python -m helpers.train heads-12).")
-        if ax is None:
-            ax = new_figure(figsize=(3.6, 2.6), layout="constrained").add_subplot()
-        self.ax, self.fig, self.losses = ax, ax.figure, dict(sorted(losses.items()))
+        self.fig, self.ax = new_axes(ax, (3.6, 2.6))
+        self.losses = dict(sorted(losses.items()))
         hs = list(self.losses)
         if seeds is None:  # the runs recorded for the heads-N models plotted here
             runs = seed_values([f"heads-{h}" for h in hs], "held_out_loss")
             seeds = {h: runs[f"heads-{h}"] for h in hs if f"heads-{h}" in runs}
-        self.marker = count_curve(ax, self.losses, seeds, "#0072B2", "heads (width 96 for all)")
-        ax.set_ylabel("held-out loss")
-        ax.set_title("held-out loss (lower is better)", fontsize=10)
-        describe(ax, captions.loss_caption(self.losses))
+        self.marker = count_curve(self.ax, self.losses, seeds, "#0072B2", "heads (width 96 for all)")
+        self.ax.set_ylabel("held-out loss")
+        self.ax.set_title("held-out loss (lower is better)", fontsize=10)
+        describe(self.ax, captions.loss_caption(self.losses))
         self.update(current)
 
     def update(self, current: int | None) -> None:
