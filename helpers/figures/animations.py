@@ -25,8 +25,7 @@ from PIL import Image
 
 from ..core.arrays import to_numpy
 from ..core.walkthrough import Walkthrough, walkthrough_layer
-from .common import new_figure
-from .describe import ShownFigure
+from .common import ShownFigure, new_figure
 from .export import check_folder, check_plain_name, write_files
 from .slide import SLIDE_INCHES, SLIDE_RC
 

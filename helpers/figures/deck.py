@@ -32,7 +32,7 @@ from ..core.run import run_sentence
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from . import formation_plots, headcount_plots, kv_plots, plots, score_plots, slides, views
 from .animations import build_animations, save_animation
-from .describe import description
+from .common import description
 from .export import FIXED_METADATA, check_folder, check_plain_name, render_for_slides, slide_files, write_files
 from .page import export_page
 from .slide import EXPORT_RC, MIN_FONT_PT, SLIDE_INCHES, export_facecolor, slide_sized, slide_style

@@ -20,7 +20,7 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 
 from ..core.files import atomic_write, file_error, refuse_read_only
-from .describe import description
+from .common import description
 from .slide import EXPORT_RC, check_layout, export_facecolor, slide_inches, slide_sized
 
 FORMATS = ("png", "svg", "pdf")

@@ -13,8 +13,7 @@ from ..analysis.formation import (BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, b
                                   shipped_curves)
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .animations import Animation, grab_frame
-from .common import new_axes, new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 from .mosaic import AllHeadsView
 
 FORMS = "#D55E00"  # Okabe-Ito vermillion: the formation step

@@ -16,8 +16,7 @@ from ..analysis import captions, descriptions as words
 from ..analysis.seeds import failed_runs, seed_values, shipped_number
 from ..core.arguments import whole_number
 from ..core.run import run_sentence
-from .common import new_axes, new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 from .views import HeadView
 
 

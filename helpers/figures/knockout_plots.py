@@ -8,8 +8,7 @@ from matplotlib.figure import Figure
 from ..analysis.knockout import check_head_list, head_label, next_word_change
 from ..analysis.descriptions import bars_words
 from ..core.model import LanguageModel
-from .common import new_axes
-from .describe import describe
+from .common import describe, new_axes
 
 
 def prediction_bars(lm: LanguageModel, sentence: str, heads_knocked=(), top_k: int = 5,

@@ -23,8 +23,7 @@ from ..analysis.kvheads import (
 )
 from ..analysis.seeds import seed_values
 from ..core.run import run_sentence
-from .common import new_axes, new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 from .headcount_plots import count_curve, seed_bars
 from .mosaic import AllHeadsView, all_heads_words
 from .slide import SLIDE_INCHES

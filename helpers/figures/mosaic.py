@@ -12,9 +12,8 @@ from matplotlib.transforms import Bbox
 
 from ..analysis import captions, descriptions as words
 from ..core.arguments import whole_number
-from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps, new_figure
+from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps, describe, new_figure
 from .slide import current_cmap
-from .describe import describe
 
 
 def head_mosaic(attentions) -> np.ndarray:

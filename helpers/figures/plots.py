@@ -20,8 +20,7 @@ from matplotlib.patches import Rectangle
 from ..analysis import captions, descriptions as words
 from ..analysis.recombination import head_scaling
 from ..core.arrays import to_numpy
-from .common import new_axes, new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 from .slide import current_cmap, text_colour_on
 
 QUERY_LABEL = "query: the word being updated"

@@ -9,8 +9,7 @@ from matplotlib.patches import Patch
 
 from ..analysis import captions, descriptions as words
 from ..analysis.relations import TYPE_THRESHOLD, best_head_types, ranked_heads, score_table
-from .common import new_axes, new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 
 
 # --- figures ------------------------------------------------------------------------

@@ -19,8 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from ..analysis import descriptions as words
-from .common import HIGHLIGHT, as_maps, new_axes, tick_label_colour
-from .describe import describe
+from .common import HIGHLIGHT, as_maps, describe, new_axes, tick_label_colour
 from .plots import plot_attention
 
 WORD_PAD = 3.5  # points between a map's frame and its words: matplotlib's tick-label pad
