@@ -133,7 +133,8 @@ class LivePlot:
         self.loss_ax, self.score_ax = self.fig.subplots(1, 2)
         (self.loss_line,) = self.loss_ax.plot([], [], color=COLOURS["loss"], lw=1)
         self.loss_ax.set(xlim=(0, steps), ylim=(1.4, 5.4), xlabel="training step", ylabel="training loss")
-        self.head_lines = [self.score_ax.plot([], [], lw=1.2, color=_head_colour(h, n_head))[0] for h in range(n_head)]
+        colours = mpl.colormaps["viridis"](np.arange(n_head) / max(1, n_head - 1))  # colour-blind safe, H0 dark
+        self.head_lines = [self.score_ax.plot([], [], lw=1.2, color=colours[h])[0] for h in range(n_head)]
         (self.list_line,) = self.score_ax.plot([], [], "k--", lw=2, label="lists said again")
         self.score_ax.axhline(THRESHOLD, color=FORMS, ls=":", lw=1.5, label=f"formed: score ≥ {THRESHOLD}")
         self.score_ax.set(xlim=(0, steps), ylim=(0, 1.02), xlabel="training step",
@@ -150,11 +151,6 @@ class LivePlot:
         self.list_line.set_data(eval_steps, accuracy)
         describe(self.fig, f"Training loss after {len(steps)} steps: {losses[-1]:.2f}." if len(losses) else
                  "Training has not started.")
-
-
-def _head_colour(h: int, n_head: int):
-    """One viridis colour per head (colour-blind safe), H0 dark to the last head light."""
-    return mpl.colormaps["viridis"](h / max(1, n_head - 1))
 
 
 def formation_animation(run: SnapshotRun | None = None, sentence: str = SENTENCE, curves: dict | None = None) -> Animation:

@@ -72,9 +72,11 @@ def _sentences(sentences) -> list[str]:
     return list(dict.fromkeys(s.strip() for s in listed))
 
 
-def _one_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+def _unreadable(lm: LanguageModel, text: str, number: int, count: int, err: Exception) -> ValueError:
+    """One line naming the sentence, then the model's own first line (its fix)."""
+    said = str(err).strip()
+    return ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
+                      f"{said.splitlines()[0] if said else type(err).__name__}")
 
 
 def _read_all(lm: LanguageModel, texts: list[str]) -> list[tuple[list[str], list[int]]]:
@@ -84,9 +86,8 @@ def _read_all(lm: LanguageModel, texts: list[str]) -> list[tuple[list[str], list
     for number, text in enumerate(texts, 1):
         try:
             tokens, ids = read_sentence(lm, text)
-        except Exception as err:  # noqa: BLE001 - one line naming the sentence, then the model's own fix
-            raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
-                             f"{_one_line(err)}") from None
+        except Exception as err:  # noqa: BLE001 - any error the model raises becomes one line
+            raise _unreadable(lm, text, number, count, err) from None
         if len(ids) > MAX_TOKENS:
             raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) is {len(ids)} tokens long; a page draws "
                              f"at most {MAX_TOKENS} per sentence in about a second: {SPLIT}.")
@@ -102,9 +103,8 @@ def _sentence_data(lm: LanguageModel, text: str, read: tuple[list[str], list[int
     """Run one tokenized sentence and pack what the page shows: tokens, the 8-bit maps, one caption per head."""
     try:
         run = run_ids(lm, *read)
-    except Exception as err:  # noqa: BLE001 - one line naming the sentence, then the model's own fix
-        raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
-                         f"{_one_line(err)}") from None
+    except Exception as err:  # noqa: BLE001 - any error the model raises becomes one line
+        raise _unreadable(lm, text, number, count, err) from None
     maps = to_numpy(run.attentions)  # (L, H, T, T)
     if not np.isfinite(maps).all():  # 8 bits would quietly turn NaN into 0: a page of made-up maps
         raise ValueError(f"{lm.name} gives NaN or infinite attention on sentence {number} ({text[:40]!r}), so its "
