@@ -1,10 +1,6 @@
-"""Figures composed for a 16:9 slide where a notebook's figure does not fit one as it is.
-
-Each function draws straight onto a 13.33 × 7.5 in figure (PowerPoint's 16:9 slide), so
-what the layout check measures is what the room sees: fonts are chosen for the slide, not
-enlarged afterwards, and nothing is squeezed. They reuse the notebooks' plot functions
-(passing `ax=`) wherever those fit, and read the same data.
-"""
+"""Figures composed for a 16:9 slide where a notebook's figure does not fit one as it is: drawn
+straight onto a 13.33 × 7.5 in figure, so fonts are chosen for the slide (not enlarged afterwards)
+and what the layout check measures is what the room sees. They reuse the notebooks' plot functions."""
 
 from __future__ import annotations
 
