@@ -159,15 +159,6 @@ def page_html(data: dict, models: Sequence[dict] = (), title: str | None = None)
                          "__MODEL_DATA__": webpage.script_json(list(models)), **scripts})
 
 
-def _live(lm: LanguageModel, live: bool | None) -> bool:
-    if live is None:
-        return can_run_in_page(lm)
-    if live and not can_run_in_page(lm):
-        raise ValueError(f"{lm.name} cannot run in a page (it needs the classroom word tokenizer and at most "
-                         f"4 MB of 16-bit weights); pass live=False for a page of precomputed maps.")
-    return bool(live)
-
-
 def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "all_heads",
                 folder: str | Path = "figures", layer: int = 0, head: int = 0, live: bool | None = None) -> Path:
     """Write folder/name.html: every head of `lm` reading each sentence, on one offline page.
@@ -179,9 +170,9 @@ def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "
     """
     target = webpage.page_path(name, folder, example="all_heads")  # before the model runs
     _check_model(lm)
-    live = _live(lm, live)
-    data = page_data(lm, sentences, layer, head, live)
-    return webpage.write_page(page_html(data, [model_data(lm)] if live else []), target)
+    live = can_run_in_page(lm) if live is None else bool(live)
+    models = [model_data(lm)] if live else []  # refuses a model too big for a page before the model runs
+    return webpage.write_page(page_html(page_data(lm, sentences, layer, head, live), models), target)
 
 
 def family(kind: str) -> list[str]:
@@ -246,8 +237,9 @@ def _numbers(lm: LanguageModel) -> dict:
 def model_data(lm: LanguageModel) -> dict:
     """The model as JSON-ready data for page_model.js: sizes, words, tensor index and 16-bit weights."""
     if not can_run_in_page(lm):
-        raise ValueError(f"{lm.name} cannot run in a page (a word tokenizer and at most "
-                         f"{MAX_LIVE_BYTES / 1e6:.0f} MB of 16-bit weights); export it with live=False.")
+        raise ValueError(f"{lm.name} cannot run in a page (it needs the classroom word tokenizer and at most "
+                         f"{MAX_LIVE_BYTES / 1e6:.0f} MB of 16-bit weights); pass live=False for a page of "
+                         f"precomputed maps.")
     cfg, tensors, parts, offset = lm.config, {}, [], 0
     for name, tensor in lm.model.state_dict().items():
         values = tensor.detach().float().numpy().astype("<f2")  # the shipped files are float16 already
