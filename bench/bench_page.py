@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import helpers as H  # noqa: E402
 from benchlib import no_browser, parser, record, unavailable  # noqa: E402
-from helpers.figures.page_weights import model_data  # noqa: E402
+from helpers.figures.page import model_data  # noqa: E402
 from helpers.core.language import StoryWriter  # noqa: E402
 from test_browser import CHROMIUM, SCREEN, chromium  # noqa: E402
 

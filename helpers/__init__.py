@@ -93,7 +93,7 @@ _MODULES: dict[str, list[str]] = {
     ".figures.slide": ["slide_style", "check_slide"],
     ".figures.export": ["save_for_slides"],
     # --- every notebook: a figure shown with its words as alt text (a screen reader reads them) ---------
-    ".figures.describe": ["show_figure"],
+    ".figures.common": ["show_figure"],
     ".figures.deck": ["export_deck"],
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}

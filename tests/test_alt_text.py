@@ -18,7 +18,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import helpers as H
-from helpers.figures.describe import describe, description
+from helpers.figures.common import describe, description
 
 
 def _map() -> tuple[np.ndarray, list[str]]:

@@ -38,14 +38,14 @@ def test_one_head_has_the_five_steps_and_says_what_the_numbers_are(one, built):
 
 def _headings(walk, monkeypatch) -> list[tuple[str, str]]:
     """(heading, left panel's title) of every frame of the one-head animation for `walk`."""
-    seen, real_grab = [], animations._grab
+    seen, real_grab = [], animations.grab_frame
 
     def grab_and_read(anim, canvas, *args, **kwargs):
         real_grab(anim, canvas, *args, **kwargs)
         fig = canvas.figure
         seen.append((fig._suptitle.get_text(), fig.axes[0].get_title()))
 
-    monkeypatch.setattr(animations, "_grab", grab_and_read)
+    monkeypatch.setattr(animations, "grab_frame", grab_and_read)
     animations.one_head_animation(walk)
     return seen
 
@@ -74,13 +74,13 @@ def test_twelve_heads_recombining_adds_one_head_per_frame_and_ends_at_the_update
 @pytest.mark.parametrize("make", ["one_head_animation", "recombination_animation"])
 def test_every_frame_is_a_slide_picture_with_legible_text(one, walk, make, monkeypatch):
     """Each frame, as drawn, passes the slide layout check (inside, no overlaps, >= 14 pt, wide enough)."""
-    reports, real_grab = [], animations._grab
+    reports, real_grab = [], animations.grab_frame
 
     def grab_and_check(anim, canvas, *args, **kwargs):
         real_grab(anim, canvas, *args, **kwargs)
         reports.append(check_layout(canvas.figure, f"{anim.name} frame {len(anim.frames) - 1}"))
 
-    monkeypatch.setattr(animations, "_grab", grab_and_check)
+    monkeypatch.setattr(animations, "grab_frame", grab_and_check)
     anim = getattr(animations, make)(one if make == "one_head_animation" else walk)
     assert {f.size for f in anim.frames} == {(1280, 720)}  # 16:9 at 96 dpi
     assert len(reports) == len(anim.frames)

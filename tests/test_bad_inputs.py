@@ -85,7 +85,7 @@ class Ctx:
     def full_disk(self) -> None:
         """Every figure write fails the way a full disk makes matplotlib's PDF writer fail."""
         def savefig(fig, fname, *args, **kwargs):
-            Path(fname).write_bytes(b"half a fi")
+            fname.write(b"half a fi") if hasattr(fname, "write") else Path(fname).write_bytes(b"half a fi")
             try:
                 raise OSError(errno.ENOSPC, "No space left on device")
             except OSError:

@@ -4,6 +4,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import errno
 import os
 import xml.etree.ElementTree as ET
 
@@ -74,15 +75,33 @@ def test_a_failing_write_leaves_no_file(tmp_path, monkeypatch):
 
     def fail_on_pdf(self, fname, *args, **kwargs):
         if kwargs.get("format") == "pdf":
-            with open(fname, "wb") as f:
-                f.write(b"%PDF-half")  # a half-written file …
+            fname.write(b"%PDF-half")  # a half-written file …
             raise OSError("disk full")
         return real_savefig(self, fname, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", fail_on_pdf)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OSError, match="broken.pdf .*disk full"):
         export.save_for_slides(figure(), "broken", folder=tmp_path)
-    assert os.listdir(tmp_path) == []  # … and no PNG or SVG either: all formats or none
+    assert os.listdir(tmp_path) == []  # … and no PNG or SVG either: every file is drawn before one is written
+
+
+def test_a_disk_that_fills_part_way_says_which_files_were_replaced(tmp_path, monkeypatch):
+    real_write, calls = export.atomic_write, []
+
+    def full(tmp):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def fills_up(path, write, mode=None):
+        calls.append(path.name)  # the third file, the PDF, fails: the PNG and SVG are already in place, each whole
+        return real_write(path, full if len(calls) == 3 else write, mode)
+
+    monkeypatch.setattr(export, "atomic_write", fills_up)
+    with pytest.raises(OSError) as err:
+        export.save_for_slides(figure(), "map", folder=tmp_path)
+    assert "free some disk space" in str(err.value) and "2 of 3 files were replaced (map.png, map.svg)" in str(err.value)
+    assert sorted(os.listdir(tmp_path)) == ["map.png", "map.svg"]
+    with Image.open(tmp_path / "map.png") as png:
+        assert png.size == (2560, 1440)
 
 
 def test_unwritable_folder_gives_a_clear_error_and_no_file(tmp_path):

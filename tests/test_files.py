@@ -30,6 +30,7 @@ def test_a_stopped_deck_into_a_new_folder_keeps_a_file_someone_put_there(tmp_pat
     folder = tmp_path / "new" / "deck"
 
     def interrupted(figures, path, subject=""):
+        folder.mkdir(parents=True)
         (folder / "mine.txt").write_text("the teacher's file, saved while the deck was exporting")
         raise KeyboardInterrupt
 
@@ -144,26 +145,24 @@ def test_permission_denied_names_the_file_and_the_fix(tmp_path):
     assert listing(folder) == []
 
 
-def test_a_widget_export_whose_disk_fills_part_way_leaves_nothing_and_says_so(tmp_path, monkeypatch):
+def test_a_widget_export_whose_disk_fills_part_way_says_which_files_were_replaced(tmp_path, monkeypatch):
     import helpers as H
 
     slider = H.HeadCountExplorer(heads=4)
-    write_one, calls = export._write_one, []
+    real_write, calls = export.atomic_write, []
 
-    def fills_up(fig, tmp, target, dpi, caption=None):
-        calls.append(target.name)
-        if len(calls) == 6:  # the second figure's files: the first figure's are already staged
-            raise file_full()
-        return write_one(fig, tmp, target, dpi, caption)
+    def full(tmp):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    def file_full():
-        return files.file_error(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "x")
+    def fills_up(path, write, mode=None):
+        calls.append(path.name)  # the sixth file fails: the five before it are in place, each whole
+        return real_write(path, full if len(calls) == 6 else write, mode)
 
-    monkeypatch.setattr(export, "_write_one", fills_up)
+    monkeypatch.setattr(export, "atomic_write", fills_up)
     assert slider.export(tmp_path / "slides") == []
     assert len(calls) == 6
-    assert listing(tmp_path / "slides") == []  # no figure of the set, and no staging folder
-    assert "free some disk space" in slider.status.value and "Nothing was changed" in slider.status.value
+    assert listing(tmp_path / "slides") == sorted(calls[:5])  # no temporary, no half file
+    assert "free some disk space" in slider.status.value and "5 of " in slider.status.value
 
 
 def test_a_manifest_entry_without_its_checksum_is_refused_in_one_line(tmp_path):

@@ -6,7 +6,7 @@
 
 Each animation keeps one figure and changes its artists between frames; every frame is
 drawn once and its pixels become both a PNG in the frames folder and a GIF frame (Pillow,
-which matplotlib already needs). `bench/bench_animations.py` prints the build times.
+which matplotlib already needs).
 """
 
 from __future__ import annotations
@@ -24,11 +24,9 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from ..core.arrays import to_numpy
-from ..core.files import staged_files
 from ..core.walkthrough import Walkthrough, walkthrough_layer
-from .common import new_figure
-from .describe import ShownFigure
-from .export import check_folder, check_plain_name
+from .common import ShownFigure, new_figure
+from .export import check_folder, check_plain_name, write_files
 from .slide import SLIDE_INCHES, SLIDE_RC
 
 SIZE = SLIDE_INCHES  # one frame fills the slide
@@ -71,7 +69,7 @@ def _frame_figure() -> Iterator[tuple[Figure, FigureCanvasAgg]]:
         yield fig, fig.canvas
 
 
-def _grab(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), background=None) -> None:
+def grab_frame(anim: Animation, canvas: FigureCanvasAgg, seconds: float, moving=(), background=None) -> None:
     """Draw a frame (only the `moving` artists over a saved background, when given) and keep its pixels."""
     if background is None:
         canvas.draw()
@@ -113,16 +111,16 @@ def one_head_animation(walk: Walkthrough | None = None, head: int | None = None)
             _matrix(left, matrix, walk.tokens, fmt)
             _explain(right, text, matrix[-1], walk.tokens, fmt, word)
             heading.set_text(text)
-            _grab(anim, canvas, 1.6)
+            grab_frame(anim, canvas, 1.6)
         _weighted_sum(left, right, to_numpy(s.weights)[-1], to_numpy(s.V), to_numpy(s.z)[-1], walk.tokens, word)
         heading.set_text(f"4. Weighted sum of the values: '{word}' gets a {d}-number update")
-        _grab(anim, canvas, 1.8)
+        grab_frame(anim, canvas, 1.8)
         one = walk.n_heads == 1  # a single wide head: nothing to decompress, no other heads to share with
         _added_back(left, right, to_numpy(layer.residual[-1]), to_numpy(layer.per_head[head, -1]), after, word,
                     walk.d_model, one)
         heading.set_text(f"5. Through W_O and added back to '{word}'" if one
                          else f"5. Decompressed to {walk.d_model} and added back to '{word}'")
-        _grab(anim, canvas, 3.0)
+        grab_frame(anim, canvas, 3.0)
     anim.figure = fig
     return anim
 
@@ -228,31 +226,36 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
             image.set_data(blocks)
             running.set_data(rgba(sums[h][None]))
             heading.set_text(f"Decompress head {h} and add it: {h + 1} of {H} heads in the sum")
-            _grab(anim, canvas, 0.6 if 0 < h < H - 1 else 1.5, moving, background)
+            grab_frame(anim, canvas, 0.6 if 0 < h < H - 1 else 1.5, moving, background)
         running.set_data(rgba((sums[-1] + bias)[None]))
         bottom.set_yticks([0], ["+ bias = update"])
         heading.set_text(f"All {H} added, plus the output bias: the layer's update for '{name}'")
         for artist in moving:
             artist.set_animated(False)
-        _grab(anim, canvas, 3.0)  # the last frame in full: its label changed
+        grab_frame(anim, canvas, 3.0)  # the last frame in full: its label changed
     anim.figure = fig
     return anim
 
 
 # --- writing -----------------------------------------------------------------------------------
 def save_animation(anim: Animation, folder: str | Path = "figures/animations") -> tuple[Path, Path]:
-    """Write folder/name.gif (loops) and folder/name_frames/frame_NN.png; both appear whole or not at all."""
+    """Write folder/name.gif (loops) and folder/name_frames/frame_NN.png, each file whole or not at all."""
     check_plain_name(anim.name, example="one_head_steps")
     folder = check_folder(folder)
-    with staged_files(folder) as staging:  # the frames folder replaces an older run's whole: no stale frames
-        frames = staging / f"{anim.name}_frames"
-        frames.mkdir()
-        for i, frame in enumerate(anim.frames):
-            frame.save(frames / f"frame_{i:02d}.png", compress_level=1)
-        (frames / "caption.txt").write_text(anim.caption + "\n", encoding="utf-8")
-        (staging / f"{anim.name}.gif").write_bytes(anim.gif_bytes())
-        (staging / f"{anim.name}.txt").write_text(anim.caption + "\n", encoding="utf-8")
-    return folder / f"{anim.name}.gif", folder / frames.name
+    frames, caption = folder / f"{anim.name}_frames", (anim.caption + "\n").encode("utf-8")
+    files = {frames / f"frame_{i:02d}.png": _png(frame) for i, frame in enumerate(anim.frames)}
+    files |= {frames / "caption.txt": caption, folder / f"{anim.name}.gif": anim.gif_bytes(),
+              folder / f"{anim.name}.txt": caption}
+    write_files(files)
+    for stale in set(frames.glob("frame_*.png")) - set(files):  # an older, longer run's frames
+        stale.unlink()
+    return folder / f"{anim.name}.gif", frames
+
+
+def _png(frame: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    frame.save(buffer, format="PNG", compress_level=1)
+    return buffer.getvalue()
 
 
 def build_animations(one: Walkthrough | None = None, twelve: Walkthrough | None = None) -> list[Animation]:

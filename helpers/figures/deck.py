@@ -5,36 +5,35 @@
 
 Paths are relative to the folder Python runs in: from a notebook, notebooks/figures/deck/.
 
-Each slide is one entry in SLIDES: a file name, a function that builds the figure from the
-shipped models (the notebooks' own plot functions, or a 16:9 composition from slides.py),
-the pptx title, and a function that computes its one-sentence caption from the same data.
-Add a slide by adding an entry. Pages are 13.33 × 7.5 in, the PNGs 1920 × 1080 px; every
-slide passes slide.check_slide there (text inside, no overlaps, >= 14 pt, wide enough),
-which tests/test_deck.py asserts.
+Each slide is one entry in SLIDES (add a slide by adding an entry): a file name, a function that
+builds the figure from the shipped models, the pptx title, and a function that computes its caption
+from the same data. Pages are 13.33 × 7.5 in, the PNGs 1920 × 1080 px; tests/test_deck.py checks
+every slide there with slide.check_slide.
 """
 
 from __future__ import annotations
 
 import datetime
-import os
+import io
 import zipfile
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Callable
 
 import matplotlib as mpl
 from matplotlib.figure import Figure
+from PIL import Image
 
 from ..analysis import captions, formation, formation_seeds, headcount, kvheads, relations
 from ..core.catalog import load_model
-from ..core.files import file_error, staged_files
 from ..core.model import LanguageModel
-from ..core.run import Run, run_sentence
+from ..core.run import run_sentence
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from . import formation_plots, headcount_plots, kv_plots, plots, score_plots, slides, views
 from .animations import build_animations, save_animation
-from .export import FIXED_METADATA, check_folder, check_plain_name, save_for_slides
+from .common import description
+from .export import FIXED_METADATA, check_folder, check_plain_name, render_for_slides, slide_files, write_files
 from .page import export_page
 from .slide import EXPORT_RC, MIN_FONT_PT, SLIDE_INCHES, export_facecolor, slide_sized, slide_style
 
@@ -50,25 +49,18 @@ class Models:
 
     def __init__(self, n_stories: int = 64):  # notebook 06's held-out stories: the deck shows its numbers
         self.n_stories = n_stories
-        self._walks: dict[int, Walkthrough] = {}
-        self._runs: dict[str, Run] = {}
         self.used_seeded = False  # set when a slide was built from seeded (untrained) walkthrough weights
+        self.run = cache(lambda sentence: run_sentence(self.classroom, sentence))
+        self._walk = cache(lambda n: walkthrough_layer(WALK["model"], n_heads=n, sentence=WALK["sentence"]))
 
     @cached_property
     def classroom(self) -> LanguageModel:
         return load_model("classroom")
 
     def walk(self, n_heads: int) -> Walkthrough:
-        if n_heads not in self._walks:
-            self._walks[n_heads] = walkthrough_layer(WALK["model"], n_heads=n_heads, sentence=WALK["sentence"])
-        if self._walks[n_heads].source == "seeded":  # the trained file is missing: the slide must say so
-            self.used_seeded = True
-        return self._walks[n_heads]
-
-    def run(self, sentence: str) -> Run:
-        if sentence not in self._runs:
-            self._runs[sentence] = run_sentence(self.classroom, sentence)
-        return self._runs[sentence]
+        walk = self._walk(n_heads)
+        self.used_seeded |= walk.source == "seeded"  # the trained file is missing: the slide must say so
+        return walk
 
     @cached_property
     def scores(self) -> dict:
@@ -217,9 +209,8 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
     page=True adds folder/all_heads.html: every head of the classroom model on the deck's sentences,
     one offline web page (figures.page.export_page) to open from the slides or a USB stick.
 
-    The deck appears whole or not at all: every file is first written into a staging folder
-    of our own (helpers.core.files), and moved into place only when all of them were written.
-    A stopped export removes only its own temporaries, never a file someone else put there.
+    Every file is drawn before the first is written, and each appears whole or not at all
+    (core.files.atomic_write): a stopped export leaves no temporary and no file of its own.
     """
     check_plain_name(name, example="deck")  # before any work: nothing may land outside `folder`
     if format not in DECK_FORMATS:
@@ -233,50 +224,47 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
     if not figures:
         raise ValueError("No slides to export; pass slides= a non-empty list or use the default SLIDES.")
     notes = build_captions(chosen, models)
-    with staged_files(folder) as staging:
-        pngs = [save_for_slides(fig, slide_name, staging, formats=("png",), size=SIZE, dpi=DPI,
-                                caption=notes[slide_name])[0] for slide_name, fig in figures]
-        deck = staging / f"{name}.{format}"
-        if format == "pdf":
-            _write_pdf(figures, deck, subject=f"{len(figures)} slides; each slide's caption is in its .txt file")
-        else:
-            _write_pptx(chosen, figures, notes, models if animations else None, staging, deck)
-        if page:
-            export_page(models.classroom, [DRAW, LIST], name="all_heads", folder=staging)
-    return folder / deck.name, [folder / png.name for png in pngs]
+    files = slide_files({slide_name: (fig, SIZE) for slide_name, fig in figures}, folder, notes, ("png",), DPI)
+    deck = io.BytesIO()
+    anims = build_animations(models.walk(1), models.walk(12)) if animations and format == "pptx" else []
+    if format == "pdf":
+        _write_pdf(figures, deck, subject=f"{len(figures)} slides; each slide's caption is in its .txt file")
+    else:
+        deck.write(_pptx_bytes(chosen, figures, notes, anims))
+    write_files(files)
+    write_files({folder / f"{name}.{format}": deck.getvalue()}, 0o644)  # for sharing: readable by everyone
+    for anim in anims:
+        save_animation(anim, folder)
+    if page:
+        export_page(models.classroom, [DRAW, LIST], name="all_heads", folder=folder)
+    return folder / f"{name}.{format}", [path for path in files if path.suffix == ".png"]
 
 
-def _write_pptx(chosen, figures, notes, models: Models | None, staging: Path, path: Path) -> None:
-    """The pptx: each figure re-saved to fill the picture area under the title at full scale.
-    The pictures go to a hidden folder in staging: scratch, removed with it, never published."""
-    pictures = staging / ".pptx-pictures"
+def _pptx_bytes(chosen, figures, notes, anims) -> bytes:
+    """The pptx: each figure drawn again to fill the picture area under the title at full scale, each
+    animation after the slide it animates."""
     titles = {s.name: s.title or s.name for s in chosen}
     items = []
     for slide_name, fig in figures:
-        png = save_for_slides(fig, slide_name, pictures, formats=("png",), size=PICTURE_INCHES, dpi=DPI)[0]
+        png = render_for_slides(fig, Path(slide_name), PICTURE_INCHES, ("png",), DPI, description(fig))["png"]
         items.append((slide_name, PptxSlide(titles[slide_name], png, notes[slide_name])))
-    if models is not None:
-        for anim in build_animations(models.walk(1), models.walk(12)):
-            gif, _ = save_animation(anim, staging)
-            after = ANIMATION_AFTER.get(anim.name)
-            at = next((i + 1 for i, (n, _) in enumerate(items) if n == after), len(items))
-            items.insert(at, (anim.name, PptxSlide(anim.title, gif, anim.caption)))
-    write_pptx(path, [item for _, item in items])
+    for anim in anims:
+        after = ANIMATION_AFTER.get(anim.name)
+        at = next((i + 1 for i, (n, _) in enumerate(items) if n == after), len(items))
+        items.insert(at, (anim.name, PptxSlide(anim.title, anim.gif_bytes(), anim.caption)))
+    return write_pptx([item for _, item in items])
 
 
-def _write_pdf(figures: list[tuple[str, Figure]], path: Path, subject: str = "") -> None:
-    """One 16:9 page per figure, at the slide size and with >= 14 pt text, as for the PNGs."""
+def _write_pdf(figures: list[tuple[str, Figure]], file, subject: str = "") -> None:
+    """One 16:9 page per figure into `file` (a path or a binary file), at the slide size and with
+    >= 14 pt text, as for the PNGs."""
     from matplotlib.backends.backend_pdf import PdfPages  # here, not at import: it loads fontTools
 
     metadata = {"Title": "Multi-head attention: the lecture deck", "Subject": subject, **FIXED_METADATA["pdf"]}
-    try:
-        with PdfPages(path, metadata=metadata) as pdf:
-            for _, fig in figures:
-                with slide_sized(fig, SIZE), mpl.rc_context(EXPORT_RC):  # as save_for_slides saves
-                    pdf.savefig(fig, facecolor=export_facecolor(fig))
-    except BaseException as err:
-        raise file_error(err, path) from None
-    os.chmod(path, 0o644)  # the deck is for sharing: readable by everyone, as it always was
+    with PdfPages(file, metadata=metadata) as pdf:
+        for _, fig in figures:
+            with slide_sized(fig, SIZE), mpl.rc_context(EXPORT_RC):  # as save_for_slides saves
+                pdf.savefig(fig, facecolor=export_facecolor(fig))
 
 
 # --- the deck as PowerPoint (python-pptx, the optional extra `pip install -e ".[slides]"`) ---------
@@ -290,7 +278,7 @@ FIXED_TIME = datetime.datetime(2026, 1, 1)  # the same deck gives the same docum
 @dataclass(frozen=True)
 class PptxSlide:
     title: str
-    picture: Path  # PNG or animated GIF
+    picture: bytes  # PNG or animated GIF
     notes: str  # the caption: speaker notes and alt text
 
 
@@ -304,8 +292,8 @@ def require_pptx():
     return pptx
 
 
-def write_pptx(path: str | Path, slides: list[PptxSlide], title: str = "Multi-head attention") -> Path:
-    """Write the slides into one .pptx at `path` (the caller makes it atomic) and return the path."""
+def write_pptx(slides: list[PptxSlide], title: str = "Multi-head attention") -> bytes:
+    """The slides as one .pptx file's bytes: the same slides give the same bytes."""
     pptx = require_pptx()
     from pptx.util import Inches, Pt
 
@@ -327,29 +315,24 @@ def write_pptx(path: str | Path, slides: list[PptxSlide], title: str = "Multi-he
     props.title, props.subject, props.author = title, f"{len(slides)} slides with speaker notes", "helpers"
     props.created = props.modified = FIXED_TIME
     props.last_modified_by, props.revision = "helpers", 1
-    deck.save(str(path))
-    _fix_zip_times(Path(path))
-    return Path(path)
-
-
-def _fix_zip_times(path: Path) -> None:
-    """Give every part of the .pptx (a zip) the same timestamp, so the same deck gives the same bytes."""
-    with zipfile.ZipFile(path) as source:
+    saved = io.BytesIO()
+    deck.save(saved)
+    with zipfile.ZipFile(saved) as source:  # every part gets the same timestamp: the same deck, the same bytes
         parts = [(info.filename, source.read(info)) for info in source.infolist()]
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+    fixed = io.BytesIO()
+    with zipfile.ZipFile(fixed, "w", zipfile.ZIP_DEFLATED) as target:
         for name, data in parts:
             target.writestr(zipfile.ZipInfo(name, date_time=FIXED_TIME.timetuple()[:6]), data,
                             compress_type=zipfile.ZIP_DEFLATED)
+    return fixed.getvalue()
 
 
-def _add_picture(slide, picture: Path, Inches):
+def _add_picture(slide, picture: bytes, Inches):
     """The picture as large as fits under the title, centred, its aspect ratio kept."""
-    from PIL import Image
-
-    with Image.open(picture) as image:
+    with Image.open(io.BytesIO(picture)) as image:
         w, h = image.size
     box_w, box_h = PICTURE_INCHES
     scale = min(box_w / w, box_h / h)
     width, height = w * scale, h * scale
     left, top = (SLIDE_INCHES[0] - width) / 2, TITLE_INCHES + (box_h - height) / 2
-    return slide.shapes.add_picture(str(picture), Inches(left), Inches(top), Inches(width), Inches(height))
+    return slide.shapes.add_picture(io.BytesIO(picture), Inches(left), Inches(top), Inches(width), Inches(height))

@@ -1,20 +1,16 @@
 """Figures for slides: one call writes PNG, SVG and PDF, sized for a 16:9 projector.
 
-`slide_style()` is the projector look (large fonts, thick lines, high contrast,
-colour-blind-safe colour maps). Wrap the code that *builds* a figure in it::
-
-    with H.slide_style():
+    with H.slide_style():                      # the projector look: build the figure inside it
         fig = H.plot_attention(weights, tokens)
     H.save_for_slides(fig, "draw_attention")   # -> figures/draw_attention.{png,svg,pdf}
 
-`save_for_slides` also enlarges any text smaller than the slide minimum while it
-saves, then puts the figure back as it was. Files appear whole or not at all:
-each is written into a staging folder first (helpers.core.files) and renamed
-into place only when every format has been written.
+Text smaller than the slide minimum is enlarged while saving, then put back. Every file is drawn
+before the first is written, and each appears whole or not at all (core.files.atomic_write).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from pathlib import Path
@@ -23,8 +19,8 @@ from typing import Sequence
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
-from ..core.files import file_error, staged_files
-from .describe import description
+from ..core.files import atomic_write, file_error, refuse_read_only
+from .common import description
 from .slide import EXPORT_RC, check_layout, export_facecolor, slide_inches, slide_sized
 
 FORMATS = ("png", "svg", "pdf")
@@ -32,6 +28,7 @@ FORMATS = ("png", "svg", "pdf")
 # No dates and no version strings in the files: exporting an unchanged figure again changes no byte.
 FIXED_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
                   "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
+CAPTION_KEY = {"png": "Description", "svg": "Description", "pdf": "Subject"}  # where each format keeps it
 
 
 def save_for_slides(
@@ -61,27 +58,65 @@ def save_set_for_slides(
     formats: Sequence[str] = FORMATS,
     dpi: int = 200,
 ) -> list[Path]:
-    """Write several figures ({name: (fig, size)}) as one set, as save_for_slides writes one: every
-    file of every figure is renamed into place together, or none is (a widget's "Export for
-    slides" never leaves half a set behind when the disk fills)."""
+    """Write several figures ({name: (fig, size)}) as save_for_slides writes one (a widget's "Export
+    for slides"): a figure that fails to draw leaves no file of the set."""
+    files = slide_files(figures, folder, captions, formats, dpi)
+    write_files(files)
+    return list(files)
+
+
+def slide_files(figures: dict, folder: str | Path = "figures", captions: dict[str, str] | None = None,
+                formats: Sequence[str] = FORMATS, dpi: int = 200) -> dict[Path, bytes]:
+    """save_set_for_slides' files, drawn but not yet written: {path: bytes}, arguments checked first."""
     captions = captions or {}
     for name, (fig, _) in figures.items():
         _check_arguments(fig, name, formats, dpi)
     captions = {name: _check_caption(captions.get(name)) for name in figures}
-    stored = {name: captions[name] or description(fig) for name, (fig, _) in figures.items()}  # in each file
     sizes = {name: None if size is None else slide_inches(size) for name, (_, size) in figures.items()}
-    folder = check_folder(folder)  # staged_files makes it, and words a refused write in one line
-    targets = {name: [folder / f"{name}.{fmt.lower()}" for fmt in formats]
-               + ([folder / f"{name}.txt"] if captions[name] else []) for name in figures}
-    with staged_files(folder) as staging:  # renamed into place together, or none
-        for name, (fig, _) in figures.items():
-            with slide_sized(fig, sizes[name]):
-                for target in targets[name]:
-                    _write_one(fig, staging / target.name, target, dpi, stored[name])
+    folder = check_folder(folder)
+    files = {}
     for name, (fig, _) in figures.items():
-        with slide_sized(fig, sizes[name]):
-            check_layout(fig, name)  # a warning that names what a class could not read
-    return [path for name in figures for path in targets[name]]
+        drawn = render_for_slides(fig, folder / name, sizes[name], formats, dpi, captions[name] or description(fig))
+        files |= {folder / f"{name}.{fmt}": data for fmt, data in drawn.items()}
+        if captions[name]:
+            files[folder / f"{name}.txt"] = (captions[name] + "\n").encode("utf-8")
+    return files
+
+
+def render_for_slides(fig: Figure, path: Path, size: tuple[float, float] | None, formats: Sequence[str],
+                      dpi: float, stored: str | None = None) -> dict[str, bytes]:
+    """Each format's bytes of `fig` at the slide `size`, for path.<format> (`stored`: the words kept in
+    each file), and one SlideLayoutWarning naming what a class could not read. No user rc (bbox tight,
+    transparent, ...) changes the bytes."""
+    drawn = {}
+    with slide_sized(fig, size):
+        for fmt in (str(f).lower() for f in formats):
+            metadata = FIXED_METADATA[fmt] | ({CAPTION_KEY[fmt]: stored} if stored else {})
+            buffer = io.BytesIO()
+            try:
+                with mpl.rc_context(EXPORT_RC):
+                    fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata, facecolor=export_facecolor(fig))
+            except BaseException as err:
+                raise file_error(err, path.with_name(f"{path.name}.{fmt}")) from None
+            drawn[fmt] = buffer.getvalue()
+        check_layout(fig, path.name)
+    return drawn
+
+
+def write_files(files: dict[Path, bytes], mode: int | None = None) -> None:
+    """Write each file whole or not at all (core.files.atomic_write). Read-only targets are refused
+    before the first is written; an error part-way says which files were already replaced."""
+    for target in files:
+        refuse_read_only(target)
+    done: list[str] = []
+    for target, data in files.items():
+        try:
+            atomic_write(target, lambda tmp: Path(tmp).write_bytes(data), mode)
+        except OSError as err:
+            if not done:
+                raise
+            raise file_error(err.__context__ or err, target, done, len(files)) from None
+        done.append(target.name)
 
 
 def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -> None:
@@ -136,23 +171,4 @@ def _check_caption(caption) -> str | None:
     if not isinstance(caption, str) or not caption.strip() or "\n" in caption.strip():
         raise ValueError(f"caption={caption!r} must be one line of text, e.g. a sentence from helpers.captions.")
     return caption.strip()
-
-
-CAPTION_KEY = {"png": "Description", "svg": "Description", "pdf": "Subject"}  # where each format keeps it
-
-
-def _write_one(fig: Figure, tmp: Path, target: Path, dpi: float, caption: str | None = None) -> None:
-    """Save one format (or the caption, for .txt) to tmp in the staging folder; errors name the target.
-    Files are made by open(), so they get the ordinary mode 0o666 & ~umask."""
-    fmt = target.suffix[1:]
-    try:
-        if fmt == "txt":
-            Path(tmp).write_text(caption + "\n", encoding="utf-8")
-            return
-        metadata = FIXED_METADATA[fmt] | ({CAPTION_KEY[fmt]: caption} if caption else {})
-        with mpl.rc_context(EXPORT_RC):  # no user rc (bbox tight, transparent, ...) changes the file
-            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata, facecolor=export_facecolor(fig))
-    except BaseException as err:
-        raise file_error(err, target) from None  # the staging folder, tmp included, is removed
-
 

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import matplotlib as mpl
 import numpy as np
-import PIL.Image
 from matplotlib.figure import Figure
 
 from ..analysis.formation import (BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, bump_ratio, formation, maps_along,
                                   shipped_curves)
 from ..core.snapshots import SnapshotRun, load_snapshots
-from .animations import Animation
-from .common import new_figure
-from .describe import describe
+from .animations import Animation, grab_frame
+from .common import describe, new_axes, new_figure
 from .mosaic import AllHeadsView
 
 FORMS = "#D55E00"  # Okabe-Ito vermillion: the formation step
@@ -102,8 +100,7 @@ def plot_formation_curves(curves: dict, found: dict, step: int | None = None) ->
 
 def plot_knockout_along(knocked: dict, removed, watched, formed: int | None, ax=None) -> Figure:
     """List accuracy and the induction head's score along training, with and without the layer-0 head."""
-    fig = new_figure(figsize=(10, 4.2), layout="constrained") if ax is None else ax.figure
-    ax = fig.add_subplot() if ax is None else ax
+    fig, ax = new_axes(ax, (10, 4.2))
     steps = knocked["steps"]
     ax.plot(steps, knocked["accuracy"], "o-", ms=3, color=COLOURS["list"], label="lists said again")
     ax.plot(steps, knocked["accuracy_without"], "o--", ms=3, color=COLOURS["list"], alpha=0.6,
@@ -136,7 +133,8 @@ class LivePlot:
         self.loss_ax, self.score_ax = self.fig.subplots(1, 2)
         (self.loss_line,) = self.loss_ax.plot([], [], color=COLOURS["loss"], lw=1)
         self.loss_ax.set(xlim=(0, steps), ylim=(1.4, 5.4), xlabel="training step", ylabel="training loss")
-        self.head_lines = [self.score_ax.plot([], [], lw=1.2, color=_head_colour(h, n_head))[0] for h in range(n_head)]
+        colours = mpl.colormaps["viridis"](np.arange(n_head) / max(1, n_head - 1))  # colour-blind safe, H0 dark
+        self.head_lines = [self.score_ax.plot([], [], lw=1.2, color=colours[h])[0] for h in range(n_head)]
         (self.list_line,) = self.score_ax.plot([], [], "k--", lw=2, label="lists said again")
         self.score_ax.axhline(THRESHOLD, color=FORMS, ls=":", lw=1.5, label=f"formed: score ≥ {THRESHOLD}")
         self.score_ax.set(xlim=(0, steps), ylim=(0, 1.02), xlabel="training step",
@@ -153,11 +151,6 @@ class LivePlot:
         self.list_line.set_data(eval_steps, accuracy)
         describe(self.fig, f"Training loss after {len(steps)} steps: {losses[-1]:.2f}." if len(losses) else
                  "Training has not started.")
-
-
-def _head_colour(h: int, n_head: int):
-    """One viridis colour per head (colour-blind safe), H0 dark to the last head light."""
-    return mpl.colormaps["viridis"](h / max(1, n_head - 1))
 
 
 def formation_animation(run: SnapshotRun | None = None, sentence: str = SENTENCE, curves: dict | None = None) -> Animation:
@@ -180,8 +173,6 @@ def formation_animation(run: SnapshotRun | None = None, sentence: str = SENTENCE
     for step in steps:
         note = "  ← the induction head forms" if step == found["step"] else ""
         view.update(maps[step], highlight=head, title=step_grid_title(step, tokens_per_step) + note)
-        canvas.draw()
-        anim.frames.append(PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3].copy()))
-        anim.seconds.append(2.0 if step in (found["step"], steps[-1]) else 0.35)
+        grab_frame(anim, canvas, 2.0 if step in (found["step"], steps[-1]) else 0.35)
     anim.figure = view.fig
     return anim

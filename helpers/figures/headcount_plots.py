@@ -16,8 +16,7 @@ from ..analysis import captions, descriptions as words
 from ..analysis.seeds import failed_runs, seed_values, shipped_number
 from ..core.arguments import whole_number
 from ..core.run import run_sentence
-from .common import new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 from .views import HeadView
 
 
@@ -128,17 +127,16 @@ class LossPlot:
                  seeds: dict[int, dict[int, float]] | None = None):
         if not losses:
             raise ValueError("No losses to plot; train the heads-N models first (python -m helpers.train heads-12).")
-        if ax is None:
-            ax = new_figure(figsize=(3.6, 2.6), layout="constrained").add_subplot()
-        self.ax, self.fig, self.losses = ax, ax.figure, dict(sorted(losses.items()))
+        self.fig, self.ax = new_axes(ax, (3.6, 2.6))
+        self.losses = dict(sorted(losses.items()))
         hs = list(self.losses)
         if seeds is None:  # the runs recorded for the heads-N models plotted here
             runs = seed_values([f"heads-{h}" for h in hs], "held_out_loss")
             seeds = {h: runs[f"heads-{h}"] for h in hs if f"heads-{h}" in runs}
-        self.marker = count_curve(ax, self.losses, seeds, "#0072B2", "heads (width 96 for all)")
-        ax.set_ylabel("held-out loss")
-        ax.set_title("held-out loss (lower is better)", fontsize=10)
-        describe(ax, captions.loss_caption(self.losses))
+        self.marker = count_curve(self.ax, self.losses, seeds, "#0072B2", "heads (width 96 for all)")
+        self.ax.set_ylabel("held-out loss")
+        self.ax.set_title("held-out loss (lower is better)", fontsize=10)
+        describe(self.ax, captions.loss_caption(self.losses))
         self.update(current)
 
     def update(self, current: int | None) -> None:
@@ -157,16 +155,23 @@ def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0,
     first = whole_number(first, "first", 0, n_head - 1, valid=f"heads-{MERGE_SOURCE} has heads 0..{n_head - 1}")
     if first % group_size:
         raise ValueError(f"first={first} must be a head that starts a group of {group_size} (0, {group_size}, …).")
-    tokens, merged = merged_maps(lm, sentence, group_size)  # (L, 12 / g, T, T)
-    members = run_sentence(lm, sentence).attentions[layer, first:first + group_size]  # (g, T, T)
+    tokens, members, merged = merge_maps(sentence, layer, first, group_size)
     fig = new_figure(figsize=(3.4 * (group_size + 1), 3.8), layout="constrained")
     axes = fig.subplots(1, group_size + 1)
     for i, ax in enumerate(axes[:-1]):
         HeadView(members[i], tokens, ax=ax, title=f"trained L{layer} H{first + i} ({WIDTH // 12} numbers)")
-    HeadView(merged[layer, first // group_size], tokens, ax=axes[-1],
+    HeadView(merged, tokens, ax=axes[-1],
              title=f"merged L{layer} H{first}–H{first + group_size - 1}: one head of {group_size * WIDTH // 12}")
     fig.suptitle(f"Thought experiment on trained weights (not a trained model): {group_size} heads of layer "
                  f"{layer} joined into one", fontsize=12)
-    maps = [*members, merged[layer, first // group_size]]
+    maps = [*members, merged]
     return describe(fig, words.panels_words(fig.get_suptitle(), [
         words.head_words(m, tokens, ax.get_title()) for m, ax in zip(maps, axes)]))
+
+
+def merge_maps(sentence: str = SENTENCE, layer: int = 1, first: int = 0, group: int = 3):
+    """Tokens, the member heads' maps (group, T, T) and the merged head's map (T, T), from heads-12."""
+    lm = load_variant(MERGE_SOURCE)
+    run = run_sentence(lm, sentence)
+    tokens, merged = merged_maps(lm, run, group)  # (L, 12 / group, T, T)
+    return tokens, run.attentions[layer, first:first + group], merged[layer, first // group]

@@ -8,8 +8,7 @@ from matplotlib.figure import Figure
 from ..analysis.knockout import check_head_list, head_label, next_word_change
 from ..analysis.descriptions import bars_words
 from ..core.model import LanguageModel
-from .common import new_figure
-from .describe import describe
+from .common import describe, new_axes
 
 
 def prediction_bars(lm: LanguageModel, sentence: str, heads_knocked=(), top_k: int = 5,
@@ -20,8 +19,7 @@ def prediction_bars(lm: LanguageModel, sentence: str, heads_knocked=(), top_k: i
 
 
 def draw_bars(change: dict, sentence: str, heads: list, mode: str, ax=None) -> Figure:
-    if ax is None:
-        ax = new_figure(figsize=(6, 0.35 * len(change["words"]) + 1.4), layout="constrained").subplots()
+    fig, ax = new_axes(ax, (6, 0.35 * len(change["words"]) + 1.4))
     y = np.arange(len(change["words"]))
     removed = ", ".join(head_label(*h) for h in heads[:6]) + (" ..." if len(heads) > 6 else "") or "nothing"
     ax.barh(y - 0.2, change["before"], height=0.4, color="#0072B2", label="all heads")
@@ -33,4 +31,4 @@ def draw_bars(change: dict, sentence: str, heads: list, mode: str, ax=None) -> F
     ax.set_title(f"{sentence} ...", fontsize=9)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=9, ncol=2, frameon=False)  # clear of the bars
     describe(ax, bars_words(change, sentence, removed, mode))
-    return ax.figure
+    return fig

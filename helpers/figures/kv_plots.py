@@ -23,8 +23,7 @@ from ..analysis.kvheads import (
 )
 from ..analysis.seeds import seed_values
 from ..core.run import run_sentence
-from .common import new_axes, new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 from .headcount_plots import count_curve, seed_bars
 from .mosaic import AllHeadsView, all_heads_words
 from .slide import SLIDE_INCHES
@@ -177,9 +176,8 @@ def plot_group_similarity(ax=None) -> Figure:
             ("baseline_within", "kv-12, same pairs (nothing shared)", "#999999")]
     for k, (key, label, colour) in enumerate(bars):
         values = [sims[n][key] for n in ns]
-        ax.bar(x + (k - 1) * 0.27, values, width=0.27, color=colour, label=label)
-        for i, v in enumerate(values):
-            ax.annotate(f"{v:.2f}", (x[i] + (k - 1) * 0.27, v), ha="center", va="bottom", fontsize=8)
+        bars = ax.bar(x + (k - 1) * 0.27, values, width=0.27, color=colour, label=label)
+        ax.bar_label(bars, fmt="{:.2f}", fontsize=8)
     ax.set_xticks(x, [f"{n} kv heads\n(groups of {N_QUERY_HEADS // n})" for n in ns])
     ax.set_ylim(0, 1.12)
     ax.set_ylabel("overlap of two heads' maps (1 = same)")
@@ -200,9 +198,8 @@ def plot_pooled(ax=None) -> Figure:
     for k, (values, label, colour) in enumerate((
             ([trained[n]["held_out_loss"] for n in ns], "trained with shared keys and values", "#0072B2"),
             ([pooled[n]["held_out_loss"] for n in ns], "kv-12 mean-pooled, NOT retrained", "#D55E00"))):
-        ax.bar(x + (k - 0.5) * 0.38, values, width=0.38, color=colour, label=label)
-        for i, v in enumerate(values):
-            ax.annotate(f"{v:.2f}", (x[i] + (k - 0.5) * 0.38, v), ha="center", va="bottom", fontsize=8)
+        bars = ax.bar(x + (k - 0.5) * 0.38, values, width=0.38, color=colour, label=label)
+        ax.bar_label(bars, fmt="{:.2f}", fontsize=8)
     ax.set_xticks(x, [str(n) for n in ns])
     ax.set_xlabel("key/value heads (12 query heads)")
     ax.set_ylabel("held-out loss (lower is better)")
@@ -222,9 +219,8 @@ def plot_pooling_on_text(results: dict[int, dict], name: str = "GPT-2 small") ->
     left, right = fig.subplots(1, 2)
     ns = sorted(results, reverse=True)
     losses = [results[n]["loss"] for n in ns]
-    left.bar([str(n) for n in ns], losses, color=[FULL] + [SHARED] * (len(ns) - 1))
-    for i, v in enumerate(losses):
-        left.annotate(f"{v:.2f}", (i, v), ha="center", va="bottom", fontsize="small")
+    left.bar_label(left.bar([str(n) for n in ns], losses, color=[FULL] + [SHARED] * (len(ns) - 1)), fmt="{:.2f}",
+                   fontsize="small")
     left.set_ylim(0, max(losses) * 1.15)
     left.set_xlabel("key/value heads (grey: as trained)")
     left.set_ylabel("next-token loss on the paragraph")

@@ -12,9 +12,8 @@ from matplotlib.transforms import Bbox
 
 from ..analysis import captions, descriptions as words
 from ..core.arguments import whole_number
-from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps, new_figure
+from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps, describe, new_figure
 from .slide import current_cmap
-from .describe import describe
 
 
 def head_mosaic(attentions) -> np.ndarray:
@@ -60,7 +59,8 @@ class AllHeadsView:
         else:
             self.title = ax.set_title("", pad=16)  # room for the H0.. labels above the grid
         self.ax, self.fig = ax, ax.figure
-        self.image = ax.imshow(head_mosaic(attentions), cmap=self._cmap(), vmin=0, vmax=1, interpolation="nearest")
+        cmap = mpl.colormaps[current_cmap()].with_extremes(bad="white")  # the NaN gaps between cells
+        self.image = ax.imshow(head_mosaic(attentions), cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
         bar = dict(label="attention weight", ticks=[0, 0.5, 1])  # three ticks read as well on a slide
         self.own = own  # then _place puts the colour bar's Axes beside the grid, else the caller's layout does
         self.bar = (self.fig.colorbar(self.image, cax=self.fig.add_axes((0, 0, 1, 1)), **bar) if own
@@ -156,10 +156,6 @@ class AllHeadsView:
                      transform=left)
         for k, text in enumerate(self.token_texts[L * T:]):
             text.set(text=tokens[k], x=k, y=bottom, ha="center", va="top", rotation=90, transform=below)
-
-    @staticmethod
-    def _cmap():
-        return mpl.colormaps[current_cmap()].with_extremes(bad="white")  # the NaN gaps between cells
 
     def update(self, attentions=None, highlight=None, tokens=None, title=None) -> None:
         """New maps and/or a new highlighted (layer, head); changes the existing artists."""

@@ -2,25 +2,12 @@
 
     H.export_page(lm, ["I like to draw", "the cat is tired ."])   # -> figures/all_heads.html
 
-The page holds everything inline: the maps of every head for each sentence, a small plain
-JavaScript viewer (page_view.js in page_template.html, beside this module) and its styles. It asks no host
-for anything (no CDN, no fonts), so it opens from a USB stick or a course website in any
-browser, with no Python. Click a head (or use the arrow keys) to see its map up close with
-the words, and the token links of one chosen query word.
-
-Maps are stored in 8 bits: each weight w becomes round(255 · w), so the page's numbers are
-within PRECISION (0.5 / 255 ≈ 0.002) of the model's, and it shows them with two decimals.
-`read_page(path)` reads the embedded maps back (the tests compare them with run_sentence).
-
-A page must open in about a second, so longer input is refused in one line before the model runs:
-the token links draw one line per (query, key) pair, so the time grows with the square of a
-sentence's length. bench/bench_page_sizes.py measures the drawing time by length, from which
-MAX_TOKENS and MAX_MAP_BYTES are chosen.
-
-A classroom model also travels in the page (live=True, the default when it fits: page_weights.py),
-and page_model.js, a plain JavaScript copy of core/model.py, runs it: type any sentence, knock heads
-out, read the next word. export_slider_page puts the models of 04's or 07's slider on one page.
-GPT-2 small is far too big for that (~500 MB): its page stays precomputed, and says so.
+Everything is inline (the maps, page_view.js and its styles in page_template.html), so the page asks
+no host for anything and opens from a USB stick in any browser. Maps travel in 8 bits (round(255 · w),
+within PRECISION of the model's); `read_page` reads them back. Input that would not draw in about a
+second (bench/bench_page_sizes.py: MAX_TOKENS, MAX_MAP_BYTES) is refused before the model runs.
+A classroom model also travels in the page in 16 bits (`model_data`), and page_model.js, core/model.py
+in JavaScript, runs it: type a sentence, knock heads out. GPT-2 small (~500 MB) stays precomputed.
 """
 
 from __future__ import annotations
@@ -34,14 +21,15 @@ import matplotlib as mpl
 import numpy as np
 
 from ..analysis import captions
+from ..analysis.seeds import seed_runs
 from ..core.arguments import whole_number
 from ..core.arrays import to_numpy
 from ..core.catalog import load_model, shipped_models
 from ..core.model import LanguageModel
 from ..core.run import read_sentence, run_ids
+from ..core.tokenizer import BOS, PUNCTUATION, WordTokenizer
 from .common import CMAP, HIGHLIGHT
 from . import webpage
-from .page_weights import can_run_in_page, model_data
 
 TEMPLATE = Path(__file__).with_name("page_template.html")
 SCRIPTS = {"__MODEL_SCRIPT__": "page_model.js", "__LIVE_SCRIPT__": "page_live.js",  # beside this module
@@ -53,6 +41,8 @@ LEVELS = 255  # 8 bits: a weight is stored as round(LEVELS · w)
 PRECISION = 0.5 / LEVELS  # the largest difference between a number on the page and the model's
 MAX_TOKENS = 128  # per sentence: longer ones draw too slowly (bench/bench_page_sizes.py)
 MAX_MAP_BYTES = 16_000_000  # all sentences' maps together (L · H · T² bytes each)
+MAX_LIVE_BYTES = 4_000_000  # 16-bit weights of one model; the 12 × 12 classroom model is 2.7 MB
+REST_WORDS = ("<bos>", "<|endoftext|>", ".")  # where heads rest: analysis/captions.py RESTING
 SPLIT = "shorten or split it, or pass fewer sentences (several pages are fine)"
 
 
@@ -82,9 +72,11 @@ def _sentences(sentences) -> list[str]:
     return list(dict.fromkeys(s.strip() for s in listed))
 
 
-def _one_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+def _unreadable(lm: LanguageModel, text: str, number: int, count: int, err: Exception) -> ValueError:
+    """One line naming the sentence, then the model's own first line (its fix)."""
+    said = str(err).strip()
+    return ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
+                      f"{said.splitlines()[0] if said else type(err).__name__}")
 
 
 def _read_all(lm: LanguageModel, texts: list[str]) -> list[tuple[list[str], list[int]]]:
@@ -94,9 +86,8 @@ def _read_all(lm: LanguageModel, texts: list[str]) -> list[tuple[list[str], list
     for number, text in enumerate(texts, 1):
         try:
             tokens, ids = read_sentence(lm, text)
-        except Exception as err:  # noqa: BLE001 - one line naming the sentence, then the model's own fix
-            raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
-                             f"{_one_line(err)}") from None
+        except Exception as err:  # noqa: BLE001 - any error the model raises becomes one line
+            raise _unreadable(lm, text, number, count, err) from None
         if len(ids) > MAX_TOKENS:
             raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) is {len(ids)} tokens long; a page draws "
                              f"at most {MAX_TOKENS} per sentence in about a second: {SPLIT}.")
@@ -112,9 +103,8 @@ def _sentence_data(lm: LanguageModel, text: str, read: tuple[list[str], list[int
     """Run one tokenized sentence and pack what the page shows: tokens, the 8-bit maps, one caption per head."""
     try:
         run = run_ids(lm, *read)
-    except Exception as err:  # noqa: BLE001 - one line naming the sentence, then the model's own fix
-        raise ValueError(f"Sentence {number} of {count} ({text[:40]!r}) cannot be read by {lm.name}: "
-                         f"{_one_line(err)}") from None
+    except Exception as err:  # noqa: BLE001 - any error the model raises becomes one line
+        raise _unreadable(lm, text, number, count, err) from None
     maps = to_numpy(run.attentions)  # (L, H, T, T)
     if not np.isfinite(maps).all():  # 8 bits would quietly turn NaN into 0: a page of made-up maps
         raise ValueError(f"{lm.name} gives NaN or infinite attention on sentence {number} ({text[:40]!r}), so its "
@@ -169,15 +159,6 @@ def page_html(data: dict, models: Sequence[dict] = (), title: str | None = None)
                          "__MODEL_DATA__": webpage.script_json(list(models)), **scripts})
 
 
-def _live(lm: LanguageModel, live: bool | None) -> bool:
-    if live is None:
-        return can_run_in_page(lm)
-    if live and not can_run_in_page(lm):
-        raise ValueError(f"{lm.name} cannot run in a page (it needs the classroom word tokenizer and at most "
-                         f"4 MB of 16-bit weights); pass live=False for a page of precomputed maps.")
-    return bool(live)
-
-
 def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "all_heads",
                 folder: str | Path = "figures", layer: int = 0, head: int = 0, live: bool | None = None) -> Path:
     """Write folder/name.html: every head of `lm` reading each sentence, on one offline page.
@@ -189,9 +170,9 @@ def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "
     """
     target = webpage.page_path(name, folder, example="all_heads")  # before the model runs
     _check_model(lm)
-    live = _live(lm, live)
-    data = page_data(lm, sentences, layer, head, live)
-    return webpage.write_page(page_html(data, [model_data(lm)] if live else []), target)
+    live = can_run_in_page(lm) if live is None else bool(live)
+    models = [model_data(lm)] if live else []  # refuses a model too big for a page before the model runs
+    return webpage.write_page(page_html(page_data(lm, sentences, layer, head, live), models), target)
 
 
 def family(kind: str) -> list[str]:
@@ -220,6 +201,7 @@ def export_slider_page(kind: str, sentences: Sequence[str] | str, name: str | No
     title = f"{label.split(' (')[0]}: {', '.join(map(str, values))}"
     return webpage.write_page(page_html(data, [model_data(lm) for lm in models], title), target)
 
+
 def read_page(path: str | Path) -> dict:
     """The data embedded in a page export_page wrote, with each sentence's maps decoded to
     floats in [0, 1] of shape (layers, heads, T, T) under "weights"."""
@@ -232,3 +214,42 @@ def read_page(path: str | Path) -> dict:
         raw = np.frombuffer(base64.b64decode(sentence["maps"]), dtype=np.uint8)
         sentence["weights"] = raw.reshape(data["layers"], data["heads"], T, T) / data["levels"]
     return data
+
+
+# --- the model inside the page: every tensor of the state dict, in its PyTorch layout, as little-endian
+# float16 (the shipped files are 16-bit already, so the page decodes exactly the numbers Python loads) ---
+def can_run_in_page(lm: LanguageModel) -> bool:
+    """True for a model the page can run itself: a word tokenizer and at most MAX_LIVE_BYTES of weights."""
+    return isinstance(lm.tokenizer, WordTokenizer) and 2 * lm.model.num_params() <= MAX_LIVE_BYTES
+
+
+def _numbers(lm: LanguageModel) -> dict:
+    """What models.json says about the model: held-out loss and list accuracy, and their range over seeds."""
+    info, runs = lm.info or {}, seed_runs(lm.name)  # {} for a model models.json does not list
+    numbers = {key: info[key] for key in ("held_out_loss", "accuracy_induction") if key in info}
+    for key in ("held_out_loss", "list_accuracy"):
+        values = [run[key] for run in runs.values() if key in run]
+        if values:
+            numbers[f"{key}_seeds"] = [min(values), max(values), len(values)]
+    return numbers
+
+
+def model_data(lm: LanguageModel) -> dict:
+    """The model as JSON-ready data for page_model.js: sizes, words, tensor index and 16-bit weights."""
+    if not can_run_in_page(lm):
+        raise ValueError(f"{lm.name} cannot run in a page (it needs the classroom word tokenizer and at most "
+                         f"{MAX_LIVE_BYTES / 1e6:.0f} MB of 16-bit weights); pass live=False for a page of "
+                         f"precomputed maps.")
+    cfg, tensors, parts, offset = lm.config, {}, [], 0
+    for name, tensor in lm.model.state_dict().items():
+        values = tensor.detach().float().numpy().astype("<f2")  # the shipped files are float16 already
+        tensors[name] = [offset, list(values.shape)]
+        parts.append(values.reshape(-1))
+        offset += values.size
+    blob = np.concatenate(parts).tobytes()
+    return {"name": lm.name, "bos": bool(lm.bos), "start": BOS, "punctuation": PUNCTUATION,
+            "rest": list(REST_WORDS), "vocab": list(lm.tokenizer.vocab),
+            "config": {"n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_kv_head": cfg.n_kv_head,
+                       "n_embd": cfg.n_embd, "n_ctx": cfg.n_ctx, "vocab_size": cfg.vocab_size,
+                       "mlp": cfg.mlp, "ln_eps": cfg.ln_eps},
+            "tensors": tensors, "weights": base64.b64encode(blob).decode("ascii"), "numbers": _numbers(lm)}

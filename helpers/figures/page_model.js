@@ -4,7 +4,7 @@
 // embed -> run_blocks (each Block: ln_1, SelfAttention, residual add, ln_2, MLP, residual add)
 // -> unembed (ln_f, then the tied embedding wte). Tensors are flat Float32Arrays in row-major
 // order; the shape comments say how to read them. nn.Linear keeps its weight as (out, in).
-// The weights come from figures/page_weights.py: every tensor of the state dict in 16 bits.
+// The weights come from figures/page.py (model_data): every tensor of the state dict in 16 bits.
 "use strict";
 window.PageModel = (function () {
   // --- the weights: base64 float16 -> one Float32Array per tensor, once at load -----------------

@@ -1,10 +1,6 @@
-"""Plots for the walkthrough notebooks: attention maps, one word's weights, shapes, blocks.
-
-Every function takes `ax=None` (a new figure is made) and returns the Figure; none
-calls plt.show() or writes files (`helpers.export.save_for_slides` does that).
-Rows of an attention map are queries (the word being updated), columns are keys
-(the words it looks at), and every map says so on its axes.
-"""
+"""Plots for the walkthrough notebooks (01-03): attention maps, one word's weights, shapes, blocks.
+Rows of a map are queries (the word being updated), columns keys (the words it looks at), and
+every map says so on its axes."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ from matplotlib.patches import Rectangle
 from ..analysis import captions, descriptions as words
 from ..analysis.recombination import head_scaling
 from ..core.arrays import to_numpy
-from .common import new_axes, new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 from .slide import current_cmap, text_colour_on
 
 QUERY_LABEL = "query: the word being updated"

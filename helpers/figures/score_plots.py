@@ -9,8 +9,7 @@ from matplotlib.patches import Patch
 
 from ..analysis import captions, descriptions as words
 from ..analysis.relations import TYPE_THRESHOLD, best_head_types, ranked_heads, score_table
-from .common import new_figure
-from .describe import describe
+from .common import describe, new_axes, new_figure
 
 
 # --- figures ------------------------------------------------------------------------
@@ -45,9 +44,7 @@ def plot_score_tables(scores: dict[str, np.ndarray], relations=None, fig: Figure
 def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=None) -> Figure:
     """Horizontal bars of the k best heads for one relation, best on top."""
     ranked = ranked_heads(scores, relation, k)
-    if ax is None:
-        fig = new_figure(figsize=(4.5, 0.3 * k + 1), layout="constrained")
-        ax = fig.subplots()
+    fig, ax = new_axes(ax, (4.5, 0.3 * k + 1))
     labels = [f"L{l} H{h}" for (l, h), _ in ranked]
     values = [s for _, s in ranked]
     ax.barh(range(len(ranked)), values, color="#0072B2")  # Okabe–Ito blue
@@ -57,7 +54,7 @@ def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=No
     ax.set_xlabel("score (mean attention on the true key)")
     ax.set_title(f"top {k} heads: {relation}")
     describe(ax, words.ranked_words(ranked, relation))
-    return ax.figure
+    return fig
 
 
 # One colour per type (Okabe–Ito, safe for colour-blind readers); heads with no type stay light grey.
@@ -82,8 +79,7 @@ def plot_head_types(types, threshold: float = TYPE_THRESHOLD, ax=None) -> Figure
                          f"{', '.join(TYPE_COLOURS)}).")
     names = [t for t in TYPE_COLOURS if (types == t).any()]  # legend order: positional, grammar, none
     index = np.vectorize(names.index)(types)  # (L, H) of colour numbers
-    if ax is None:
-        ax = new_figure(figsize=(9, 6), layout="constrained").subplots()
+    fig, ax = new_axes(ax, (9, 6))
     ax.imshow(index, cmap=ListedColormap([TYPE_COLOURS[t] for t in names]), vmin=-0.5, vmax=len(names) - 0.5)
     ax.set_xticks(np.arange(-0.5, types.shape[1]), minor=True)
     ax.set_yticks(np.arange(-0.5, types.shape[0]), minor=True)
@@ -98,4 +94,4 @@ def plot_head_types(types, threshold: float = TYPE_THRESHOLD, ax=None) -> Figure
                for t in names]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False, title="type (heads)")
     describe(ax, f"Each head coloured by its type (layers down, heads across). {captions.types_caption(types)}")
-    return ax.figure
+    return fig

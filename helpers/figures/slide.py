@@ -1,17 +1,10 @@
 """One slide geometry, style and layout check for every figure, export, animation and deck page.
 
-A figure is shown on PowerPoint's 16:9 slide, SLIDE_INCHES (13.33 × 7.5 in); exports are drawn at
-one of SIZES and fitted onto it. Every text must be at least MIN_FONT_PT points *on the slide*.
-
-    report = H.check_slide(fig)     # draws the figure at slide size
-    report.ok, report.problems      # [] when every rule holds
-
-The check's rules (what a class at the back of the room needs): every text lies inside the
-figure; no two texts overlap (rotated labels as the rotated boxes they are); the smallest text
-is >= 14 pt on the slide; the content spans >= 60 % of the width and is roughly centred; every
-text has a contrast of >= 3:1 with the pixels under it. Only texts matplotlib actually draws count
-(tick labels beyond the view limits exist but are never drawn), so the check records them while it
-draws, as a save does.
+A figure is shown on PowerPoint's 16:9 slide (SLIDE_INCHES, 13.33 × 7.5 in). `H.check_slide(fig)` draws
+it there and lists what a class at the back of the room could not read: text outside the figure,
+overlapping (rotated labels as rotated boxes), under MIN_FONT_PT on the slide, with contrast under 3:1
+against the pixels under it, or content under 60 % of the width or off-centre. Only texts matplotlib
+actually draws count (ticks beyond the view are never drawn), so they are recorded while it draws.
 """
 
 from __future__ import annotations
@@ -113,14 +106,8 @@ def text_colour_on(background) -> str:
 
 def export_facecolor(fig: Figure) -> tuple[float, float, float, float]:
     """The opaque background an export is saved on: the figure's own facecolor as it looks on a white slide.
-
-    Why this rule: a figure's texts were coloured for the figure's own background (a dark style such as
-    "dark_background" sets a black facecolor *and* white text), so keeping that background keeps whatever
-    contrast the figure had; forcing white (as exports used to) turned white text invisible. A transparent
-    or translucent facecolor is composited onto white, the slide the picture is placed on, so the file is
-    opaque and looks the same in every viewer. A white figure (slide_style, matplotlib's default) saves
-    exactly as before. check_slide measures contrast against this same background.
-    """
+    Its texts were coloured for that background (dark styles have white text), so forcing white would hide
+    them; a translucent one is composited onto white, so every viewer shows the same file."""
     r, g, b, a = to_rgba(fig.get_facecolor())
     return (r * a + (1 - a), g * a + (1 - a), b * a + (1 - a), 1.0)
 
@@ -250,7 +237,7 @@ class SlideLayoutWarning(UserWarning):
 def _measure(fig: Figure) -> SlideCheck:
     renderer = RendererAgg(fig.bbox.width, fig.bbox.height, fig.dpi)  # its own: the figure's canvas is untouched
     animated = [a for a in fig.findobj() if a.get_animated()]  # a widget's blitted words: a save draws them too
-    with _recording_drawn_texts() as texts:
+    with _recording_drawn_texts() as (texts, backgrounds):
         try:
             for artist in animated:
                 artist.set_animated(False)
@@ -258,8 +245,6 @@ def _measure(fig: Figure) -> SlideCheck:
         finally:
             for artist in animated:
                 artist.set_animated(True)
-    backgrounds = texts.backgrounds
-    texts = list(texts)
     scale = slide_scale(fig.get_size_inches())
     boxes = [(t, _corners(t, renderer)) for t in texts]
     W, H = fig.bbox.width, fig.bbox.height
@@ -289,31 +274,24 @@ def _measure(fig: Figure) -> SlideCheck:
     return SlideCheck(min_pt, span, len(texts), problems[:12])
 
 
-class _Drawn(list):
-    """The drawn texts, and for each (by id) the RGBA colour of the pixels it was drawn on."""
-    backgrounds: dict[int, np.ndarray]
-
-
 @contextlib.contextmanager
-def _recording_drawn_texts() -> Iterator[_Drawn]:
-    """Collect every non-empty Text that draws itself while the block runs (ticks included), and
-    what lies under it: the renderer's pixels in its box just before it draws (faces, images,
-    earlier artists), or its own bbox patch when it has an opaque one."""
-    drawn = _Drawn()
-    drawn.backgrounds = {}
+def _recording_drawn_texts() -> Iterator[tuple[list[Text], dict[int, np.ndarray]]]:
+    """Collect every non-empty Text that draws itself while the block runs (ticks included), and (by id)
+    the RGBA colour under it: the renderer's pixels in its box just before it draws, or its own bbox patch."""
+    drawn, backgrounds = [], {}
     original = Text.draw
 
     def draw(self, renderer):
         shown = self.get_visible() and self.get_text().strip()
         if shown and isinstance(renderer, RendererAgg):
-            drawn.backgrounds[id(self)] = _background(self, renderer)
+            backgrounds[id(self)] = _background(self, renderer)
         original(self, renderer)
         if shown:
             drawn.append(self)
 
     Text.draw = draw  # Annotation and tick labels call Text.draw too
     try:
-        yield drawn
+        yield drawn, backgrounds
     finally:
         Text.draw = original
 

@@ -1,10 +1,6 @@
-"""Figures composed for a 16:9 slide where a notebook's figure does not fit one as it is.
-
-Each function draws straight onto a 13.33 × 7.5 in figure (PowerPoint's 16:9 slide), so
-what the layout check measures is what the room sees: fonts are chosen for the slide, not
-enlarged afterwards, and nothing is squeezed. They reuse the notebooks' plot functions
-(passing `ax=`) wherever those fit, and read the same data.
-"""
+"""Figures composed for a 16:9 slide where a notebook's figure does not fit one as it is: drawn
+straight onto a 13.33 × 7.5 in figure, so fonts are chosen for the slide (not enlarged afterwards)
+and what the layout check measures is what the room sees. They reuse the notebooks' plot functions."""
 
 from __future__ import annotations
 
@@ -16,8 +12,7 @@ from matplotlib.patches import Rectangle
 
 from ..analysis import headcount
 from ..analysis.relations import ranked_heads
-from ..core.run import run_sentence
-from . import mosaic, plots, views
+from . import headcount_plots, mosaic, plots, views
 from .common import new_figure
 from .slide import SLIDE_INCHES
 
@@ -57,7 +52,7 @@ def shrunk_query(d_model: int = 768, d_head: int = 64, word: str = "draw") -> Fi
 
 def merged_heads(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, group: int = 3) -> Figure:
     """Thought experiment: `group` trained heads of the 12-head model and the one wide head they merge into."""
-    tokens, members, merged = merge_maps(sentence, layer, first, group)
+    tokens, members, merged = headcount_plots.merge_maps(sentence, layer, first, group)
     d = headcount.WIDTH // headcount.MERGE_SOURCE
     maps = [(members[i], f"L{layer} H{first + i}\n{d} numbers") for i in range(group)]
     maps.append((merged, f"merged head\n{group * d} numbers"))
@@ -74,14 +69,6 @@ def merged_heads(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, gro
     fig.suptitle(f"Thought experiment, no retraining: L{layer} H{first}–H{first + group - 1} "
                  f"read as one head of {group * d}")
     return fig
-
-
-def merge_maps(sentence: str = SHORT_LIST, layer: int = 1, first: int = 0, group: int = 3):
-    """Tokens, the member heads' maps (group, T, T) and the merged head's map (T, T), from the 12-head model."""
-    lm = headcount.load_variant(headcount.MERGE_SOURCE)
-    tokens, merged = headcount.merged_maps(lm, sentence, group)  # (L, 12 / group, T, T)
-    members = run_sentence(lm, sentence).attentions[layer, first:first + group]  # (group, T, T)
-    return tokens, members, merged[layer, first // group]
 
 
 def all_heads_with_zoom(attentions, tokens, head: tuple[int, int], what: str, title: str | None = None) -> Figure:

@@ -1,13 +1,6 @@
-"""Views of many heads at once: the all-heads grid, one head up close, and token links.
-
-The grid is ONE image (a mosaic), not 144 small plots: every head's T × T map is
-copied into a big array with a one-pixel NaN gap between cells, and drawn with a
-single imshow. That is what makes it fast enough to redraw inside a widget.
-
-Every view is a small class whose `.update(...)` changes the existing artists
-(`set_data`, `set_segments`), so a widget can redraw without building a new figure;
-the `plot_*` functions build one and return its Figure.
-"""
+"""One head up close, and its token links: the `plot_*` functions for a notebook, and views whose
+`.update(...)` changes the existing artists, so a widget redraws without building a new figure
+(the all-heads grid is mosaic.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
 from ..analysis import descriptions as words
-from .common import HIGHLIGHT, as_maps, new_axes, tick_label_colour
-from .describe import describe
+from .common import HIGHLIGHT, as_maps, describe, new_axes, tick_label_colour
 from .plots import plot_attention
 
 WORD_PAD = 3.5  # points between a map's frame and its words: matplotlib's tick-label pad
@@ -36,24 +28,10 @@ def _check_tokens(a: np.ndarray, tokens) -> list[str]:
     return tokens
 
 
-def _head_axes(T: int):
-    """A figure for one T × T map that stays a sensible size for long sentences."""
-    side = float(np.clip(1.5 + 0.45 * T, 3.5, 9.0))
-    return new_axes(None, (side + 1.5, side))
-
-
 def _word_fit(T: int) -> tuple[str | None, int]:
     """How a map's words fit a sentence of T tokens: their font size (smaller when the sentence is
     long; None: the style's) and the key words' rotation (upright past 6 words)."""
     return ("small" if T > 16 else None), (90 if T > 6 else 0)
-
-
-def _fit_ticks(ax, tokens) -> None:
-    """Token tick labels on both axes, sized by _word_fit."""
-    T = len(tokens)
-    size, rotation = _word_fit(T)
-    ax.set_xticks(range(T), tokens, rotation=rotation, fontsize=size)
-    ax.set_yticks(range(T), tokens, fontsize=size)
 
 
 def plot_head(attn, tokens, ax=None, title=None, annotate: bool | None = None) -> Figure:
@@ -61,10 +39,13 @@ def plot_head(attn, tokens, ax=None, title=None, annotate: bool | None = None) -
     annotate: numbers in the cells (default: when the map is small enough)."""
     a = as_maps(attn, 2)
     tokens = _check_tokens(a, tokens)
-    if ax is None:
-        _, ax = _head_axes(len(tokens))
-    fig = plot_attention(a, tokens, ax=ax, title=title, annotate=annotate)
-    _fit_ticks(ax, tokens)
+    T = len(tokens)
+    side = float(np.clip(1.5 + 0.45 * T, 3.5, 9.0))  # a sensible size for long sentences too
+    fig, ax = new_axes(ax, (side + 1.5, side))
+    plot_attention(a, tokens, ax=ax, title=title, annotate=annotate)
+    size, rotation = _word_fit(T)
+    ax.set_xticks(range(T), tokens, rotation=rotation, fontsize=size)
+    ax.set_yticks(range(T), tokens, fontsize=size)
     describe(ax, words.head_words(a, tokens, title))
     return fig
 
