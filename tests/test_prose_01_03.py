@@ -16,8 +16,7 @@ import pytest
 import torch
 
 import helpers as H
-from helpers.analysis.recombination import spread
-from helpers.analysis.stream import update_ratios
+from helpers.analysis.recombination import spread, update_ratios
 from helpers.analysis.walkthrough_heads import _subject_pairs
 from helpers.core.catalog import manifest
 from helpers.core.model import GPT, GPTConfig

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
-from ..core.evaluation import N_CTX, forced_hits, held_out_stories, one_thread, story_ids
+from ..core.evaluation import N_CTX, forced_hits, held_out_stories, one_thread
 from ..core.language import StoryWriter
 from ..core.model import GPT, LanguageModel
 from ..core.run import read_sentence, run_ids
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .knockout import forced_accuracy, forced_scores
+from .listloss import word_losses
 from .relations import TYPE_THRESHOLD, offset_baseline, pair_scores, relation_pairs, relation_scores, scored_stories
 from .repeats import REPEAT_SEED
 
@@ -33,13 +33,7 @@ THRESHOLD = TYPE_THRESHOLD  # a head has formed when its score reaches the bar a
 def step_numbers(lm: LanguageModel, n_stories: int = N_STORIES) -> dict:
     """One snapshot's numbers: loss, list accuracy, in-context score, previous / induction tables (L, H)."""
     stories, attn = scored_stories(lm, n_stories)  # one pass for the maps, kept for the knock-outs
-    ids = story_ids(lm, stories)  # (B, T)
-    with one_thread():
-        logits = lm.model(ids).logits  # (B, T, vocab)
-    per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
-    repeats = torch.zeros_like(per_word, dtype=torch.bool)  # the words that say a list again (listloss.py)
-    for b, story in enumerate(stories):
-        repeats[b, [p - 1 for p in story.forced["induction"]]] = True
+    ids, logits, per_word, repeats = word_losses(lm, stories)  # (B, T-1): each word's loss; the list words
     tables = relation_scores(lm, n_stories, relations=("previous", "induction"))
     return {"loss": per_word.mean().item(), "list_accuracy": forced_hits(logits, ids, stories, "induction"),
             "in_context": in_context_score(lm, n_stories), "list_loss": per_word[repeats].mean().item(),
@@ -59,11 +53,7 @@ def in_context_score(lm: LanguageModel, n_stories: int = N_STORIES) -> float:
     5-12, on held-out random words said again and again (their repeated random tokens), where the late window
     lies in a later copy and the early one mostly in the first. Below zero: later words are easier."""
     writer = StoryWriter(REPEAT_SEED)
-    stories = [writer.repeat_story(N_CTX, lm.bos) for _ in range(n_stories)]
-    ids = story_ids(lm, stories)
-    with one_thread():
-        logits = lm.model(ids).logits
-    per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
+    _, _, per_word, _ = word_losses(lm, [writer.repeat_story(N_CTX, lm.bos) for _ in range(n_stories)])  # (B, T-1)
     return (per_word[:, [t - 1 for t in LATE]].mean() - per_word[:, [t - 1 for t in EARLY]].mean()).item()
 
 
