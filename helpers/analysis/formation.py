@@ -110,6 +110,14 @@ def first_step_above(steps, values, threshold: float = THRESHOLD) -> int | None:
     return int(np.asarray(steps)[hits[0]]) if hits.size else None
 
 
+def first_formed(steps, scores, threshold: float = THRESHOLD) -> tuple[int | None, int | None]:
+    """(the first step at which any score reaches threshold, which one is highest then): scores (S, ...) are
+    flattened per step, so the index of an (L, H) table is layer * H + head. (None, None) when none does."""
+    scores = np.asarray(scores).reshape(len(steps), -1)  # (S, N)
+    step = first_step_above(steps, scores.max(1), threshold)
+    return step, None if step is None else int(np.argmax(scores[list(steps).index(step)]))
+
+
 def steepest_rise(steps, values) -> int:
     """The step that ends the interval where the value rises fastest per step (not the same as crossing)."""
     steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
@@ -128,17 +136,15 @@ def best_head(curves: dict, key: str, layer: int | None = None) -> tuple[int, in
 def formation(curves: dict, threshold: float = THRESHOLD) -> dict:
     """What the curves show, by code: the induction head that forms first and its step, the layer-0
     previous-word head's step (None: it never reaches the threshold), the order, and the bump."""
-    best_by_step = curves["induction"].reshape(len(curves["steps"]), -1)  # (S, L * H)
-    step = first_step_above(curves["steps"], best_by_step.max(1), threshold)
-    first = None if step is None else int(np.argmax(best_by_step[list(curves["steps"]).index(step)]))
+    step, first = first_formed(curves["steps"], curves["induction"], threshold)  # first: layer * H + head
     n_head = curves["induction"].shape[2]
     previous = best_head(curves, "previous_list", layer=0)  # scored where the induction head needs it
     previous_step = first_step_above(curves["steps"], curves["previous_list"][:, previous[0], previous[1]], threshold)
     return {"step": step, "head": None if first is None else divmod(first, n_head),
-            "beats_baseline": bool(best_by_step.max(1)[-1] > curves["induction_baseline"]),
+            "beats_baseline": bool(curves["induction"][-1].max() > curves["induction_baseline"]),
             "previous_head": previous, "previous_step": previous_step,
             "previous_first": None if step is None or previous_step is None else previous_step < step,
-            "bump": loss_bump(curves, step)}
+            "bump": bool(bump_ratio(curves, step) >= BUMP_FACTOR)}  # Olsson et al.'s bump, by code
 
 
 def list_stretch(curves: dict, low: float = 0.05, high: float = 0.9) -> tuple[int, int] | None:
@@ -152,11 +158,6 @@ def list_stretch(curves: dict, low: float = 0.05, high: float = 0.9) -> tuple[in
     return (steps[below[-1]] if below.size else steps[0]), steps[top]
 
 
-def loss_rates(curves: dict) -> np.ndarray:
-    """How fast the held-out loss falls between snapshots, in nats per 100 steps (S - 1,)."""
-    return -np.diff(curves["loss"]) / np.diff(curves["steps"]) * 100
-
-
 BUMP_FACTOR, BUMP_WINDOW = 2.0, 4  # a bump: the loss falls 2× as fast at formation as over 4 intervals each side
 
 
@@ -165,15 +166,11 @@ def bump_ratio(curves: dict, step: int | None) -> float:
     intervals that meet at that step) as over the BUMP_WINDOW intervals on either side (their median)."""
     if step is None:
         return float("nan")
-    rates, at = loss_rates(curves), list(curves["steps"]).index(step)
+    rates = -np.diff(curves["loss"]) / np.diff(curves["steps"]) * 100  # (S - 1,): nats per 100 steps
+    at = list(curves["steps"]).index(step)
     here = rates[max(0, at - 1):at + 1].max()
     around = np.r_[rates[max(0, at - 1 - BUMP_WINDOW):max(0, at - 1)], rates[at + 1:at + 1 + BUMP_WINDOW]]
     return float(here / np.median(around)) if around.size and np.median(around) > 0 else float("inf")
-
-
-def loss_bump(curves: dict, step: int | None) -> bool:
-    """Olsson et al.'s bump, by code: the loss falls at least BUMP_FACTOR times as fast at the formation step."""
-    return bool(bump_ratio(curves, step) >= BUMP_FACTOR)
 
 
 # --- composition: remove the layer-0 head the induction head might read ---------------

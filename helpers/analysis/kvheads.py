@@ -16,6 +16,7 @@ import torch
 from torch.nn import functional as F
 
 from ..core.arguments import whole_number
+from ..core.attention import check_heads
 from ..core.catalog import DATA_DIR, info_number, load_model, manifest, pick_model, recorded, record_measurements
 from ..core.evaluation import evaluate, held_out_batch, one_thread
 from ..core.model import GPT, LanguageModel
@@ -37,12 +38,8 @@ POOL_SENTENCE = "Anna lent her old red bike to Tom, and a week later Tom gave he
 def kv_attention_params(width: int, n_head: int, n_kv_head: int) -> int:
     """Parameters of one attention layer with biases: W_Q and W_O stay width × width, while W_K and W_V
     shrink to width × (n_kv_head · head size): 2·(D² + D) + 2·(D·H_kv·d + H_kv·d)."""
-    n_head = whole_number(n_head, "n_head", low=1)
-    n_kv = check_kv_count(n_kv_head, n_head)
-    width = whole_number(width, "width", low=1)
-    if width % n_head:
-        raise ValueError(f"width={width} is not divisible by n_head={n_head}; pick a head count that divides it.")
-    kv_width = n_kv * (width // n_head)
+    d_head = check_heads(width, n_head, ("width", "n_head"))  # one line when n_head does not divide width
+    kv_width, width = check_kv_count(n_kv_head, int(n_head)) * d_head, int(width)
     return 2 * (width * width + width) + 2 * (width * kv_width + kv_width)
 
 

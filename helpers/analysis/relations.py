@@ -99,20 +99,16 @@ _PASSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> (
 
 
 @torch.no_grad()
-def _story_pass(lm: LanguageModel, stories: list[Story]):
-    """One pass with every head: the maps (B, L, H, T, T) and the residual stream entering each
-    layer, plus the final one: L + 1 tensors (B, T, D). Knock-outs restart from the latter."""
-    with one_thread():
-        out = lm.model(story_ids(lm, stories), keep=True)
-    return out.attentions, list(out.residuals.unbind(1))
-
-
 def _cached_pass(lm: LanguageModel, n_stories: int, seed: int):
+    """(stories, maps (B, L, H, T, T), the residual stream entering each layer plus the final one: L + 1
+    tensors (B, T, D)) of one pass with every head, kept per model. Knock-outs restart from the stream."""
     key = (n_stories, seed, min(N_CTX, lm.config.n_ctx), list_markers(lm))
     cached = _PASSES.get(lm.model)
     if cached is None or cached[0] != key:
         stories = held_out_stories(n_stories, seed, key[2], markers=key[3])
-        cached = _PASSES[lm.model] = (key, stories, *_story_pass(lm, stories))
+        with one_thread():
+            out = lm.model(story_ids(lm, stories), keep=True)
+        cached = _PASSES[lm.model] = (key, stories, out.attentions, list(out.residuals.unbind(1)))
     return cached[1:]
 
 

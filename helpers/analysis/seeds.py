@@ -5,7 +5,7 @@ so each variant's recipe is trained on SEEDS seeds (`python -m helpers.train kv-
 numbers of every seed are recorded under "seeds" in its data/models.json line (the weights of the
 recipe's own seed are the shipped file; the other seeds keep only their numbers, so data/ stays
 small). A comparison is then stated only as far as the seeds agree:
-- `spread(name, key)`: every seed's value, the lowest, the highest and the mean;
+- `spread(name, key)`: every seed's value, and their mean;
 - `learned`, `paired_wins`: counts over the seeds; `binomial_interval` (exact) and `bootstrap_interval` (for a
   mean) say how far a count or a mean carries to the recipe;
 - `rate_text`, `mean_text`, `paired_text`: the one formatter of those numbers, so a notebook, the guide and the
@@ -88,14 +88,6 @@ class Spread:
     name: str
     key: str
     values: dict[int, float]  # seed -> value
-
-    @property
-    def low(self) -> float:
-        return min(self.values.values())
-
-    @property
-    def high(self) -> float:
-        return max(self.values.values())
 
     @property
     def mean(self) -> float:

@@ -21,9 +21,8 @@ from matplotlib.figure import Figure
 
 from ..analysis import captions
 from ..analysis.headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, available_head_counts,
-                                   check_head_count, head_shapes, load_variant, loss_by_heads, merged_loss,
-                                   merged_maps)
-from ..core.arguments import whole_number
+                                   check_group_size, check_head_count, head_shapes, load_variant, loss_by_heads,
+                                   merged_loss, merged_maps)
 from ..core.attention import attention_param_count
 from ..core.evaluation import one_thread
 from ..core.run import read_sentence, run_ids
@@ -139,10 +138,7 @@ class HeadCountExplorer(VariantControls):
     def set_merge(self, group_size) -> bool:
         """Merge heads-12's neighbouring heads in groups of group_size (1 = as trained)."""
         try:
-            choices = f"choose one of {', '.join(map(str, self.merge_slider.options))}"
-            group_size = whole_number(group_size, "group_size", valid=choices)  # np.int64(3) is 3 to the slider
-            if group_size not in self.merge_slider.options:
-                raise ValueError(f"Cannot merge 12 heads in groups of {group_size}; {choices}.")
+            group_size = check_group_size(group_size, MERGE_SOURCE)  # np.int64(3) is 3 to the slider
             tokens, maps = self._merged(group_size)
         except (ValueError, FileNotFoundError) as err:
             return self._fail(err)
