@@ -38,16 +38,10 @@ def resting_shares(attn, tokens: Sequence[str]) -> np.ndarray:
     return to_numpy(attn)[..., rest].sum(-1).mean(-1)
 
 
-def resting_share(attn, tokens: Sequence[str]) -> float:
-    """resting_shares of one map (attn: (T, T))."""
-    return float(resting_shares(attn, tokens))
-
-
 def offset_share(attn, k: int) -> float:
     """Mean attention from each word to the word k places back (k = 0: itself), over the words that have one."""
     a = to_numpy(attn)
-    T = a.shape[-1]
-    return float(np.mean([a[i, i - k] for i in range(k, T)])) if T > k else 0.0
+    return float(np.mean([a[i, i - k] for i in range(k, a.shape[-1])])) if a.shape[-1] > k else 0.0
 
 
 def induction_share(attn, tokens: Sequence[str]) -> tuple[float, int]:
@@ -61,7 +55,7 @@ def induction_share(attn, tokens: Sequence[str]) -> tuple[float, int]:
 
 def head_pattern(attn, tokens: Sequence[str]) -> tuple[str, float]:
     """A head's strongest simple pattern and its share of the attention, e.g. ("goes to the word just before", 0.93)."""
-    patterns = {"rests on <bos> or a full stop": resting_share(attn, tokens),
+    patterns = {"rests on <bos> or a full stop": float(resting_shares(attn, tokens)),
                 "goes to the word just before": offset_share(attn, 1),
                 "stays on the word itself": offset_share(attn, 0)}
     ind, n = induction_share(attn, tokens)

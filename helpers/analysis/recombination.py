@@ -28,12 +28,6 @@ def head_scaling(steps, word: int) -> dict[str, np.ndarray]:
     return {"update": update, "scale": contribution / update, "contribution": contribution}
 
 
-def spread(values) -> float:
-    """Largest over smallest: how many times longer the longest is than the shortest."""
-    values = np.asarray(values, dtype=float)
-    return float(values.max() / values.min())
-
-
 @torch.no_grad()
 def update_ratios(lm: LanguageModel, sentence: str | None = None, n_stories: int = 64,
                   seed: int = HELD_OUT_SEED) -> np.ndarray:

@@ -23,6 +23,7 @@ import torch
 from ..core.evaluation import HELD_OUT_SEED, N_CTX, held_out_stories, list_markers, one_thread, story_ids
 from ..core.language import RELATIONS, Story
 from ..core.model import LanguageModel
+from .seeds import bootstrap_interval
 
 TYPE_THRESHOLD = 0.5  # a head is given a type only when its best score reaches this
 # Relations fixed by position alone. "resting" is attention parked on <bos> or on the most recent
@@ -259,10 +260,7 @@ def margin_interval(weights: np.ndarray, at_offset: np.ndarray, resamples: int =
     """(margin, low, high): mean of weights - at_offset over the pairs, and its bootstrap interval.
     weights (P,): the head's attention on each pair's key; at_offset (P,): 1 where the key is k back."""
     diff = np.asarray(weights, dtype=float) - np.asarray(at_offset, dtype=float)  # (P,)
-    draws = np.random.default_rng(seed).integers(0, len(diff), (resamples, len(diff)))  # (R, P)
-    means = diff[draws].mean(1)  # (R,)
-    tail = 100 * (1 - LEVEL) / 2
-    return float(diff.mean()), float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
+    return (float(diff.mean()), *bootstrap_interval(diff, LEVEL, resamples, seed))
 
 
 def grammar_margins(lm: LanguageModel, resamples: int = RESAMPLES, seed: int = 0) -> list[dict]:

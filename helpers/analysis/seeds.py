@@ -8,7 +8,7 @@ small). A comparison is then stated only as far as the seeds agree:
 - `spread(name, key)`: every seed's value, and their mean;
 - `learned`, `paired_wins`: counts over the seeds; `binomial_interval` (exact) and `bootstrap_interval` (for a
   mean) say how far a count or a mean carries to the recipe;
-- `rate_text`, `mean_text`, `paired_text`: the one formatter of those numbers, so a notebook, the guide and the
+- `rate_text`, `mean_text`: the one formatter of those numbers, so a notebook, the guide and the
   tests print the same "9 of 16 runs (30–80 %)".
 """
 
@@ -177,12 +177,6 @@ def mean_text(values, percent: bool = False) -> str:
     if percent:
         return f"{100 * mean:.0f} % ({100 * low:.0f}–{100 * high:.0f} %)"
     return f"{mean:.3f} ({low:.3f}–{high:.3f})"
-
-
-def paired_text(a: Spread, b: Spread, word: str = "better") -> str:
-    """'better in 9 of 14 pairs of the same seed'."""
-    k, n = paired_wins(a, b)
-    return f"{word} in {k} of {n} pairs of the same seed"
 
 
 # --- tables of a whole family (notebooks 04 and 07 print these; the figures draw the same numbers) -------

@@ -147,29 +147,26 @@ class HeadCountExplorer(VariantControls):
         self._draw_merge()
         return True
 
+    def _shown_grids(self) -> list[tuple[str, object, list[str], str]]:
+        """(file name, maps, tokens, title) of the two grids shown: the chosen model's and the merged one."""
+        return [(f"heads_{self.heads}_maps", self.run.attentions, self.run.tokens, self.heads_title()),
+                (f"heads_12_merged_by_{self.merge}", self.merge_maps, self.merge_tokens, self.merge_title())]
+
     def slide_captions(self) -> dict[str, str]:
         """One sentence per exported figure, computed from what it shows (alt text, speaker notes)."""
-        heads, merged = captions.zoom_head(self.run.attentions, self.run.tokens), captions.zoom_head(self.merge_maps, self.merge_tokens)
-        return {f"heads_{self.heads}_maps": captions.all_heads_caption(self.run.attentions, self.run.tokens, heads[0]),
-                "loss_vs_heads": captions.loss_caption(self.loss_plot.losses),
-                f"heads_12_merged_by_{self.merge}": captions.all_heads_caption(self.merge_maps, self.merge_tokens,
-                                                                              merged[0])}
+        words = {name: captions.all_heads_caption(maps, tokens, captions.zoom_head(maps, tokens)[0])
+                 for name, maps, tokens, _ in self._shown_grids()}
+        return {**words, "loss_vs_heads": captions.loss_caption(self.loss_plot.losses)}
 
     def slide_figures(self) -> dict[str, tuple[Figure, tuple[float, float] | str]]:
         """Fresh, titled, projector-styled figures of the current views: name -> (figure, slide size).
         Up to 24 maps cannot carry 14-pt token labels on one slide, so each grid comes with its
         clearest head up close, labelled, beside it (the deck's all-heads slides do the same)."""
         with slide_style():
-            return {
-                f"heads_{self.heads}_maps": (slides.all_heads_with_zoom(
-                    self.run.attentions, self.run.tokens, *captions.zoom_head(self.run.attentions, self.run.tokens),
-                    title=slides.slide_title(self.heads_title(), self.run.tokens)), "16:9"),
-                "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9"),
-                f"heads_12_merged_by_{self.merge}": (slides.all_heads_with_zoom(
-                    self.merge_maps, self.merge_tokens, *captions.zoom_head(self.merge_maps, self.merge_tokens),
-                    title=slides.slide_title(self.merge_title(), self.merge_tokens)), "16:9"),
-            }
-
+            grids = {name: (slides.all_heads_with_zoom(maps, tokens, *captions.zoom_head(maps, tokens),
+                                                       title=slides.slide_title(title, tokens)), "16:9")
+                     for name, maps, tokens, title in self._shown_grids()}
+            return {**grids, "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9")}
 
     # --- drawing: existing artists get new data, then one PNG each ----------------------
     def heads_title(self) -> str:
