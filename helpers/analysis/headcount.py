@@ -89,14 +89,14 @@ def repeat_accuracy_by_heads() -> dict[int, float]:
 
 
 # --- merging heads: a thought experiment on trained weights -----------------------------------
-def check_group_size(group_size, n_heads: int) -> int:
-    """group_size as a plain int that divides the n_heads heads, or a one-line ValueError naming the choices."""
-    choices = f"choose one of {', '.join(str(g) for g in range(1, n_heads + 1) if n_heads % g == 0)}"
-    g = whole_number(group_size, "group_size", low=1, high=n_heads,
-                     valid=f"it must divide the {n_heads} heads; {choices}")
-    if n_heads % g:
-        raise ValueError(f"group_size={g} must divide the {n_heads} heads; {choices}.")
-    return g
+def check_divisor(value, n_heads: int, name: str = "group_size", heads: str = "heads") -> int:
+    """value (a group size, a number of key/value heads) as a plain int that divides the n_heads heads, or a
+    one-line ValueError naming the choices."""
+    choices = ", ".join(str(k) for k in range(1, n_heads + 1) if n_heads % k == 0)
+    n = whole_number(value, name, low=1, high=n_heads, valid=f"choose one of {choices}")
+    if n_heads % n:
+        raise ValueError(f"{name}={n} does not divide the {n_heads} {heads}; choose one of {choices}.")
+    return n
 
 
 def merge_head_groups(weights: dict[str, torch.Tensor], group_size: int) -> dict[str, torch.Tensor]:
@@ -106,7 +106,7 @@ def merge_head_groups(weights: dict[str, torch.Tensor], group_size: int) -> dict
     by side, and the matching rows of W_O. No number changes: only where the width is cut.
     """
     H, D, d = weights["W_Q"].shape  # (H, D, d)
-    g = check_group_size(group_size, H)
+    g = check_divisor(group_size, H)
     G = H // g
     out = {}
     for name in ("W_Q", "W_K", "W_V"):
@@ -134,7 +134,7 @@ def merged_maps(lm: LanguageModel, sentence: str | Run, group_size: int) -> tupl
 def merged_model(lm: LanguageModel, group_size: int) -> GPT:
     """The same weights read as fewer, wider heads: merging is only moving the cuts."""
     cfg = lm.config
-    config = type(cfg)(**{**cfg.to_dict(), "n_head": cfg.n_head // check_group_size(group_size, cfg.n_head)})
+    config = type(cfg)(**{**cfg.to_dict(), "n_head": cfg.n_head // check_divisor(group_size, cfg.n_head)})
     model = GPT(config)
     model.load_state_dict(lm.model.state_dict())
     return model.eval()

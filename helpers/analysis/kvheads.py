@@ -15,12 +15,12 @@ from pathlib import Path
 import torch
 from torch.nn import functional as F
 
-from ..core.arguments import whole_number
 from ..core.attention import check_heads
 from ..core.catalog import DATA_DIR, info_number, load_model, manifest, pick_model, recorded, record_measurements
 from ..core.evaluation import evaluate, held_out_batch, one_thread
 from ..core.model import GPT, LanguageModel
 from ..core.run import run_sentence
+from .headcount import check_divisor
 from .kvcache import kv_cache_bytes_per_token
 
 KV_COUNTS = (1, 2, 3, 4, 6, 12)  # every divisor of the 12 query heads
@@ -45,11 +45,7 @@ def kv_attention_params(width: int, n_head: int, n_kv_head: int) -> int:
 
 def check_kv_count(n_kv_head, n_head: int = N_QUERY_HEADS, name: str = "n_kv_head") -> int:
     """n_kv_head as a plain int that divides n_head, or a one-line ValueError naming the choices."""
-    choices = ", ".join(str(k) for k in range(1, n_head + 1) if n_head % k == 0)
-    n = whole_number(n_kv_head, name, low=1, high=n_head, valid=f"choose one of {choices}")
-    if n_head % n:
-        raise ValueError(f"{name}={n} does not divide the {n_head} query heads; choose one of {choices}.")
-    return n
+    return check_divisor(n_kv_head, n_head, name, "query heads")
 
 
 def group_of(head: int, n_kv_head: int, n_head: int = N_QUERY_HEADS) -> int:

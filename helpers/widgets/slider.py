@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from ..analysis import captions
 from ..analysis.headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, available_head_counts,
-                                   check_group_size, check_head_count, head_shapes, load_variant, loss_by_heads,
+                                   check_divisor, check_head_count, head_shapes, load_variant, loss_by_heads,
                                    merged_loss, merged_maps)
 from ..core.attention import attention_param_count
 from ..core.evaluation import one_thread
@@ -138,7 +138,7 @@ class HeadCountExplorer(VariantControls):
     def set_merge(self, group_size) -> bool:
         """Merge heads-12's neighbouring heads in groups of group_size (1 = as trained)."""
         try:
-            group_size = check_group_size(group_size, MERGE_SOURCE)  # np.int64(3) is 3 to the slider
+            group_size = check_divisor(group_size, MERGE_SOURCE)  # np.int64(3) is 3 to the slider
             tokens, maps = self._merged(group_size)
         except (ValueError, FileNotFoundError) as err:
             return self._fail(err)
