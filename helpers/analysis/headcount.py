@@ -1,9 +1,7 @@
 """Head counts (notebook 04): models trained with 1 to 12 heads at one width.
 
-Plain functions for shapes, parameter counts, held-out losses, merging trained heads
-into wider ones, and the notebook's exercise checks. The six "heads-N" models are
-2 layers of width 96 trained on the classroom language; only the number of heads
-differs. The slider widget that shows them is in slider.py.
+Shapes, held-out losses, and merging trained heads into wider ones. The six "heads-N" models
+are 2 layers of width 96 trained on the classroom language; only the number of heads differs.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
-"""What does each head attend to? Scores every head against known patterns.
+"""What does each head attend to? Every head scored against the classroom language's ground truth.
 
-Two kinds of score, both "mean attention mass on the right key", so 1.0 is a perfect head:
-- relation_scores: for the classroom language, whose generator writes down the true
-  (query, key) pairs of every relation, each head is scored against that ground truth.
-  Position comes first (Clark et al. 2019): "previous" and "resting" (<bos> or the latest
-  full stop) are positional, and relation_report compares every annotated relation with
-  the best fixed-offset baseline on the pairs whose key is not the previous word.
-- generic detectors (previous token, first token, duplicate token, induction): need no
-  annotations, so they work on any model, GPT-2 small included (detectors.py).
-A grammar head's margin over position comes with its noise (grammar_margins): a margin of 0.02 on
-about 100 pairs is within the noise of which pairs the held-out stories hold, so each margin gets a
-seeded bootstrap over the pairs (the offset k stays the one chosen on all pairs).
+The language's generator writes down the true (query, key) pairs of every relation, and a head's
+score is its mean attention on the true keys, so 1.0 is a perfect head (models without annotations,
+GPT-2 small: detectors.py). Position comes first (Clark et al. 2019): "previous" and "resting"
+(<bos> or the latest full stop) are positional, and relation_report compares every annotated relation
+with the best fixed-offset baseline on the pairs whose key is not the previous word. A grammar head's
+margin over position comes with its noise (grammar_margins): 0.02 on about 100 pairs is within the noise
+of which pairs the held-out stories hold, so each margin gets a seeded bootstrap over the pairs.
 """
 
 from __future__ import annotations
@@ -258,7 +254,8 @@ LEVEL = 0.95  # the share of resampled margins the interval holds
 def margin_interval(weights: np.ndarray, at_offset: np.ndarray, resamples: int = RESAMPLES,
                     seed: int = 0) -> tuple[float, float, float]:
     """(margin, low, high): mean of weights - at_offset over the pairs, and its bootstrap interval.
-    weights (P,): the head's attention on each pair's key; at_offset (P,): 1 where the key is k back."""
+    weights (P,): the head's attention on each pair's key; at_offset (P,): 1 where the key is k back
+    (k chosen once, on all pairs)."""
     diff = np.asarray(weights, dtype=float) - np.asarray(at_offset, dtype=float)  # (P,)
     return (float(diff.mean()), *bootstrap_interval(diff, LEVEL, resamples, seed))
 

@@ -3,9 +3,7 @@
 `KVHeadExplorer` wires a slider over the trained key/value head counts (1 … 12, always 12 query
 heads) to the plain functions in analysis/kvheads.py: every query head's map, framed by the
 key/value head its group shares, the held-out loss and list accuracy, the attention parameters per
-layer and the KV cache per token, all updating together. It follows the head-count slider
-(slider.py): one live grid per setting, laid out once, redrawn by blitting; HTML captions; an
-export button that writes fresh, titled figures for slides.
+layer and the KV cache per token, all updating together; built as the head-count slider (slider.py) is.
 """
 
 from __future__ import annotations
