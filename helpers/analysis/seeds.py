@@ -66,13 +66,18 @@ def cpu_kind(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
 
 
 def record_seed_run(name: str, seed: int, numbers: dict, path: Path = MANIFEST) -> None:
-    """Store one seed's numbers under "seeds" in name's manifest line, beside the seeds already there
-    (the manifest is written in one step)."""
+    """Store one seed's numbers under "seeds" in name's manifest line, beside the seeds already there."""
+    record_seeds(name, "seeds", {seed: numbers}, path, keep=True)
+
+
+def record_seeds(name: str, key: str, runs: dict[int, dict], path: Path = MANIFEST, keep: bool = False) -> None:
+    """Store {seed: numbers} under `key` in name's manifest line, by seed, beside the seeds already there
+    (keep) or instead of them; the manifest is written in one step."""
     entries = manifest(path)
     if name not in entries:
         raise ValueError(f"{path} has no line for {name!r}: train it first (python -m helpers.train {name}).")
-    runs = {int(s): n for s, n in entries[name].get("seeds", {}).items()} | {seed: numbers}
-    entries[name]["seeds"] = {str(s): n for s, n in sorted(runs.items())}
+    runs = ({int(s): n for s, n in entries[name].get(key, {}).items()} if keep else {}) | runs
+    entries[name][key] = {str(s): n for s, n in sorted(runs.items())}
     write_manifest(entries, path)
 
 
