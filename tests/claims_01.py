@@ -14,7 +14,7 @@ import torch
 
 import helpers as H
 from claims import Claim, notebook_path
-from helpers.analysis.stream import update_ratios
+from helpers.analysis.recombination import update_ratios
 
 NOTEBOOK = "01"
 

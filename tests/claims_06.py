@@ -13,8 +13,7 @@ import torch
 import helpers as H
 from claims import Claim
 from helpers.analysis.knockout import LOW_SCORE, next_word_change
-from helpers.analysis.margins import LEVEL, RESAMPLES
-from helpers.analysis.relations import TYPE_THRESHOLD, GRAMMAR, relation_pairs
+from helpers.analysis.relations import LEVEL, RESAMPLES, TYPE_THRESHOLD, GRAMMAR, relation_pairs
 from helpers.analysis.repeats import marker_table, repeat_accuracy
 
 NOTEBOOK = "06"

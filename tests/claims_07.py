@@ -1,11 +1,9 @@
 """The numbers notebook 07's sentences quote (tests/claims.py), measured on the shipped kv-N files and their seed runs."""
 
 import helpers as H
-from helpers.analysis.kvcache import kv_cache_rows
 from claims import Claim
 from helpers.analysis import seeds as S
-from helpers.analysis.configs import EXAMPLES
-from helpers.analysis.kvcache import kv_cache_rows
+from helpers.analysis.kvcache import EXAMPLES, kv_cache_rows
 from helpers.analysis.listloss import loss_rise_by_word, loss_split_by_kv_heads
 
 NOTEBOOK = "07"

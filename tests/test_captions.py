@@ -48,7 +48,7 @@ def test_the_grid_counts_resting_heads_from_all_maps_at_once_as_from_each_map():
         logits = rng.normal(size=(3, 4, T, T)) * 3
         maps = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
         tokens = ["<bos>"] + [str(rng.choice(["w", ".", "x"])) for _ in range(T - 1)]
-        each = np.array([[captions.resting_share(maps[l, h], tokens) for h in range(4)] for l in range(3)])
+        each = np.array([[float(captions.resting_shares(maps[l, h], tokens)) for h in range(4)] for l in range(3)])
         assert np.array_equal(captions.resting_shares(maps, tokens), each)  # the same numbers, bit for bit
         counted = int((each > 0.5).sum())
         assert captions.all_heads_caption(maps, tokens).startswith(f"{counted} of the 12 heads")

@@ -7,7 +7,6 @@ computed once for the module.
 import numpy as np
 import pytest
 
-from helpers.analysis import circuit as C
 from helpers.analysis import detectors
 from helpers.analysis import headcount as HC
 from helpers.analysis import knockout as A
@@ -127,7 +126,7 @@ def test_the_circuit(lm, tables):
 @pytest.fixture(scope="module")
 def layer0(lm, tables):
     readers = [head for head, _ in S.ranked_heads(tables, "induction", k=4)]
-    return readers, {row["head"][1]: row for row in C.layer_knockouts(lm, "induction", readers, layer=0)}
+    return readers, {row["head"][1]: row for row in A.layer_knockouts(lm, "induction", readers, layer=0)}
 
 
 def test_the_circuit_is_where_the_induction_heads_look(lm, layer0):
@@ -135,7 +134,7 @@ def test_the_circuit_is_where_the_induction_heads_look(lm, layer0):
     induction heads' attention: their score 0.92 falls to 0.75 without it, and stays 0.86-0.93 without any
     other layer-0 head, L0 H7 included (0.90)."""
     readers, rows = layer0
-    assert round(C.readers_score(lm, "induction", readers), 2) == 0.92
+    assert round(A.readers_score(lm, "induction", readers), 2) == 0.92
     costliest = sorted(rows, key=lambda h: rows[h]["accuracy"])[:2]
     assert costliest == [9, 7] and [round(100 * rows[h]["accuracy"]) for h in costliest] == [84, 85]
     assert all(rows[h]["accuracy"] > 0.9 for h in rows if h not in (7, 9))
@@ -147,14 +146,14 @@ def test_the_circuit_is_where_the_induction_heads_look(lm, layer0):
 
 def test_readers_score_without_a_knock_out_is_the_score_table(lm, tables):
     readers = [(9, 6), (0, 9), (4, 3)]
-    assert C.readers_score(lm, "induction", readers) == pytest.approx(
+    assert A.readers_score(lm, "induction", readers) == pytest.approx(
         float(np.mean([tables["induction"][h] for h in readers])), abs=1e-6)
     with pytest.raises(ValueError, match="does not exist"):
-        C.readers_score(lm, "induction", [(12, 0)])
+        A.readers_score(lm, "induction", [(12, 0)])
     for relation in ("agreement", "pronoun"):  # the knock-out batch holds every pair of the relation
         assert A.forced_scores(lm, relation) == pytest.approx(tables[relation], abs=1e-6)
     with pytest.raises(ValueError, match="decides no next word"):
-        C.readers_score(lm, "previous", readers)
+        A.readers_score(lm, "previous", readers)
 
 
 def test_knock_out_demo_changes_the_top_prediction(lm, tables):

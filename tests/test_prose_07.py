@@ -254,7 +254,7 @@ def test_07_1_the_head_size_rule_and_its_exceptions():
     Gemma 7B has hidden_size 3072 and 16 heads, yet heads of 256 numbers, not 192 (its 16 heads together are 4,096
     wide, wider than the 3,072 of its stream). GPT-2's config.json names its sizes n_layer, n_head and n_embd, and
     has no num_key_value_heads.\""""
-    from helpers.analysis.configs import EXAMPLES, kv_heads
+    from helpers.analysis.kvcache import EXAMPLES, kv_heads
     gemma = EXAMPLES["Gemma 7B"]
     assert gemma["hidden_size"] // gemma["num_attention_heads"] == 192 and H.head_size(gemma) == 256
     assert gemma["num_attention_heads"] * H.head_size(gemma) == 4096 > gemma["hidden_size"]

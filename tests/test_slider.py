@@ -296,7 +296,7 @@ def test_a_new_sentence_redraws_both_views(explorer):
 def test_a_new_sentence_keeps_each_grid_and_draws_what_a_new_one_would(explorer, heads, merge):
     """The grids are kept across sentences (a new figure costs more than new words): after a shorter and
     a longer sentence each picture is, pixel for pixel, that of a grid built for the sentence shown."""
-    from helpers.widgets.live_grid import live_grid
+    from helpers.widgets.frame import live_grid
     e = explorer
     assert e.set_heads(heads) and e.set_merge(merge)
     figures = (e.maps_fig, e.merge_fig)

@@ -25,6 +25,12 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
+def listed(parts) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    parts = list(parts)
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 def resting_shares(attn, tokens: Sequence[str]) -> np.ndarray:
     """Mean share of each query's attention on <bos> or full stops, per map: (..., T, T) -> (...).
     All maps at once: the grid's caption asks it of 144 maps at every move of a control."""
@@ -32,16 +38,10 @@ def resting_shares(attn, tokens: Sequence[str]) -> np.ndarray:
     return to_numpy(attn)[..., rest].sum(-1).mean(-1)
 
 
-def resting_share(attn, tokens: Sequence[str]) -> float:
-    """resting_shares of one map (attn: (T, T))."""
-    return float(resting_shares(attn, tokens))
-
-
 def offset_share(attn, k: int) -> float:
     """Mean attention from each word to the word k places back (k = 0: itself), over the words that have one."""
     a = to_numpy(attn)
-    T = a.shape[-1]
-    return float(np.mean([a[i, i - k] for i in range(k, T)])) if T > k else 0.0
+    return float(np.mean([a[i, i - k] for i in range(k, a.shape[-1])])) if a.shape[-1] > k else 0.0
 
 
 def induction_share(attn, tokens: Sequence[str]) -> tuple[float, int]:
@@ -55,7 +55,7 @@ def induction_share(attn, tokens: Sequence[str]) -> tuple[float, int]:
 
 def head_pattern(attn, tokens: Sequence[str]) -> tuple[str, float]:
     """A head's strongest simple pattern and its share of the attention, e.g. ("goes to the word just before", 0.93)."""
-    patterns = {"rests on <bos> or a full stop": resting_share(attn, tokens),
+    patterns = {"rests on <bos> or a full stop": float(resting_shares(attn, tokens)),
                 "goes to the word just before": offset_share(attn, 1),
                 "stays on the word itself": offset_share(attn, 0)}
     ind, n = induction_share(attn, tokens)
@@ -86,8 +86,7 @@ def heads_caption(weights, tokens: Sequence[str]) -> str:
     targets = [tokens[int(i)] for i in w.argmax(-1)]
     counts = sorted(((targets.count(t), t) for t in dict.fromkeys(targets)), reverse=True)
     parts = [f"'{t}' ({n} head{'s' if n > 1 else ''})" for n, t in counts]
-    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"The {len(w)} heads read '{tokens[-1]}' differently: their largest weights go to {listed}."
+    return f"The {len(w)} heads read '{tokens[-1]}' differently: their largest weights go to {listed(parts)}."
 
 
 def map_caption(weights, tokens: Sequence[str]) -> str:
@@ -168,16 +167,12 @@ def report_caption(report: list[dict]) -> str:
     beat = [row for row in rows if row["head"] is not None and row["score"] > row["baseline"]]
     tied = [row for row in rows if row["head"] is not None and row["score"] <= row["baseline"]]
     empty = [row["relation"] for row in rows if row["head"] is None]
-    text = (f"Beyond the previous word, {_names(beat)} beat the best fixed offset ("
+    text = (f"Beyond the previous word, {listed(row['relation'] for row in beat)} beat the best fixed offset ("
             + ", ".join(f"{row['score']:.2f} vs {row['baseline']:.2f}" for row in beat) + ")")
     if tied:
-        text += f"; {_names(tied)} do not (a fixed offset scores {min(row['baseline'] for row in tied):.2f})"
-    return text + (f"; {_names(empty, 'and')} ha{'s' if len(empty) == 1 else 've'} no pair left." if empty else ".")
-
-
-def _names(rows, joiner: str = "and") -> str:
-    names = [row if isinstance(row, str) else row["relation"] for row in rows]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" {joiner} " + names[-1]
+        text += (f"; {listed(row['relation'] for row in tied)} do not (a fixed offset scores "
+                 f"{min(row['baseline'] for row in tied):.2f})")
+    return text + (f"; {listed(empty)} ha{'s' if len(empty) == 1 else 've'} no pair left." if empty else ".")
 
 
 def types_caption(types) -> str:

@@ -14,12 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from ..core.arrays import to_numpy
-from .captions import head_caption, head_pattern
-
-
-def listed(parts: Sequence[str]) -> str:
-    parts = list(parts)
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+from .captions import head_caption, head_pattern, listed  # listed: figures call it as descriptions.listed
 
 
 def _titled(title: str | None, text: str) -> str:

@@ -109,7 +109,7 @@ def repeated_random_tokens(lm: LanguageModel, length: int = 20, batch: int = 8, 
     if 1 + 2 * length > lm.config.n_ctx:
         raise ValueError(f"length={length} needs {1 + 2 * length} tokens; {lm.name} reads {lm.config.n_ctx}.")
     g = torch.Generator().manual_seed(seed)
-    start = _start_id(lm)
+    start = int(lm.tokenizer.encode("I", bos=True)[0])  # <bos> for classroom models, <|endoftext|> for GPT-2
     V = lm.config.vocab_size
     rows = []
     for _ in range(batch):
@@ -117,11 +117,6 @@ def repeated_random_tokens(lm: LanguageModel, length: int = 20, batch: int = 8, 
         half = pool[pool != start][:length]  # distinct tokens, so each has one earlier copy
         rows.append(torch.cat([torch.tensor([start]), half, half]))
     return torch.stack(rows)  # (B, 1 + 2 * length)
-
-
-def _start_id(lm: LanguageModel) -> int:
-    """The id a sequence starts with (<bos> for classroom models, <|endoftext|> for GPT-2)."""
-    return int(lm.tokenizer.encode("I", bos=True)[0])
 
 
 @torch.no_grad()

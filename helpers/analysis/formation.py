@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
-from ..core.evaluation import N_CTX, forced_hits, held_out_stories, one_thread, story_ids
+from ..core.evaluation import N_CTX, forced_hits, held_out_stories, one_thread
 from ..core.language import StoryWriter
 from ..core.model import GPT, LanguageModel
 from ..core.run import read_sentence, run_ids
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .knockout import forced_accuracy, forced_scores
+from .listloss import word_losses
 from .relations import TYPE_THRESHOLD, offset_baseline, pair_scores, relation_pairs, relation_scores, scored_stories
 from .repeats import REPEAT_SEED
 
@@ -33,13 +33,7 @@ THRESHOLD = TYPE_THRESHOLD  # a head has formed when its score reaches the bar a
 def step_numbers(lm: LanguageModel, n_stories: int = N_STORIES) -> dict:
     """One snapshot's numbers: loss, list accuracy, in-context score, previous / induction tables (L, H)."""
     stories, attn = scored_stories(lm, n_stories)  # one pass for the maps, kept for the knock-outs
-    ids = story_ids(lm, stories)  # (B, T)
-    with one_thread():
-        logits = lm.model(ids).logits  # (B, T, vocab)
-    per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
-    repeats = torch.zeros_like(per_word, dtype=torch.bool)  # the words that say a list again (listloss.py)
-    for b, story in enumerate(stories):
-        repeats[b, [p - 1 for p in story.forced["induction"]]] = True
+    ids, logits, per_word, repeats = word_losses(lm, stories)  # (B, T-1): each word's loss; the list words
     tables = relation_scores(lm, n_stories, relations=("previous", "induction"))
     return {"loss": per_word.mean().item(), "list_accuracy": forced_hits(logits, ids, stories, "induction"),
             "in_context": in_context_score(lm, n_stories), "list_loss": per_word[repeats].mean().item(),
@@ -59,11 +53,7 @@ def in_context_score(lm: LanguageModel, n_stories: int = N_STORIES) -> float:
     5-12, on held-out random words said again and again (their repeated random tokens), where the late window
     lies in a later copy and the early one mostly in the first. Below zero: later words are easier."""
     writer = StoryWriter(REPEAT_SEED)
-    stories = [writer.repeat_story(N_CTX, lm.bos) for _ in range(n_stories)]
-    ids = story_ids(lm, stories)
-    with one_thread():
-        logits = lm.model(ids).logits
-    per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
+    _, _, per_word, _ = word_losses(lm, [writer.repeat_story(N_CTX, lm.bos) for _ in range(n_stories)])  # (B, T-1)
     return (per_word[:, [t - 1 for t in LATE]].mean() - per_word[:, [t - 1 for t in EARLY]].mean()).item()
 
 
@@ -120,6 +110,14 @@ def first_step_above(steps, values, threshold: float = THRESHOLD) -> int | None:
     return int(np.asarray(steps)[hits[0]]) if hits.size else None
 
 
+def first_formed(steps, scores, threshold: float = THRESHOLD) -> tuple[int | None, int | None]:
+    """(the first step at which any score reaches threshold, which one is highest then): scores (S, ...) are
+    flattened per step, so the index of an (L, H) table is layer * H + head. (None, None) when none does."""
+    scores = np.asarray(scores).reshape(len(steps), -1)  # (S, N)
+    step = first_step_above(steps, scores.max(1), threshold)
+    return step, None if step is None else int(np.argmax(scores[list(steps).index(step)]))
+
+
 def steepest_rise(steps, values) -> int:
     """The step that ends the interval where the value rises fastest per step (not the same as crossing)."""
     steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
@@ -138,17 +136,15 @@ def best_head(curves: dict, key: str, layer: int | None = None) -> tuple[int, in
 def formation(curves: dict, threshold: float = THRESHOLD) -> dict:
     """What the curves show, by code: the induction head that forms first and its step, the layer-0
     previous-word head's step (None: it never reaches the threshold), the order, and the bump."""
-    best_by_step = curves["induction"].reshape(len(curves["steps"]), -1)  # (S, L * H)
-    step = first_step_above(curves["steps"], best_by_step.max(1), threshold)
-    first = None if step is None else int(np.argmax(best_by_step[list(curves["steps"]).index(step)]))
+    step, first = first_formed(curves["steps"], curves["induction"], threshold)  # first: layer * H + head
     n_head = curves["induction"].shape[2]
     previous = best_head(curves, "previous_list", layer=0)  # scored where the induction head needs it
     previous_step = first_step_above(curves["steps"], curves["previous_list"][:, previous[0], previous[1]], threshold)
     return {"step": step, "head": None if first is None else divmod(first, n_head),
-            "beats_baseline": bool(best_by_step.max(1)[-1] > curves["induction_baseline"]),
+            "beats_baseline": bool(curves["induction"][-1].max() > curves["induction_baseline"]),
             "previous_head": previous, "previous_step": previous_step,
             "previous_first": None if step is None or previous_step is None else previous_step < step,
-            "bump": loss_bump(curves, step)}
+            "bump": bool(bump_ratio(curves, step) >= BUMP_FACTOR)}  # Olsson et al.'s bump, by code
 
 
 def list_stretch(curves: dict, low: float = 0.05, high: float = 0.9) -> tuple[int, int] | None:
@@ -162,11 +158,6 @@ def list_stretch(curves: dict, low: float = 0.05, high: float = 0.9) -> tuple[in
     return (steps[below[-1]] if below.size else steps[0]), steps[top]
 
 
-def loss_rates(curves: dict) -> np.ndarray:
-    """How fast the held-out loss falls between snapshots, in nats per 100 steps (S - 1,)."""
-    return -np.diff(curves["loss"]) / np.diff(curves["steps"]) * 100
-
-
 BUMP_FACTOR, BUMP_WINDOW = 2.0, 4  # a bump: the loss falls 2× as fast at formation as over 4 intervals each side
 
 
@@ -175,15 +166,11 @@ def bump_ratio(curves: dict, step: int | None) -> float:
     intervals that meet at that step) as over the BUMP_WINDOW intervals on either side (their median)."""
     if step is None:
         return float("nan")
-    rates, at = loss_rates(curves), list(curves["steps"]).index(step)
+    rates = -np.diff(curves["loss"]) / np.diff(curves["steps"]) * 100  # (S - 1,): nats per 100 steps
+    at = list(curves["steps"]).index(step)
     here = rates[max(0, at - 1):at + 1].max()
     around = np.r_[rates[max(0, at - 1 - BUMP_WINDOW):max(0, at - 1)], rates[at + 1:at + 1 + BUMP_WINDOW]]
     return float(here / np.median(around)) if around.size and np.median(around) > 0 else float("inf")
-
-
-def loss_bump(curves: dict, step: int | None) -> bool:
-    """Olsson et al.'s bump, by code: the loss falls at least BUMP_FACTOR times as fast at the formation step."""
-    return bool(bump_ratio(curves, step) >= BUMP_FACTOR)
 
 
 # --- composition: remove the layer-0 head the induction head might read ---------------

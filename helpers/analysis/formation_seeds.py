@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.catalog import MANIFEST, manifest, recorded, write_manifest
-from .formation import THRESHOLD, bump_ratio, formation, list_stretch
+from ..core.catalog import MANIFEST, recorded
+from .formation import bump_ratio, formation, list_stretch
+from .seeds import record_seeds
 
 
 def seed_summary(record: dict) -> dict:
@@ -31,11 +32,7 @@ def seed_summary(record: dict) -> dict:
 
 def record_formation_seeds(name: str, runs: dict[int, dict], path: Path = MANIFEST) -> None:
     """Store every seed's summary under "formation_seeds" in name's manifest line (one write)."""
-    entries = manifest(path)
-    if name not in entries:
-        raise ValueError(f"{path} has no line for {name!r}: train it first (python -m helpers.train {name}).")
-    entries[name]["formation_seeds"] = {str(seed): numbers for seed, numbers in sorted(runs.items())}
-    write_manifest(entries, path)
+    record_seeds(name, "formation_seeds", runs, path)
 
 
 def formation_seeds(name: str = "induction") -> dict[int, dict]:

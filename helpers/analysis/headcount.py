@@ -1,9 +1,7 @@
 """Head counts (notebook 04): models trained with 1 to 12 heads at one width.
 
-Plain functions for shapes, parameter counts, held-out losses, merging trained heads
-into wider ones, and the notebook's exercise checks. The six "heads-N" models are
-2 layers of width 96 trained on the classroom language; only the number of heads
-differs. The slider widget that shows them is in slider.py.
+Shapes, held-out losses, and merging trained heads into wider ones. The six "heads-N" models
+are 2 layers of width 96 trained on the classroom language; only the number of heads differs.
 """
 
 from __future__ import annotations
@@ -89,6 +87,16 @@ def repeat_accuracy_by_heads() -> dict[int, float]:
 
 
 # --- merging heads: a thought experiment on trained weights -----------------------------------
+def check_divisor(value, n_heads: int, name: str = "group_size", heads: str = "heads") -> int:
+    """value (a group size, a number of key/value heads) as a plain int that divides the n_heads heads, or a
+    one-line ValueError naming the choices."""
+    choices = ", ".join(str(k) for k in range(1, n_heads + 1) if n_heads % k == 0)
+    n = whole_number(value, name, low=1, high=n_heads, valid=f"choose one of {choices}")
+    if n_heads % n:
+        raise ValueError(f"{name}={n} does not divide the {n_heads} {heads}; choose one of {choices}.")
+    return n
+
+
 def merge_head_groups(weights: dict[str, torch.Tensor], group_size: int) -> dict[str, torch.Tensor]:
     """Join each run of `group_size` neighbouring heads into one wider head.
 
@@ -96,10 +104,7 @@ def merge_head_groups(weights: dict[str, torch.Tensor], group_size: int) -> dict
     by side, and the matching rows of W_O. No number changes: only where the width is cut.
     """
     H, D, d = weights["W_Q"].shape  # (H, D, d)
-    choices = f"choose one of {', '.join(str(g) for g in range(1, H + 1) if H % g == 0)}"
-    g = whole_number(group_size, "group_size", low=1, high=H, valid=f"it must divide the {H} heads; {choices}")
-    if H % g:
-        raise ValueError(f"group_size={g} must divide the {H} heads; {choices}.")
+    g = check_divisor(group_size, H)
     G = H // g
     out = {}
     for name in ("W_Q", "W_K", "W_V"):
@@ -127,10 +132,7 @@ def merged_maps(lm: LanguageModel, sentence: str | Run, group_size: int) -> tupl
 def merged_model(lm: LanguageModel, group_size: int) -> GPT:
     """The same weights read as fewer, wider heads: merging is only moving the cuts."""
     cfg = lm.config
-    group_size = whole_number(group_size, "group_size", low=1, high=cfg.n_head)
-    if cfg.n_head % group_size:
-        raise ValueError(f"group_size={group_size} must divide the {cfg.n_head} heads of {lm.name}.")
-    config = type(cfg)(**{**cfg.to_dict(), "n_head": cfg.n_head // group_size})
+    config = type(cfg)(**{**cfg.to_dict(), "n_head": cfg.n_head // check_divisor(group_size, cfg.n_head)})
     model = GPT(config)
     model.load_state_dict(lm.model.state_dict())
     return model.eval()

@@ -9,6 +9,10 @@ whose input is the heads side by side, (B, T, n_head * d_head), and overwrites t
 heads' slices: with zeros ("zero"), or with the head's average output ("mean", so the rest of
 the network still gets a typical input from that slot, just not one that depends on the
 sentence). The hooks are removed when the `with` block ends, however it ends.
+
+Circuits (notebook 06 §8) ask a narrower question of the same runs: with a head removed, do the heads
+that do a job still look at the right words? If not, they found their targets through what the
+removed head wrote: the two heads form a circuit (readers_score, layer_knockouts).
 """
 
 from __future__ import annotations
@@ -255,3 +259,20 @@ def knockout_summary(lm: LanguageModel, relation: str, table: np.ndarray, k: int
             "control": knockout_control(lm, relation, table, k, draws, mode=mode)}
 
 
+
+
+# --- circuits: does removing one head change where the other heads look? ----------------
+def readers_score(lm: LanguageModel, relation: str, readers, heads_knocked=(), mode: str = "zero") -> float:
+    """The mean score of the `readers` heads for a relation (as relation_scores measures it) with
+    `heads_knocked` removed; it shares forced_accuracy's pass, so asking for both costs one."""
+    readers = check_head_list(lm, readers)
+    table = forced_scores(lm, relation, heads_knocked, mode)
+    return float(sum(table[layer, head] for layer, head in readers) / len(readers))
+
+
+def layer_knockouts(lm: LanguageModel, relation: str, readers, layer: int = 0, mode: str = "zero") -> list[dict]:
+    """Remove each head of one layer in turn: the relation's accuracy without it, and the `readers`' score.
+    A head that costs accuracy while the readers keep looking at the right words matters in another way."""
+    return [{"head": (layer, head), "accuracy": forced_accuracy(lm, relation, [(layer, head)], mode),
+             "readers": readers_score(lm, relation, readers, [(layer, head)], mode)}
+            for head in range(lm.config.n_head)]

@@ -15,11 +15,12 @@ from pathlib import Path
 import torch
 from torch.nn import functional as F
 
-from ..core.arguments import whole_number
+from ..core.attention import check_heads
 from ..core.catalog import DATA_DIR, info_number, load_model, manifest, pick_model, recorded, record_measurements
 from ..core.evaluation import evaluate, held_out_batch, one_thread
 from ..core.model import GPT, LanguageModel
 from ..core.run import run_sentence
+from .headcount import check_divisor
 from .kvcache import kv_cache_bytes_per_token
 
 KV_COUNTS = (1, 2, 3, 4, 6, 12)  # every divisor of the 12 query heads
@@ -37,22 +38,14 @@ POOL_SENTENCE = "Anna lent her old red bike to Tom, and a week later Tom gave he
 def kv_attention_params(width: int, n_head: int, n_kv_head: int) -> int:
     """Parameters of one attention layer with biases: W_Q and W_O stay width × width, while W_K and W_V
     shrink to width × (n_kv_head · head size): 2·(D² + D) + 2·(D·H_kv·d + H_kv·d)."""
-    n_head = whole_number(n_head, "n_head", low=1)
-    n_kv = check_kv_count(n_kv_head, n_head)
-    width = whole_number(width, "width", low=1)
-    if width % n_head:
-        raise ValueError(f"width={width} is not divisible by n_head={n_head}; pick a head count that divides it.")
-    kv_width = n_kv * (width // n_head)
+    d_head = check_heads(width, n_head, ("width", "n_head"))  # one line when n_head does not divide width
+    kv_width, width = check_kv_count(n_kv_head, int(n_head)) * d_head, int(width)
     return 2 * (width * width + width) + 2 * (width * kv_width + kv_width)
 
 
 def check_kv_count(n_kv_head, n_head: int = N_QUERY_HEADS, name: str = "n_kv_head") -> int:
     """n_kv_head as a plain int that divides n_head, or a one-line ValueError naming the choices."""
-    choices = ", ".join(str(k) for k in range(1, n_head + 1) if n_head % k == 0)
-    n = whole_number(n_kv_head, name, low=1, high=n_head, valid=f"choose one of {choices}")
-    if n_head % n:
-        raise ValueError(f"{name}={n} does not divide the {n_head} query heads; choose one of {choices}.")
-    return n
+    return check_divisor(n_kv_head, n_head, name, "query heads")
 
 
 def group_of(head: int, n_kv_head: int, n_head: int = N_QUERY_HEADS) -> int:

@@ -24,6 +24,19 @@ N_STORIES = 256  # the held-out stories evaluate() scores, so "loss" is the reco
 
 
 @torch.no_grad()
+def word_losses(lm: LanguageModel, stories) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One pass over the stories: ids (B, T), logits (B, T, vocab), each predicted word's loss (B, T-1),
+    and True where that word says a list again (word p is predicted at position p - 1)."""
+    ids = story_ids(lm, stories)  # (B, T)
+    with one_thread():
+        logits = lm.model(ids).logits  # (B, T, vocab)
+    per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
+    repeats = torch.zeros_like(per_word, dtype=torch.bool)
+    for b, story in enumerate(stories):
+        repeats[b, [p - 1 for p in story.forced["induction"]]] = True
+    return ids, logits, per_word, repeats
+
+
 def loss_on_list_words(lm: LanguageModel, n_stories: int = N_STORIES) -> dict[str, float]:
     """lm's next-word loss on the held-out stories, split into the words that repeat a list and the rest.
 
@@ -31,13 +44,7 @@ def loss_on_list_words(lm: LanguageModel, n_stories: int = N_STORIES) -> dict[st
     words), "loss" (all words: list_share · list_loss + other_share · other_loss), "list_words", "words"."""
     story_ids(lm, [])  # first refuses a model that does not read the classroom language (GPT-2)
     _, stories = held_out_batch(tuple(lm.tokenizer.vocab), n_stories, lm.bos)
-    ids = story_ids(lm, stories)  # (B, T)
-    with one_thread():
-        logits = lm.model(ids).logits  # (B, T, vocab)
-    per_word = F.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none")  # (B, T-1)
-    repeats = torch.zeros_like(per_word, dtype=torch.bool)  # word p is predicted at position p - 1
-    for b, story in enumerate(stories):
-        repeats[b, [p - 1 for p in story.forced["induction"]]] = True
+    _, _, per_word, repeats = word_losses(lm, stories)
     share = repeats.float().mean().item()
     return {"list_loss": per_word[repeats].mean().item(), "other_loss": per_word[~repeats].mean().item(),
             "list_share": share, "other_share": 1 - share, "loss": per_word.mean().item(),

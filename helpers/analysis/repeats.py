@@ -14,7 +14,6 @@ two numbers compare with notebook 06's score table.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from torch.nn import functional as F
 
@@ -22,6 +21,7 @@ from ..core.evaluation import N_CTX, one_thread, story_ids
 from ..core.language import LIST_WORDS, Story, StoryWriter
 from ..core.model import LanguageModel
 from ..core.tokenizer import BOS
+from .relations import pair_scores
 
 REPEAT_SEED = 1_000_050  # its own held-out seed: no training run draws stories from it
 
@@ -65,32 +65,25 @@ def repeat_run(lm: LanguageModel, markers: bool, n_stories: int = 64, seed: int 
 def repeat_numbers(lm: LanguageModel, markers: bool = False, n_stories: int = 64, seed: int = REPEAT_SEED) -> dict:
     """From one pass over the repeat stories: "scores" (L, H), each head's mean attention from a word of the
     second copy to the token after its earlier copy; "accuracy", the share of those next words the model
-    guesses right; "loss", its mean loss on them (the repeat loss)."""
+    guesses right (does it copy the repeat at all?); "loss", its mean loss on them (the repeat loss)."""
     stories, out = repeat_run(lm, markers, n_stories, seed)
-    b, q, k = (torch.tensor(col) for col in zip(*[(b, q, k) for b, s in enumerate(stories) for q, k in s.links["induction"]]))
+    triples = [(b, q, k) for b, s in enumerate(stories) for q, k in s.links["induction"]]
+    b, q, k = (torch.tensor(col) for col in zip(*triples))
     target = story_ids(lm, stories)[b, k]  # the word after the earlier copy: what comes next at q
     logits = out.logits[b, q].float()  # (P, vocab)
-    return {"scores": out.attentions[b, :, :, q, k].float().mean(0).numpy(),
-            "accuracy": (logits.argmax(-1) == target).float().mean().item(),
-            "loss": F.cross_entropy(logits, target).item()}
-
-
-def repeat_scores(lm: LanguageModel, markers: bool = False, n_stories: int = 64, seed: int = REPEAT_SEED) -> np.ndarray:
-    """Every head's induction score on a repeat inside a story -> (L, H): mean attention from each word
-    of the second copy to the token after its earlier copy. markers=False: `a b c . a b c .`;
-    markers=True: the list game's `list : a b c . again : a b c .` with the same words."""
-    return repeat_numbers(lm, markers, n_stories, seed)["scores"]
+    return {"scores": pair_scores(out.attentions, triples),
+            "accuracy": (logits.argmax(-1) == target).float().mean().item(), "loss": F.cross_entropy(logits, target).item()}
 
 
 def repeat_accuracy(lm: LanguageModel, markers: bool = False, n_stories: int = 64, seed: int = REPEAT_SEED) -> float:
-    """Share of the second copy's next words the model gets right (its top guess at each word of the
-    second copy is the token after that word's earlier copy): does the model copy the repeat at all?"""
+    """Share of the second copy's next words the model gets right (repeat_numbers' "accuracy")."""
     return repeat_numbers(lm, markers, n_stories, seed)["accuracy"]
 
 
 def marker_table(lm: LanguageModel, heads, n_stories: int = 64, seed: int = REPEAT_SEED) -> dict:
-    """{(layer, head): (with markers, without markers)} for the named heads: what a notebook's
-    sentence about its list heads quotes."""
-    with_markers = repeat_scores(lm, True, n_stories, seed)
-    without = repeat_scores(lm, False, n_stories, seed)
+    """{(layer, head): (with markers, without markers)} induction scores of the named heads on a repeat
+    inside a story (`list : a b c . again : a b c .` against `a b c . a b c .`, the same words): what a
+    notebook's sentence about its list heads quotes."""
+    with_markers = repeat_numbers(lm, True, n_stories, seed)["scores"]
+    without = repeat_numbers(lm, False, n_stories, seed)["scores"]
     return {tuple(h): (float(with_markers[tuple(h)]), float(without[tuple(h)])) for h in heads}

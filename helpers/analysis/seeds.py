@@ -5,10 +5,10 @@ so each variant's recipe is trained on SEEDS seeds (`python -m helpers.train kv-
 numbers of every seed are recorded under "seeds" in its data/models.json line (the weights of the
 recipe's own seed are the shipped file; the other seeds keep only their numbers, so data/ stays
 small). A comparison is then stated only as far as the seeds agree:
-- `spread(name, key)`: every seed's value, the lowest, the highest and the mean;
+- `spread(name, key)`: every seed's value, and their mean;
 - `learned`, `paired_wins`: counts over the seeds; `binomial_interval` (exact) and `bootstrap_interval` (for a
   mean) say how far a count or a mean carries to the recipe;
-- `rate_text`, `mean_text`, `paired_text`: the one formatter of those numbers, so a notebook, the guide and the
+- `rate_text`, `mean_text`: the one formatter of those numbers, so a notebook, the guide and the
   tests print the same "9 of 16 runs (30–80 %)".
 """
 
@@ -66,13 +66,18 @@ def cpu_kind(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
 
 
 def record_seed_run(name: str, seed: int, numbers: dict, path: Path = MANIFEST) -> None:
-    """Store one seed's numbers under "seeds" in name's manifest line, beside the seeds already there
-    (the manifest is written in one step)."""
+    """Store one seed's numbers under "seeds" in name's manifest line, beside the seeds already there."""
+    record_seeds(name, "seeds", {seed: numbers}, path, keep=True)
+
+
+def record_seeds(name: str, key: str, runs: dict[int, dict], path: Path = MANIFEST, keep: bool = False) -> None:
+    """Store {seed: numbers} under `key` in name's manifest line, by seed, beside the seeds already there
+    (keep) or instead of them; the manifest is written in one step."""
     entries = manifest(path)
     if name not in entries:
         raise ValueError(f"{path} has no line for {name!r}: train it first (python -m helpers.train {name}).")
-    runs = {int(s): n for s, n in entries[name].get("seeds", {}).items()} | {seed: numbers}
-    entries[name]["seeds"] = {str(s): n for s, n in sorted(runs.items())}
+    runs = ({int(s): n for s, n in entries[name].get(key, {}).items()} if keep else {}) | runs
+    entries[name][key] = {str(s): n for s, n in sorted(runs.items())}
     write_manifest(entries, path)
 
 
@@ -88,14 +93,6 @@ class Spread:
     name: str
     key: str
     values: dict[int, float]  # seed -> value
-
-    @property
-    def low(self) -> float:
-        return min(self.values.values())
-
-    @property
-    def high(self) -> float:
-        return max(self.values.values())
 
     @property
     def mean(self) -> float:
@@ -185,12 +182,6 @@ def mean_text(values, percent: bool = False) -> str:
     if percent:
         return f"{100 * mean:.0f} % ({100 * low:.0f}–{100 * high:.0f} %)"
     return f"{mean:.3f} ({low:.3f}–{high:.3f})"
-
-
-def paired_text(a: Spread, b: Spread, word: str = "better") -> str:
-    """'better in 9 of 14 pairs of the same seed'."""
-    k, n = paired_wins(a, b)
-    return f"{word} in {k} of {n} pairs of the same seed"
 
 
 # --- tables of a whole family (notebooks 04 and 07 print these; the figures draw the same numbers) -------

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import html
 
+import ipywidgets as W
 from IPython.display import Javascript, display
 
+from ..core.evaluation import one_thread
+from ..core.run import run_ids
 from ..figures.export import save_set_for_slides
 
 WARNING = "#b00020"  # a refused value's line: 7.3 : 1 on white (Okabe-Ito vermillion, 3.9 : 1, is too light for text)
@@ -66,6 +69,51 @@ class SyncedControls:
         """One line: what went wrong, and what the pictures still show (the widget's `showing()`)."""
         self._warn(f"⚠ {err} ({self.showing()})")
         return False
+
+    def _sentence_box(self, words: str) -> W.Text:
+        """The sentence box (Enter calls set_sentence); `words`: what it changes, for a screen reader."""
+        box = W.Text(value=self.sentence, description="sentence", continuous_update=False,
+                     layout=W.Layout(width="95%"), tooltip=words)
+        box.observe(lambda c: self._from_widget(self.set_sentence, c), "value")
+        return box
+
+    def _export_button(self, what: str) -> W.Button:
+        """"Export for slides": writes `what` (the pictures) into self.folder."""
+        button = W.Button(description="Export for slides", icon="download",
+                          tooltip=f"writes {what} as PNG, SVG and PDF into {self.folder}/")
+        button.on_click(lambda _: self.export())
+        return button
+
+    def _wire(self, setters: dict, classes: dict, words: dict | None = None) -> None:
+        """Each control calls its setter ({control: setter}); each widget gets its class ({widget: name}, the
+        browser tests find it by it); each control its tooltip ({control: words}, name_controls)."""
+        for control, setter in setters.items():
+            control.observe(lambda c, setter=setter: self._from_widget(setter, c), "value")
+        for widget, name in classes.items():
+            widget.add_class(name)
+        name_controls(words or {})
+
+
+
+class VariantControls(SyncedControls):
+    """The sliders over trained variants (04, 07): each variant runs the sentence's ids once, when first shown."""
+
+    DPI = 80
+    load = None  # a setting's model: load_variant (heads-N) or load_kv_variant (kv-N)
+
+    def _run(self, n: int):
+        """Variant n reading the current sentence (self._read: its tokens and ids), run once per sentence."""
+        if n not in self._runs:
+            with one_thread():
+                self._runs[n] = run_ids(self.load(n), *self._read)
+        return self._runs[n]
+
+    def _shipped(self, value, check, name) -> int:
+        """`value` checked (check: its one-line ValueError) and shipped in data/ (name(n): the file's name)."""
+        n = check(value)
+        if n not in self.counts:
+            raise ValueError(f"{name(n)} is not shipped in data/; choose one of {self.counts}.")
+        return n
 
 
 def live_html(words: str) -> str:

@@ -32,7 +32,7 @@ from ..figures.mosaic import AllHeadsView, plot_all_heads
 from ..figures.page import export_page
 from ..figures.slide import slide_style
 from ..figures.views import HeadView, TokenLinksView, links_height, plot_head, plot_token_links
-from .controls import SyncedControls, name_controls
+from .controls import SyncedControls
 from .frame import Frame, NamedImage, show_png
 
 ALL_WORDS = ("all words", -1)  # the query dropdown's first choice: every word's links
@@ -243,14 +243,19 @@ class Explorer(SyncedControls):
                                           tooltip=f"one offline .html file of every head into {self.folder}/",
                                           layout=widgets.Layout(width="auto", flex="none"))
         self.export_note = widgets.HTML()
-        name_controls({self.text: "the sentence the model reads (Enter to run it)",
-                       self.layer_slider: "the layer of the zoomed head (arrow keys)",
-                       self.head_slider: "the head of that layer to zoom into (arrow keys)",
-                       self.word: "one word's links only, or every word's"})
         self._clear_error()
-        self.text.observe(lambda change: self._from_widget(self.set_sentence, change), "value")
-        for control in (self.layer_slider, self.head_slider, self.word):
-            control.observe(lambda change: self._from_widget(lambda _: self._select_from_controls(), change), "value")
+        select = self._select_from_controls  # any of the three moves the same selection
+        self._wire({self.text: self.set_sentence, self.layer_slider: select, self.head_slider: select,
+                    self.word: select},
+                   {self.text: "explorer-text", self.layer_slider: "explorer-layer", self.head_slider: "explorer-head",
+                    self.word: "explorer-query", self.status: "explorer-status", self.button: "explorer-export",
+                    self.live: "explorer-live", self.as_table: "explorer-table-toggle", self.table: "explorer-table",
+                    self.page_button: "explorer-page", self.images[0]: "explorer-grid",
+                    self.images[1]: "explorer-zoom", self.images[2]: "explorer-links"},
+                   {self.text: "the sentence the model reads (Enter to run it)",
+                    self.layer_slider: "the layer of the zoomed head (arrow keys)",
+                    self.head_slider: "the head of that layer to zoom into (arrow keys)",
+                    self.word: "one word's links only, or every word's"})
         self.button.on_click(lambda _: self.export())
         self.as_table.observe(lambda _: self._describe(self.run.attentions[self.layer, self.head]), "value")
         self.page_button.on_click(lambda _: self.export_web_page())
@@ -264,16 +269,8 @@ class Explorer(SyncedControls):
             pictures, widgets.HBox([self.button, self.page_button, self.export_note],
                                    layout=widgets.Layout(align_items="center")),
         ])
-        for widget, name in ((self.text, "explorer-text"), (self.layer_slider, "explorer-layer"),
-                             (self.head_slider, "explorer-head"), (self.word, "explorer-query"),
-                             (self.status, "explorer-status"), (self.button, "explorer-export"), (self.live, "explorer-live"),
-                             (self.as_table, "explorer-table-toggle"), (self.table, "explorer-table"),
-                             (self.page_button, "explorer-page"),
-                             (self.images[0], "explorer-grid"), (self.images[1], "explorer-zoom"),
-                             (self.images[2], "explorer-links")):
-            widget.add_class(name)  # names for the browser tests
 
-    def _select_from_controls(self) -> None:
+    def _select_from_controls(self, _value=None) -> None:
         word = self.word.value
         self.select(self.layer_slider.value, self.head_slider.value, None if word < 0 else word)
 

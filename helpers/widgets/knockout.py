@@ -9,7 +9,7 @@ from ..core.model import LanguageModel
 from ..core.run import run_sentence
 from ..figures.common import new_figure
 from ..figures.knockout_plots import draw_bars
-from .controls import SyncedControls, live_html, name_controls
+from .controls import SyncedControls, live_html
 from .frame import Frame, NamedImage, show_png
 
 
@@ -34,23 +34,21 @@ class KnockoutExplorer(SyncedControls):
         self.message = w.Label(value="")
         self.live = w.HTML()  # what the bars now show, in words: an ARIA live region
         self.image = NamedImage(format="png")
-        name_controls({self.sentence: "the sentence whose next word is predicted (Enter to run it)",
-                       self.heads: "the heads to remove: arrow keys move, Shift or Ctrl with arrows picks several",
-                       self.mode: "zero: a removed head adds nothing; mean: it adds its average output",
-                       self.clear: "put every head back"})
         self.change = None  # the last good next_word_change
         self.figure = new_figure(figsize=(7.5, 3.8))
         self._before: dict = {}  # sentence -> next-word probabilities with all heads
         self._shown: dict = {}  # (sentence, heads, mode) -> (change, PNG), for the current sentence
         self.frame = Frame(self.figure, dpi=96)  # the widgets' shared Agg-to-PNG path
-        for control in (self.sentence, self.heads, self.mode):
-            control.observe(lambda change: self._from_widget(lambda _: self.update(), change), names="value")
+        self._wire({self.sentence: self.update, self.heads: self.update, self.mode: self.update},
+                   {self.heads: "knockout-heads", self.mode: "knockout-mode", self.live: "knockout-live",
+                    self.image: "knockout-bars", self.message: "knockout-message"},
+                   {self.sentence: "the sentence whose next word is predicted (Enter to run it)",
+                    self.heads: "the heads to remove: arrow keys move, Shift or Ctrl with arrows picks several",
+                    self.mode: "zero: a removed head adds nothing; mean: it adds its average output",
+                    self.clear: "put every head back"})
         self.clear.on_click(lambda _: setattr(self.heads, "value", ()))
         self.widget = w.VBox([self.sentence, w.HBox([self.heads, w.VBox([self.mode, self.clear])]),
                               self.message, self.live, self.image])
-        for widget, name in ((self.heads, "knockout-heads"), (self.mode, "knockout-mode"), (self.live, "knockout-live"),
-                             (self.image, "knockout-bars"), (self.message, "knockout-message")):
-            widget.add_class(name)  # names for the browser tests
         self.update()
         with one_thread():  # the other mode for the chosen heads, ready before the class asks for it
             other = MODES[1 - MODES.index(self.mode.value)]
@@ -61,8 +59,9 @@ class KnockoutExplorer(SyncedControls):
     def knocked(self) -> list[tuple[int, int]]:
         return [parse_head(label) for label in self.heads.value]
 
-    def update(self) -> None:
-        """Redraw for the current controls; bad input shows one line and keeps the last view."""
+    def update(self, _value=None) -> None:
+        """Redraw for the current controls (a control calls it with its new value, which it reads itself);
+        bad input shows one line and keeps the last view."""
         with one_thread():
             self._update()
 

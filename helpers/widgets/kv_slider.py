@@ -3,16 +3,14 @@
 `KVHeadExplorer` wires a slider over the trained key/value head counts (1 … 12, always 12 query
 heads) to the plain functions in analysis/kvheads.py: every query head's map, framed by the
 key/value head its group shares, the held-out loss and list accuracy, the attention parameters per
-layer and the KV cache per token, all updating together. It follows the head-count slider
-(slider.py): one live grid per setting, laid out once, redrawn by blitting; HTML captions; an
-export button that writes fresh, titled figures for slides.
+layer and the KV cache per token, all updating together; built as the head-count slider (slider.py) is.
 """
 
 from __future__ import annotations
 
 import html
 
-import ipywidgets as widgets
+import ipywidgets as W
 from matplotlib.figure import Figure
 from traitlets import TraitError, validate
 
@@ -41,12 +39,11 @@ from ..figures.kv_plots import (
     plot_kv_results,
 )
 from ..figures.slide import slide_style
-from .frame import Frame, NamedImage, show_png
-from .controls import SyncedControls, name_controls
-from .live_grid import fit_to_notebook
+from .controls import VariantControls
+from .frame import Frame, NamedImage, fit_to_notebook, show_png
 
 
-class CountSlider(widgets.SelectionSlider):
+class CountSlider(W.SelectionSlider):
     """A SelectionSlider that, set in code to a value it does not offer (`slider.value = 5`), stays
     where it is and hands the value to `refused` (which shows one line) instead of raising a TraitError."""
 
@@ -63,18 +60,16 @@ class CountSlider(widgets.SelectionSlider):
             return self.value
 
 
-class KVHeadExplorer(SyncedControls):
+class KVHeadExplorer(VariantControls):
     """A slider over the key/value head counts of the kv-N variants.
 
     Drive it from code or tests with set_kv_heads(n), set_sentence(s), export(); the widgets call
     the same methods. A bad value shows one line and keeps the last good view.
     """
 
-    DPI = 80
+    load = staticmethod(load_kv_variant)
 
     def __init__(self, sentence: str = SENTENCE, kv_heads: int = 3, folder: str = "figures"):
-        import ipywidgets as W
-
         self.counts = available_kv_counts()
         if not self.counts:
             raise FileNotFoundError("No kv-N model in data/; train them with `python -m helpers.train kv-1` …")
@@ -86,34 +81,24 @@ class KVHeadExplorer(SyncedControls):
         self.run = self._run(self.kv_heads)
         self.plot = KVPlot(self.results, self.kv_heads)
         self.plot_frame = Frame(self.plot.fig, [m for m, _ in self.plot.markers], self.DPI)  # only the rings move
-        self._build_widgets(W)
-        self._prepare()
+        self._build_widgets()
+        for n in self.counts:  # run and lay out every setting now: no first move waits for a model run
+            self._grid(n)[1].png()
         self._draw()
 
-    def _prepare(self) -> None:
-        """Run and lay out every setting now, so no first move of the slider waits for a model run."""
-        for n in self.counts:
-            self._grid(n)[1].png()
-
-    def _build_widgets(self, W) -> None:
-        self.sentence_box = W.Text(value=self.sentence, description="sentence", continuous_update=False,
-                                   layout=W.Layout(width="95%"))
+    def _build_widgets(self) -> None:
+        self.sentence_box = self._sentence_box("the sentence every model reads (Enter to run it)")
         self.kv_slider = CountSlider(options=self.counts, value=self.kv_heads, description="key/value heads",
                                      continuous_update=False, style={"description_width": "initial"})
         self.kv_slider.refused = self.set_kv_heads  # `kv_slider.value = 5` in code: its one line, no TraitError
-        self.export_button = W.Button(description="Export for slides", icon="download")
+        self.export_button = self._export_button("the pictures")
         self.status, self.info, self.caption, self.live = W.HTML(), W.HTML(), W.HTML(), W.HTML()
         self.maps_image, self.plot_image = NamedImage(format="png"), NamedImage(format="png")
-        name_controls({self.sentence_box: "the sentence every model reads (Enter to run it)",
-                       self.kv_slider: "how many key/value heads the 12 query heads share (arrow keys)",
-                       self.export_button: f"writes the pictures as PNG, SVG and PDF into {self.folder}/",
-                       self.plot_image: "held-out loss and KV cache per token against key/value heads"})
-        for widget, name in ((self.kv_slider, "kv-slider"), (self.info, "kv-info"), (self.maps_image, "kv-maps"),
-                             (self.status, "kv-status"), (self.live, "kv-live")):
-            widget.add_class(name)  # names for the browser tests (and for styling)
-        self.sentence_box.observe(lambda c: self._from_widget(self.set_sentence, c), "value")
-        self.kv_slider.observe(lambda c: self._from_widget(self.set_kv_heads, c), "value")
-        self.export_button.on_click(lambda _: self.export())
+        self._wire({self.kv_slider: self.set_kv_heads},
+                   {self.kv_slider: "kv-slider", self.info: "kv-info", self.maps_image: "kv-maps",
+                    self.status: "kv-status", self.live: "kv-live"},
+                   {self.kv_slider: "how many key/value heads the 12 query heads share (arrow keys)",
+                    self.plot_image: "held-out loss and KV cache per token against key/value heads"})
         self.widget = W.VBox([self.sentence_box, W.HBox([self.kv_slider, self.export_button]), self.status,
                               self.live, self.caption, self.maps_image,
                               W.HBox([self.info, self.plot_image], layout=W.Layout(align_items="flex-start"))])
@@ -125,9 +110,7 @@ class KVHeadExplorer(SyncedControls):
     def set_kv_heads(self, n_kv_heads) -> bool:
         """Show the variant whose 12 query heads share n_kv_heads key/value heads; False for a bad value."""
         try:
-            n = check_kv_count(n_kv_heads)
-            if n not in self.counts:
-                raise ValueError(f"{variant_name(n)} is not shipped in data/; choose one of {self.counts}.")
+            n = self._shipped(n_kv_heads, check_kv_count, variant_name)
             run = self._run(n)
         except (ValueError, FileNotFoundError) as err:
             return self._fail(err)
@@ -168,12 +151,6 @@ class KVHeadExplorer(SyncedControls):
 
 
     # --- drawing ------------------------------------------------------------------------------------
-    def _run(self, n: int):
-        if n not in self._runs:
-            with one_thread():
-                self._runs[n] = run_ids(load_kv_variant(n), *self._read)
-        return self._runs[n]
-
     def _grid(self, n: int):
         """The live grid of setting n, framed by its groups (built on first use, then reused)."""
         if n not in self._grids:

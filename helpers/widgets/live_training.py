@@ -12,9 +12,7 @@ import html
 import threading
 import time
 
-import numpy as np
-
-from ..analysis.formation import THRESHOLD, Probe, first_step_above
+from ..analysis.formation import THRESHOLD, Probe, first_formed
 from ..core.language import vocabulary
 from ..figures.formation_plots import LivePlot
 from .frame import Frame, show_png
@@ -123,12 +121,7 @@ class LiveTraining:
     def formed(self) -> tuple[int | None, int | None]:
         """(step, head) where a last-layer head's induction score first reached THRESHOLD in this run."""
         r = self.result
-        if not r.get("eval_steps"):
-            return None, None
-        induction = np.asarray(r["induction"])  # (E, H)
-        step = first_step_above(r["eval_steps"], induction.max(1), THRESHOLD)
-        head = None if step is None else int(np.argmax(induction[r["eval_steps"].index(step)]))
-        return step, head
+        return first_formed(r["eval_steps"], r["induction"]) if r.get("eval_steps") else (None, None)
 
     def _finish(self, how: str) -> None:
         step, head = self.formed()

@@ -6,7 +6,7 @@ model's neighbouring heads into wider ones (a thought experiment on trained weig
 
 Each redraw changes the existing matplotlib artists and pastes back a cached background
 (the colour bar never changes), so only the maps and their H0 … / L0 … labels are drawn;
-a new sentence gives each kept grid its words (live_grid.new_sentence_in), no new figure.
+a new sentence gives each kept grid its words (frame.new_sentence_in), no new figure.
 A grid too small for readable words (12 heads) drops them, and its caption says so.
 Titles and the sentence are HTML captions above the images: text is the slowest thing
 Agg draws, and the browser draws HTML for free. Export builds fresh, titled figures.
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import html
 
+import ipywidgets as W
 from matplotlib.figure import Figure
 
 from ..analysis import captions
 from ..analysis.headcount import (HEAD_COUNTS, MERGE_SOURCE, SENTENCE, WIDTH, available_head_counts,
-                                   check_head_count, head_shapes, load_variant, loss_by_heads, merged_loss,
-                                   merged_maps)
-from ..core.arguments import whole_number
+                                   check_divisor, check_head_count, head_shapes, load_variant, loss_by_heads,
+                                   merged_loss, merged_maps)
 from ..core.attention import attention_param_count
 from ..core.evaluation import one_thread
 from ..core.run import read_sentence, run_ids
@@ -30,23 +30,20 @@ from ..figures import slides
 from ..figures.headcount_plots import LossPlot, plot_loss_vs_heads
 from ..figures.mosaic import AllHeadsView
 from ..figures.slide import slide_style
-from .frame import Frame, NamedImage, show_png
-from .controls import SyncedControls, name_controls
-from .live_grid import live_grid, new_sentence_in
+from .controls import VariantControls
+from .frame import Frame, NamedImage, live_grid, new_sentence_in, show_png
 
 
-class HeadCountExplorer(SyncedControls):
+class HeadCountExplorer(VariantControls):
     """A slider over the trained head counts, and a second one that merges heads-12's heads.
 
     Drive it from code or tests with set_heads(n), set_sentence(s), set_merge(k), export();
     the widgets call the same methods. A bad value shows one line and keeps the last good view.
     """
 
-    DPI = 80
+    load = staticmethod(load_variant)
 
     def __init__(self, sentence: str = SENTENCE, heads: int = 4, merge: int = 1, folder: str = "figures"):
-        import ipywidgets as W
-
         self.counts = available_head_counts()
         if not self.counts:
             raise FileNotFoundError("No heads-N model in data/; train them with `python -m helpers.train heads-12` …")
@@ -59,7 +56,7 @@ class HeadCountExplorer(SyncedControls):
         self._grids: dict = {}  # ("maps" or "merge", number of heads) -> [view, frame, the tokens it shows]
         self.loss_plot = LossPlot(loss_by_heads(), self.heads)
         self.loss_frame = Frame(self.loss_plot.fig, [self.loss_plot.marker], self.DPI)  # only the ring moves
-        self._build_widgets(W)
+        self._build_widgets()
         for group_size in self.merge_slider.options:  # recorded for the shipped file; else an evaluation
             merged_loss(group_size)  # paid here once, so no merge move ever waits for one
         self._draw_heads()
@@ -76,32 +73,25 @@ class HeadCountExplorer(SyncedControls):
         self._grid("maps", self.run.attentions, self.run.tokens)  # the shown grids hold the shown maps again
         self._grid("merge", self.merge_maps, self.merge_tokens)
 
-    def _build_widgets(self, W) -> None:
-        self.sentence_box = W.Text(value=self.sentence, description="sentence", continuous_update=False,
-                                   layout=W.Layout(width="95%"))
+    def _build_widgets(self) -> None:
+        self.sentence_box = self._sentence_box("the sentence every model reads (Enter to run it)")
         self.heads_slider = W.SelectionSlider(options=self.counts, value=self.heads, description="heads",
                                               continuous_update=False)
         self.merge_slider = W.SelectionSlider(options=[g for g in HEAD_COUNTS if MERGE_SOURCE % g == 0],
                                               value=self.merge, description="merge groups of",
                                               continuous_update=False, style={"description_width": "initial"})
-        self.export_button = W.Button(description="Export for slides", icon="download")
+        self.export_button = self._export_button("the three pictures")
         self.status, self.info, self.merge_info = W.HTML(), W.HTML(), W.HTML()
         self.maps_caption, self.merge_caption, self.live = W.HTML(), W.HTML(), W.HTML()
         self.maps_image = NamedImage(format="png")  # each shown at its own pixel size (views.show_png)
         self.loss_image = NamedImage(format="png")
         self.merge_image = NamedImage(format="png")
-        for widget, name in ((self.heads_slider, "heads-slider"), (self.merge_slider, "merge-slider"),
-                             (self.info, "heads-info"), (self.maps_image, "heads-maps"),
-                             (self.merge_image, "merge-maps"), (self.status, "slider-status"), (self.live, "slider-live")):
-            widget.add_class(name)  # names for the browser tests (and for styling)
-        self.sentence_box.observe(lambda c: self._from_widget(self.set_sentence, c), "value")
-        self.heads_slider.observe(lambda c: self._from_widget(self.set_heads, c), "value")
-        self.merge_slider.observe(lambda c: self._from_widget(self.set_merge, c), "value")
-        self.export_button.on_click(lambda _: self.export())
-        name_controls({self.sentence_box: "the sentence every model reads (Enter to run it)",
-                       self.heads_slider: "which trained model: how many heads share the width of 96 (arrow keys)",
-                       self.merge_slider: "merge the 12-head model's neighbouring heads in groups of this size",
-                       self.export_button: f"writes the three pictures as PNG, SVG and PDF into {self.folder}/"})
+        self._wire({self.heads_slider: self.set_heads, self.merge_slider: self.set_merge},
+                   {self.heads_slider: "heads-slider", self.merge_slider: "merge-slider", self.info: "heads-info",
+                    self.maps_image: "heads-maps", self.merge_image: "merge-maps", self.status: "slider-status",
+                    self.live: "slider-live"},
+                   {self.heads_slider: "which trained model: how many heads share the width of 96 (arrow keys)",
+                    self.merge_slider: "merge the 12-head model's neighbouring heads in groups of this size"})
         caption = W.HTML("<b>Thought experiment on trained weights, not a trained model:</b> the trained "
                          "12-head model with neighbouring heads merged into wider ones (their query, key and "
                          "value slices side by side). Each merged head must do its group's jobs with one map.")
@@ -118,9 +108,7 @@ class HeadCountExplorer(SyncedControls):
     def set_heads(self, n_heads) -> bool:
         """Show the model trained with n_heads heads; False (and one line) for a bad value."""
         try:
-            n = check_head_count(n_heads)
-            if n not in self.counts:
-                raise ValueError(f"heads-{n} is not shipped in data/; choose one of {self.counts}.")
+            n = self._shipped(n_heads, check_head_count, lambda n: f"heads-{n}")
             run = self._run(n)  # a head count seen before answers without running the model
         except (ValueError, FileNotFoundError) as err:
             return self._fail(err)
@@ -150,10 +138,7 @@ class HeadCountExplorer(SyncedControls):
     def set_merge(self, group_size) -> bool:
         """Merge heads-12's neighbouring heads in groups of group_size (1 = as trained)."""
         try:
-            choices = f"choose one of {', '.join(map(str, self.merge_slider.options))}"
-            group_size = whole_number(group_size, "group_size", valid=choices)  # np.int64(3) is 3 to the slider
-            if group_size not in self.merge_slider.options:
-                raise ValueError(f"Cannot merge 12 heads in groups of {group_size}; {choices}.")
+            group_size = check_divisor(group_size, MERGE_SOURCE)  # np.int64(3) is 3 to the slider
             tokens, maps = self._merged(group_size)
         except (ValueError, FileNotFoundError) as err:
             return self._fail(err)
@@ -162,29 +147,26 @@ class HeadCountExplorer(SyncedControls):
         self._draw_merge()
         return True
 
+    def _shown_grids(self) -> list[tuple[str, object, list[str], str]]:
+        """(file name, maps, tokens, title) of the two grids shown: the chosen model's and the merged one."""
+        return [(f"heads_{self.heads}_maps", self.run.attentions, self.run.tokens, self.heads_title()),
+                (f"heads_12_merged_by_{self.merge}", self.merge_maps, self.merge_tokens, self.merge_title())]
+
     def slide_captions(self) -> dict[str, str]:
         """One sentence per exported figure, computed from what it shows (alt text, speaker notes)."""
-        heads, merged = captions.zoom_head(self.run.attentions, self.run.tokens), captions.zoom_head(self.merge_maps, self.merge_tokens)
-        return {f"heads_{self.heads}_maps": captions.all_heads_caption(self.run.attentions, self.run.tokens, heads[0]),
-                "loss_vs_heads": captions.loss_caption(self.loss_plot.losses),
-                f"heads_12_merged_by_{self.merge}": captions.all_heads_caption(self.merge_maps, self.merge_tokens,
-                                                                              merged[0])}
+        words = {name: captions.all_heads_caption(maps, tokens, captions.zoom_head(maps, tokens)[0])
+                 for name, maps, tokens, _ in self._shown_grids()}
+        return {**words, "loss_vs_heads": captions.loss_caption(self.loss_plot.losses)}
 
     def slide_figures(self) -> dict[str, tuple[Figure, tuple[float, float] | str]]:
         """Fresh, titled, projector-styled figures of the current views: name -> (figure, slide size).
         Up to 24 maps cannot carry 14-pt token labels on one slide, so each grid comes with its
         clearest head up close, labelled, beside it (the deck's all-heads slides do the same)."""
         with slide_style():
-            return {
-                f"heads_{self.heads}_maps": (slides.all_heads_with_zoom(
-                    self.run.attentions, self.run.tokens, *captions.zoom_head(self.run.attentions, self.run.tokens),
-                    title=slides.slide_title(self.heads_title(), self.run.tokens)), "16:9"),
-                "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9"),
-                f"heads_12_merged_by_{self.merge}": (slides.all_heads_with_zoom(
-                    self.merge_maps, self.merge_tokens, *captions.zoom_head(self.merge_maps, self.merge_tokens),
-                    title=slides.slide_title(self.merge_title(), self.merge_tokens)), "16:9"),
-            }
-
+            grids = {name: (slides.all_heads_with_zoom(maps, tokens, *captions.zoom_head(maps, tokens),
+                                                       title=slides.slide_title(title, tokens)), "16:9")
+                     for name, maps, tokens, title in self._shown_grids()}
+            return {**grids, "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9")}
 
     # --- drawing: existing artists get new data, then one PNG each ----------------------
     def heads_title(self) -> str:
@@ -205,13 +187,6 @@ class HeadCountExplorer(SyncedControls):
                      "columns (keys) follow this sentence in order. <b>Export for slides</b> adds the clearest "
                      "head up close, with its words.</i>")
         return text
-
-    def _run(self, n: int):
-        """heads-n reading the current sentence, run once per sentence."""
-        if n not in self._runs:
-            with one_thread():
-                self._runs[n] = run_ids(load_variant(n), *self._read)
-        return self._runs[n]
 
     def _merged(self, group_size: int):
         """(tokens, maps) of heads-12 merged in groups of group_size, once per sentence."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 
+import ipywidgets as W
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -17,9 +18,8 @@ from ..core.snapshots import SnapshotRun, load_snapshots
 from ..figures import slides
 from ..figures.formation_plots import FormationCurves, curves_words, plot_formation_curves, step_grid_title
 from ..figures.slide import slide_style
-from .controls import SyncedControls, name_controls
-from .frame import Frame, NamedImage, show_png
-from .live_grid import live_grid
+from .controls import SyncedControls
+from .frame import Frame, NamedImage, live_grid, show_png
 
 
 class TrainingStepExplorer(SyncedControls):
@@ -30,8 +30,6 @@ class TrainingStepExplorer(SyncedControls):
 
     def __init__(self, run: SnapshotRun | None = None, curves: dict | None = None, sentence: str = SENTENCE,
                  step: int | None = None, folder: str = "figures"):
-        import ipywidgets as W
-
         self.snapshots = load_snapshots() if run is None else run
         self.curves = shipped_curves() if curves is None else curves
         self.found = formation(self.curves)
@@ -41,25 +39,20 @@ class TrainingStepExplorer(SyncedControls):
         self.view, self.frame = live_grid(self.maps[self.step], self.tokens, self.DPI)  # only the maps redraw
         self.plot = FormationCurves(self.curves, self.found, self.step, size=(9, 5.6))
         self.curve_frame = Frame(self.plot.fig, self.plot.markers, self.DPI)
-        self._build_widgets(W)
+        self._build_widgets()
         self.set_step(self.step)
 
-    def _build_widgets(self, W) -> None:
+    def _build_widgets(self) -> None:
         self.slider = W.SelectionSlider(options=self.steps, value=self.step, description="training step",
                                         continuous_update=False, style={"description_width": "initial"},
                                         layout=W.Layout(width="600px"))
-        self.export_button = W.Button(description="Export for slides", icon="download")
+        self.export_button = self._export_button("the maps and the curves of this step")
         self.status, self.caption, self.scores, self.live = W.HTML(), W.HTML(), W.HTML(), W.HTML()
         self.maps_image, self.curve_image = NamedImage(format="png"), NamedImage(format="png")
-        for widget, name in ((self.slider, "step-slider"), (self.maps_image, "step-maps"),
-                             (self.curve_image, "step-curves"), (self.scores, "step-scores"),
-                             (self.status, "slider-status"), (self.live, "step-live")):
-            widget.add_class(name)
-        name_controls({self.slider: "which snapshot of training to show: its step (arrow keys)",
-                       self.export_button: f"writes the maps and the curves of this step as PNG, SVG and PDF "
-                                           f"into {self.folder}/"})
-        self.slider.observe(lambda c: self._from_widget(self.set_step, c), "value")
-        self.export_button.on_click(lambda _: self.export())
+        self._wire({self.slider: self.set_step},
+                   {self.slider: "step-slider", self.maps_image: "step-maps", self.curve_image: "step-curves",
+                    self.scores: "step-scores", self.status: "slider-status", self.live: "step-live"},
+                   {self.slider: "which snapshot of training to show: its step (arrow keys)"})
         self.widget = W.VBox([W.HBox([self.slider, self.export_button]), self.status, self.live, self.caption,
                               self.maps_image, W.HBox([self.curve_image, self.scores])])
 
