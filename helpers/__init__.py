@@ -80,8 +80,7 @@ _MODULES: dict[str, list[str]] = {
     ".exercises.kv_checks": ["check_kv_cache", "check_grouped_attention"],
     # --- 08: watch the heads learn (snapshots along training, the formation step, train it yourself) ---
     ".core.snapshots": ["load_snapshots"],
-    ".analysis.formation": ["shipped_record", "formation", "formation_table"],
-    ".analysis.formation_seeds": ["formation_seeds_table"],
+    ".analysis.formation": ["shipped_record", "formation", "formation_table", "formation_seeds_table"],
     ".figures.formation_plots": ["plot_formation_curves", "plot_knockout_along", "formation_animation"],
     ".widgets.training_slider": ["TrainingStepExplorer"],
     ".widgets.live_training": ["LiveTraining"],

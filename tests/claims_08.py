@@ -7,7 +7,7 @@ import numpy as np
 from claims import Claim
 from helpers.analysis import formation as F
 from helpers.analysis import seeds as S
-from helpers.analysis.formation_seeds import formation_seeds, seed_findings
+from helpers.analysis.formation import formation_seeds, seed_findings
 from helpers.core.run import run_sentence
 from helpers.core.snapshots import DENSE_FROM, DENSE_TO, load_snapshots
 

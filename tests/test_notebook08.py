@@ -11,7 +11,7 @@ from nbclient import NotebookClient
 import helpers as H
 from helpers.analysis import formation as F
 from helpers.analysis import seeds as S
-from helpers.analysis.formation_seeds import formation_seeds, seed_findings
+from helpers.analysis.formation import formation_seeds, seed_findings
 from helpers.core.snapshots import snapshot_steps
 from helpers.exercises import formation_checks, solutions
 

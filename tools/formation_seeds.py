@@ -17,8 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from helpers import train  # noqa: E402
-from helpers.analysis.formation import as_arrays, formation_record  # noqa: E402
-from helpers.analysis.formation_seeds import record_formation_seeds, seed_summary  # noqa: E402
+from helpers.analysis.formation import as_arrays, formation_record, record_formation_seeds, seed_summary  # noqa: E402
 from helpers.core.snapshots import load_snapshots, record_snapshots  # noqa: E402
 
 

@@ -25,7 +25,7 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 from PIL import Image
 
-from ..analysis import captions, formation, formation_seeds, headcount, kvheads, relations
+from ..analysis import captions, formation, headcount, kvheads, relations
 from ..core.catalog import load_model
 from ..core.model import LanguageModel
 from ..core.run import run_sentence
@@ -120,7 +120,7 @@ def _heads_forming(m: Models) -> Figure:
 def _forming_caption(m: Models) -> str:
     """The shipped run's formation step, and how far it holds over the recorded seeds."""
     curves = formation.shipped_curves()
-    found, seeds = formation.formation(curves), formation_seeds.seed_findings(formation_seeds.formation_seeds())
+    found, seeds = formation.formation(curves), formation.seed_findings(formation.formation_seeds())
     previous = "" if found["previous_step"] is None else (
         f"the previous-word head {formation_plots.head_name(found['previous_head'])} reaches 0.5 at step "
         f"{found['previous_step']}, then ")
