@@ -22,7 +22,8 @@ import torch
 
 from ..core import attention as A
 from . import diagnosis
-from .grading import Exercise, Mistake as M, Verdict, check
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict
 
 
 def random_input(*shape: int, seed: int) -> torch.Tensor:

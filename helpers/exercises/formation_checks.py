@@ -10,9 +10,9 @@ import torch
 
 from ..analysis.formation import THRESHOLD, first_step_above, formation, shipped_record, steepest_rise
 from ..core.arguments import is_whole_number
-from .grading import Exercise, Mistake as M, check
+from .grading import check
 from .head_checks import read_prediction
-from .verdict import Verdict
+from .verdict import Exercise, Mistake as M, Verdict
 
 
 def read_step(got, args) -> tuple[int | None, str | None]:

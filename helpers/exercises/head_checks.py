@@ -13,8 +13,8 @@ from ..analysis.knockout import forced_accuracy
 from ..core.arguments import is_whole_number
 from ..core.model import LanguageModel
 from ..core.run import Run
-from .grading import Exercise, Mistake as M, as_float64, check
-from .verdict import Verdict
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict, as_float64
 
 
 # --- notebook 05, exercise 1: previous_word_head(attentions) -> (layer, head): its mistakes ----------

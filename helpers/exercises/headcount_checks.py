@@ -11,8 +11,8 @@ import torch
 from ..analysis.headcount import head_shapes
 from ..core.arguments import is_whole_number
 from ..core.attention import attention_param_count
-from .verdict import Verdict
-from .grading import Exercise, Mistake as M, check
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict
 
 
 def whole_numbers(example: str, reference=None):

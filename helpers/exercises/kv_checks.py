@@ -16,9 +16,8 @@ import torch
 
 from ..analysis.kvcache import kv_cache_bytes_per_token
 from ..core.arguments import is_whole_number
-from .verdict import Verdict
-from .grading import Exercise, check
-from .grading import Mistake as M
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict
 
 # Config numbers as their config.json files give them (see analysis/kvcache.PUBLISHED for the sources).
 MISTRAL_7B = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096}
