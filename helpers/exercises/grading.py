@@ -32,10 +32,6 @@ from .verdict import ENGINE_CODES, Exercise, Verdict, close, engine_verdict
 NOT_ATTEMPTED = "not attempted yet"
 
 
-def _same_error(a: BaseException, b: BaseException) -> bool:
-    return type(a) is type(b) and str(a) == str(b)
-
-
 # --- the catalogued mistakes' answers on an exercise's inputs: computed once, kept on the Exercise ------
 # A check compares the student's answer with every mistake's answer on the same inputs. The capstone has
 # hundreds of mistakes (two slips at once), each a full attention layer: computed again for every wrong
@@ -86,7 +82,7 @@ def _fits(ex: Exercise, m: int, k: int, seen: tuple, args64: tuple) -> bool:
     kind, got = seen
     if kind == "error":
         theirs = _mistake_error(ex, k, m)
-        return theirs is not None and _same_error(got, theirs)
+        return theirs is not None and type(got) is type(theirs) and str(got) == str(theirs)
     wrong = _mistake_answer(ex, k, m, args64)
     if wrong is None and not (ex.none_is_answer and _mistake_error(ex, k, m) is None):
         return False  # the variant raises here (or gives nothing readable); None itself may be an answer

@@ -122,10 +122,6 @@ def no_exit():
         del shell.ask_exit
 
 
-def _can_signal() -> bool:
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-
-
 def _escalate(frame) -> None:
     """Make every line of the student's code (the interrupted frames, and any frame they call) raise
     StudentTooSlow, so that no `except` clause can keep a loop alive; ours (this file) is spared."""
@@ -186,7 +182,7 @@ def _with_timer_thread(fn: Callable, args: tuple, seconds: float, fired: list):
 
 def _call_with_limit(fn: Callable, args: tuple, seconds: float, fired: list):
     """fn(*args), stopped after `seconds` where Python can interrupt it (see the module's docstring)."""
-    if _can_signal():
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
         return _with_alarm(fn, args, seconds, fired)
     if hasattr(ctypes, "pythonapi"):
         return _with_timer_thread(fn, args, seconds, fired)
@@ -390,11 +386,6 @@ def parameter_names(fn, count: int) -> list[str]:
     return [names[i] if i < len(names) else f"argument {i + 1}" for i in range(count)]
 
 
-def changed_inputs(given: tuple, pristine: tuple, names: list[str]) -> list[str]:
-    """The names of the arguments the call changed in place."""
-    return [name for name, a, b in zip(names, given, pristine) if not _same_value(a, b)]
-
-
 # --- the notebook's variables the function reads, from its bytecode -------------------------------
 _LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF")
 _ATTRS = ("LOAD_ATTR", "LOAD_METHOD")
@@ -543,7 +534,8 @@ def run_cases(fn, inputs: list[tuple], seconds: float) -> tuple[list[Outcome], s
         if patched:
             restore(before)
             outcome = Outcome(patched=patched)
-        outcome.changed = changed_inputs(args, pristine, names) + [f"the notebook's `{n}`" for n in notebook.put_back()]
+        outcome.changed = [name for name, a, b in zip(names, args, pristine) if not _same_value(a, b)] + \
+            [f"the notebook's `{n}`" for n in notebook.put_back()]
         outcome.changed_values = [a for name, a in zip(names, args) if name in outcome.changed]
         outcomes.append(outcome)
         if outcome.problem or outcome.patched:
