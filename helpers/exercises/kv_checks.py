@@ -16,6 +16,7 @@ import torch
 
 from ..analysis.kvcache import kv_cache_bytes_per_token
 from ..core.arguments import is_whole_number
+from .attention_checks import future_mask
 from .grading import check
 from .verdict import Exercise, Mistake as M, Verdict
 
@@ -177,15 +178,11 @@ def check_kv_cache(fn) -> Verdict:
 
 
 # --- (b) grouped-query attention ----------------------------------------------------------------------------
-def _future(T: int, offset: int = 1) -> torch.Tensor:
-    return torch.ones(T, T, dtype=torch.bool).triu(offset)
-
-
 def _attend(Q, K, V, scale=None, mask=1, dim=-1, after=False, where=None, fill=float("-inf")):
     """Q, K, V (H, T, d) -> (H, T, d): masked softmax(Q·Kᵀ·scale)·V (after: the mask zeroes the weights)."""
     T, d = Q.shape[-2:]
     scores = Q @ K.transpose(-2, -1) * (1 / math.sqrt(d) if scale is None else scale)
-    hide = (_future(T, mask) if where is None else where(T)) if mask is not None else None
+    hide = (future_mask(T, mask) if where is None else where(T)) if mask is not None else None
     if hide is not None and not after:
         scores = scores.masked_fill(hide, fill)
     weights = scores.softmax(dim)
@@ -232,9 +229,9 @@ def _grouped_mistakes():
         M("mask applied after the softmax: the rows no longer sum to 1; put -inf in the scores, then take the softmax.",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), after=True), code="masked_after_softmax"),
         M("masked the wrong triangle: hide the later words (above the diagonal, .triu(1)), not the earlier ones.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T).T), code="wrong_triangle"),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: future_mask(T).T), code="wrong_triangle"),
         M("masked the wrong triangle and the diagonal (.tril()): hide only the later words, .triu(1).",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T, 0).T), code="tril_mask"),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: future_mask(T, 0).T), code="tril_mask"),
         M("mask filled with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf').",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), fill=0.0), code="fill_zero"),
         M("divided by d instead of √d: scale the scores by 1/√d.",
