@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import helpers as H
-from helpers.exercises import grading, sandbox
+from helpers.exercises import grading, sandbox, verdict
 from helpers.exercises import solutions as S
 
 
@@ -32,8 +32,8 @@ def test_replacing_allclose_during_the_call_changes_nothing(monkeypatch, capsys)
 
 def test_changing_the_tolerance_during_the_call_changes_nothing(monkeypatch, capsys):
     def cheat(Q, K):
-        monkeypatch.setattr(grading, "ATOL", 1e9)
-        monkeypatch.setattr(grading, "RTOL", 1e9)
+        monkeypatch.setattr(verdict, "ATOL", 1e9)
+        monkeypatch.setattr(verdict, "RTOL", 1e9)
         return (Q @ K.T).softmax(-1)  # no scaling: wrong
     H.check_attention_weights(cheat)
     assert "forgot the 1/√d scaling" in one_line(capsys)
@@ -109,16 +109,15 @@ def test_the_time_limit_cannot_be_swallowed(monkeypatch, capsys):
 def test_time_that_runs_out_between_two_inputs_is_called_too_slow_not_an_exit(monkeypatch, capsys):
     """Seen once on a busy machine: the limit passed after one input had returned and before the next began,
     and the child stopped without a word, so the check told a correct function it had ended its process."""
-    from helpers.exercises import isolation
     monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 0.3)
-    changes = isolation.changes
+    changes = sandbox.changes
 
     def slow_changes(before, **options):  # the child's look for patches after an input takes the rest of the time
         if options:  # not the child's call
             return changes(before, **options)
         time.sleep(0.35)
         return changes(before)
-    monkeypatch.setattr(isolation, "changes", slow_changes)
+    monkeypatch.setattr(sandbox, "changes", slow_changes)
     H.check_attention_weights(S.attention_weights)
     line = one_line(capsys)
     assert "ran for more than 0.3 s" in line and "ended the Python process" not in line

@@ -236,7 +236,7 @@ def test_an_endless_function_is_stopped_with_a_cross(name, list_run, monkeypatch
 # --- the verdict engine names a slip only when it explains every input ---------------------------------
 def _toy(mistakes):
     """An exercise on two inputs whose reference doubles its input."""
-    from helpers.exercises.grading import Exercise, Mistake
+    from helpers.exercises.verdict import Exercise, Mistake
     cases = [("x [3]", (torch.tensor([1.0, 2.0, 3.0]),)), ("x [4]", (torch.tensor([1.0, -1.0, 2.0, 5.0]),))]
     return Exercise("toy", cases, lambda x: 2 * x, [Mistake(says, fn) for says, fn in mistakes])
 

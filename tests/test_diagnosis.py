@@ -1,6 +1,6 @@
 """Issue 30's mechanisms, each with the cases the issue names, and the blind set's bar.
 
-1. a notebook global inside the student's function is named (globals_used.py), read from the
+1. a notebook global inside the student's function is named (sandbox.reads), read from the
    function object alone; 2. wrong axes are told as axes, not as "a notebook variable?";
 3. a slip that explains one input only is offered as a possibility only when the other inputs are near
    it; 4. the planted maps fail every "best layer, best head apart" shortcut; 5. the generic lines a
@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 import helpers as H
-from helpers.exercises import capstone, globals_used, grading, head_checks, verdict
+from helpers.exercises import capstone, grading, head_checks, sandbox, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +43,7 @@ def test_globals_read_from_bytecode_not_attribute_names():
     def f(Q, K):
         return (Q @ K.T / d ** 0.5).softmax(-1)  # noqa: F821  .T is an attribute, d a global
     f = in_notebook(f, d=768, T=4)
-    assert globals_used.reads(f) == [("d", 768)]  # the notebook's T is not read: Q.T is an attribute
+    assert sandbox.reads(f) == [("d", 768)]  # the notebook's T is not read: Q.T is an attribute
 
 
 def test_the_notebooks_V_is_named_with_both_shapes():
@@ -90,7 +90,7 @@ def test_nothing_of_the_students_is_called():
             return 3
     spy = Spy()
     f = in_notebook(lambda x, n_heads: x.reshape(x.shape[0], spy.n, -1), spy=spy)  # noqa: F821
-    assert globals_used.reads(f) == [] and calls == []  # a property not of helpers is never run
+    assert sandbox.reads(f) == [] and calls == []  # a property not of helpers is never run
 
 
 MY_MULTIHEAD = """

@@ -15,7 +15,7 @@ import torch
 import helpers as H
 from helpers.core import attention as A
 from helpers.core import model as core_model
-from helpers.exercises import attention_checks, formation_checks, grading, isolation, kv_checks, sandbox
+from helpers.exercises import attention_checks, formation_checks, grading, kv_checks, sandbox
 from helpers.exercises import solutions as S
 from test_checks import CHECKS, list_run, run_check  # noqa: F401 (list_run is a fixture)
 
@@ -37,10 +37,10 @@ def run_any(name, answer, list_run):
 @pytest.fixture(autouse=True)
 def nothing_leaks():
     """Whatever a check lets through, this process is put back afterwards, and the test fails if it had to."""
-    before = isolation.Snapshot()
+    before = sandbox.Snapshot()
     yield
-    leaked = isolation.changes(before)
-    isolation.restore(before)
+    leaked = sandbox.changes(before)
+    sandbox.restore(before)
     assert leaked == [], f"a patch reached the notebook's process: {leaked}"
 
 
@@ -185,10 +185,10 @@ def test_a_function_that_patches_is_refused_and_the_original_is_back_at_once(pat
     def unscaled_and_patched(Q, K):
         patches[patch]()
         return (Q @ K.T).softmax(-1)
-    before = isolation.Snapshot()
+    before = sandbox.Snapshot()
     verdict = H.check_attention_weights(unscaled_and_patched)
     assert verdict.outcome == "patched" and "the check puts it back and does not accept this answer" in verdict.line
-    assert isolation.changes(before) == []  # put back before the check returned
+    assert sandbox.changes(before) == []  # put back before the check returned
     assert H.check_attention_weights(lambda Q, K: (Q @ K.T).softmax(-1)).code == "attention_weights.no_scale"
 
 
@@ -267,9 +267,9 @@ def test_base_exceptions_and_exit_end_in_one_line(body, words):
 
 
 def test_nothing_in_the_exercises_forks_and_the_docs_say_what_os_exit_does():
-    sources = {p.name: p.read_text() for p in Path(isolation.__file__).parent.glob("*.py")}
+    sources = {p.name: p.read_text() for p in Path(sandbox.__file__).parent.glob("*.py")}
     assert not [name for name, text in sources.items() if "os.fork" in text or "fork(" in text]
-    assert "os._exit" in isolation.__doc__ and "ends the kernel" in isolation.__doc__
+    assert "os._exit" in sandbox.__doc__ and "ends the kernel" in sandbox.__doc__
     assert "os._exit" in grading.__doc__
     assert sandbox.TIME_LIMIT_S == 10.0
 
@@ -307,7 +307,7 @@ def test_an_answer_that_is_nan_everywhere_is_told_so_and_a_slip_only_as_a_possib
 def test_a_library_rewrapping_its_own_function_is_not_called_a_patch():
     """torch._dynamo (imported by an optimizer's first step, among others) wraps torch.manual_seed: that is
     torch's doing, and no verdict may say a cell replaced it."""
-    before = isolation.Snapshot()
+    before = sandbox.Snapshot()
     import torch._dynamo  # noqa: F401
-    assert isolation.changes(before) == []
+    assert sandbox.changes(before) == []
     assert "put the original back" not in H.check_attention_weights(S.attention_weights).line

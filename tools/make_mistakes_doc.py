@@ -61,12 +61,10 @@ def cell(text: str) -> str:
 
 
 def engine_section(codes: dict[str, tuple[str, str]]) -> list[str]:
-    lines = ["## Outcomes any exercise can get", ""]
-    if not codes:
-        return lines + ["The verdict engine lists no outcome codes yet (`grading.ENGINE_CODES`).", ""]
-    lines += ["The verdict engine's own codes, for what no catalogue lists (a right answer, a stub, an error, a "
-              "shape …); a verdict carries them as `<exercise>.<code>`, e.g. `attention_weights.numbers_differ`.", "",
-              "| code | outcome | what it means |", "|---|---|---|"]
+    lines = ["## Outcomes any exercise can get", "",
+             "The verdict engine's own codes, for what no catalogue lists (a right answer, a stub, an error, a "
+             "shape …); a verdict carries them as `<exercise>.<code>`, e.g. `attention_weights.numbers_differ`.", "",
+             "| code | outcome | what it means |", "|---|---|---|"]
     return lines + [f"| `{code}` | {outcome} | {cell(meaning)} |" for code, (outcome, meaning) in codes.items()] + [""]
 
 

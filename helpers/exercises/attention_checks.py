@@ -1,16 +1,10 @@
 """Notebook 01's exercises (attention weights, the mask, the weighted sum): their mistakes and their checks.
 
-Each `check_*(student_fn)` prints one verdict line (after anything the function printed) and returns
-the Verdict (grading.py):
-- "✓ …" when the answer matches the reference on every input;
-- "✗ …" naming the mistake it matches (no 1/√d scaling, the wrong axis, the wrong triangle, a number
-  copied from the notebook …) and what to do;
-- "… not attempted yet" when the function still returns None (its body is `...`).
-Each mistake is a small wrong variant of the reference with the exercise's own arguments (the check
-hands them float64 copies; to recognise an error it hands them the student's float32 inputs), returning
-the wrong answer or raising the very error the slip raises. Order matters: the first match names the answer.
-The inputs are chosen so the usual slips give different answers: T, d, D, √T, √d and the notebooks'
-8, 64 and 768 all differ, and the second input has other sizes than the first.
+Each `check_*(student_fn)` prints one verdict line and returns the Verdict (grading.py). Each mistake is a
+small wrong variant of the reference with the exercise's own arguments, returning the wrong answer or
+raising the very error the slip raises; the first match names the answer, so order matters. The inputs
+are chosen so the usual slips give different answers: T, d, D, √T, √d and the notebooks' 8, 64 and 768
+all differ, and the second input has other sizes than the first.
 """
 
 from __future__ import annotations
@@ -22,7 +16,8 @@ import torch
 
 from ..core import attention as A
 from . import diagnosis
-from .grading import Exercise, Mistake as M, Verdict, check
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict
 
 
 def random_input(*shape: int, seed: int) -> torch.Tensor:

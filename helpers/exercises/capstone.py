@@ -19,8 +19,8 @@ from torch import nn
 
 from ..core.catalog import load_model
 from . import sandbox
-from .verdict import Verdict, engine_verdict
-from .grading import Exercise, Mistake, check
+from .grading import check
+from .verdict import Exercise, Mistake, Verdict, engine_verdict
 
 MODEL = "walkthrough-12"
 SENTENCE = "I like to draw"

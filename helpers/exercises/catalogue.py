@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import attention_checks as A
-from . import capstone, formation_checks, grading, head_checks, headcount_checks, kv_checks
+from . import capstone, formation_checks, head_checks, headcount_checks, kv_checks
 from . import multihead_checks as MH
-from .grading import Exercise
+from .verdict import ENGINE_CODES, Exercise, Mistake
 
 EXAMPLE_KNOCKOUT = (0.90, 0.60, "L0 H9")  # (accuracy with all heads, without, the heads): numbers for the doc only
 
@@ -33,42 +33,29 @@ class Entry:
     note: str = ""  # what the doc should say about the lines (example numbers, no notebook …)
 
 
-def key_of(name: str) -> str:
-    """The key the engine gives an Exercise of this name (its snake_case)."""
-    return Exercise(name, (), None).key
+def _entry(notebook: str, check: str, name: str, mistakes, pairs=(), note: str = "") -> Entry:
+    """An exercise's entry: its key is the one the engine gives an Exercise of this name."""
+    lines = tuple((m.code, m.says) if isinstance(m, Mistake) else m for m in mistakes)
+    return Entry(notebook, Exercise(name, (), None).key, name, check, lines, tuple(pairs), note)
 
 
-def _lines(mistakes) -> tuple[tuple[str, str], ...]:
-    return tuple((m.code, m.says) for m in mistakes)
-
-
-def _static(notebook: str, check: str, ex: Exercise, note: str = "") -> Entry:
-    return Entry(notebook, ex.key, ex.name, check, _lines(ex.mistakes), note=note)
-
-
-def _model_built(notebook: str, check: str, name: str, mistakes, note: str = "") -> Entry:
-    return Entry(notebook, key_of(name), name, check, _lines(mistakes), note=note)
-
-
-def _capstone() -> Entry:
-    singles, pairs = capstone.slip_lines()
-    return Entry("03", key_of(capstone.NAME), capstone.NAME, "check_multihead", tuple(singles), tuple(pairs),
-                 note="The class MyMultiHead, loaded with walkthrough-12's trained weights.")
+def _static(notebook: str, check: str, ex: Exercise) -> Entry:
+    return _entry(notebook, check, ex.name, ex.mistakes)
 
 
 def _knockout() -> Entry:
     base, measured, who = EXAMPLE_KNOCKOUT
     note = (f"The numbers are an example ({base:.0%} with all heads, {measured:.0%} without {who}); the check fills "
             f"in the measured ones and adds a line on what was measured.")
-    return _model_built("06", "check_knockout_prediction", "knock-out prediction",
-                        head_checks.knockout_slips(base, measured, who), note)
+    return _entry("06", "check_knockout_prediction", "knock-out prediction", head_checks.knockout_slips(base, measured, who),
+                  note=note)
 
 
 def _knockout_along() -> Entry:
     example = {"steps": (552, 1953), "head": (0, 0), "with": (0.08, 1.0), "without": (0.04, 0.01)}
-    return _model_built("08", "check_knockout_along", "knock-out along training",
-                        formation_checks.knockout_slips(example, tolerance=0),  # every code the check can name
-                        "The numbers are an example; the check fills in those measured on the shipped snapshots.")
+    return _entry("08", "check_knockout_along", "knock-out along training",
+                  formation_checks.knockout_slips(example, tolerance=0),  # every code the check can name
+                  note="The numbers are an example; the check fills in those measured on the shipped snapshots.")
 
 
 def entries() -> list[Entry]:
@@ -81,11 +68,12 @@ def entries() -> list[Entry]:
         _static("02", "check_split_heads", MH.SPLIT_HEADS),
         _static("03", "check_merge_heads", MH.MERGE_HEADS),
         _static("03", "check_recombine", MH.RECOMBINE),
-        _capstone(),
+        _entry("03", "check_multihead", capstone.NAME, *capstone.slip_lines(),
+               note="The class MyMultiHead, loaded with walkthrough-12's trained weights."),
         _static("04", "check_head_size_and_params", headcount_checks.HEAD_SIZE_AND_PARAMS),
         _static("04", "check_concat_shape", headcount_checks.CONCAT_SHAPE),
-        _model_built("05", "check_previous_word_head", "previous-word head", head_checks.PREVIOUS_WORD_HEAD_MISTAKES),
-        _model_built("05", "check_induction_prediction", "induction pattern", head_checks.PREDICT_INDUCTION_MISTAKES),
+        _entry("05", "check_previous_word_head", "previous-word head", head_checks.PREVIOUS_WORD_HEAD_MISTAKES),
+        _entry("05", "check_induction_prediction", "induction pattern", head_checks.PREDICT_INDUCTION_MISTAKES),
         _knockout(),
         _static("07", "check_kv_cache", kv_checks.KV_CACHE),
         _static("07", "check_grouped_attention", kv_checks.GROUPED_ATTENTION),
@@ -96,5 +84,4 @@ def entries() -> list[Entry]:
 
 def engine_codes() -> dict[str, tuple[str, str]]:
     """code -> (outcome, what it means) for what any exercise can get (right, not_attempted, raised …)."""
-    codes = getattr(grading, "ENGINE_CODES", {})
-    return {code: tuple(value) if isinstance(value, (tuple, list)) else ("", value) for code, value in codes.items()}
+    return dict(ENGINE_CODES)

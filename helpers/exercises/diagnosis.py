@@ -1,27 +1,39 @@
 """What a wrong answer is, beyond the catalogue: diagnoses that hold for any mistake of a kind.
 
-The catalogue knows slips one by one; a fresh class makes others. Two kinds, each said with what was
-seen (evidence.py says when something is fixed to the first input):
+The catalogue knows slips one by one; a fresh class makes others. Each diagnosis is said with what was seen:
 - relations (`describe`, `property_line`): the right numbers with the axes in another order or in
   another layout; a part of the right answer, or it summed or averaged over an axis; the right answer
   plus a constant; weights normalised over the wrong axis; the wrong part of a causal map masked; which
   head's block is wrong, or every head the same; where NaN or inf appear. The last resort says which
   property failed ("row 3 of your weights sums to 1.7; every row must sum to 1"), never only "numbers differ";
 - fitted constants (an Exercise's `explain`: `scale_or_factor`, `factor`): rows that are a softmax of
-  Q·Kᵀ/c for another c, or every number the same multiple of the right one, said with the value.
+  Q·Kᵀ/c for another c, or every number the same multiple of the right one, said with the value;
+- a library error the student's code raised, in one line they can act on (`translate_error`);
+- a notebook variable the function reads instead of its argument (`told`): only tensors' shapes, ints and
+  list lengths are read (sandbox.reads), nothing of the student's is called;
+- "fixed to the first input" (`fixed_to_first`), said only with evidence: a function right on the first
+  input and wrong on a later one may hold a number of the first input (T = 5 typed in, layers = 32), or
+  make a slip harmless on the first input (Mistral 7B has as many layers as heads). Evidence is the same
+  answer as on the first input; a number of the later answer (a size of its shape, a number in its error,
+  the answer itself, a fitted factor or divisor) that is a size of the first input and of no later one;
+  or the reference giving exactly the later answer with one of its numbers set to the first input's.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
+import torch
 
-from .answers import close
+from .sandbox import data_of, functions, reads
+from .verdict import close
 
 _TOL = 1e-4
+_MAX_LIST = 200  # numbers read out of one list argument (the steps of a curve)
 
 
 def _shape(shape) -> str:
@@ -324,3 +336,219 @@ def scale_or_factor(value, expected, args) -> tuple:
     return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}, not "
             f"by √d = {math.sqrt(d):.4g} (d = Q.shape[-1] = {d}): divide Q @ K.T by math.sqrt(d) exactly, nothing "
             f"added or rounded."), False, "fitted_divisor"
+
+
+# --- an error the student's code raised ------------------------------------------------------------
+_ERRORS = [  # (pattern, the engine's code, the line)
+    (r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", "matmul_shapes",
+     "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "
+     "(.T) missing, or one too many?"),
+    (r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", "size_mismatch",
+     "two tensors of sizes {0} and {1} met on one axis: check which axes you transposed, split or repeated (.T "
+     "reverses every axis of a 3-D or 4-D tensor: use .transpose(-2, -1)), and take each size from this input's "
+     "shape ({sizes})."),
+    (r"view size is not compatible with input tensor's size and stride", "view_after_transpose",
+     ".view() after a transpose fails: use .reshape(...) (or .contiguous().view(...))."),
+    (r"shape '\[(.*)\]' is invalid for input of size (\d+)", "reshape_size",
+     "reshape to [{0}] cannot hold the input's {1} numbers: compute each size from the input's shape."),
+    (r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but got (-?\d+)\)",
+     "axis_out_of_range", "axis {2} does not exist here (valid: {0} .. {1}): check how many axes this tensor has."),
+    (r"expected (?:m1 and m2 to have the same dtype|scalar type \w+ but found \w+)", "dtype_mixed",
+     "float32 and float64 mixed in one product: keep the inputs' dtype (no .double())."),
+    (r"masked_fill_? only supports boolean masks", "mask_not_bool",
+     "the mask must be boolean: e.g. torch.ones(T, T, dtype=torch.bool).triu(1)."),
+    (r"tuple of ints,\s*but got float|must be tuple of ints, but found element of type float", "float_size",
+     "a size is a float (D / n_heads gives 4.0): use whole-number division, D // n_heads."),
+    (r'"bitwise_xor\w*" not implemented for|unsupported operand type\(s\) for \^: \'(?:int|float)\' and \'float\'',
+     "xor_not_power", "^ is XOR in Python, not a power: write d ** 0.5 or math.sqrt(d) (and divide by the whole "
+     "root: Q @ K.T / d ** 0.5)."),
+    (r"only integers, slices .* are valid indices \(got float\)|indices must be integers or slices, not float",
+     "float_index", "an index is a float (h / group gives 1.0): use whole-number division, h // group, for an index."),
+    (r"'Tensor' object is not callable", "tensor_called",
+     "a tensor was called like a function: use @ or .softmax(dim=-1), not t(...)."),
+    (r"unsupported operand type\(s\) for [^:]*: 'module' and|and 'module'", "helpers_module",
+     "H is the helpers module (import helpers as H), not a number of heads: name the head count n_heads "
+     "and read it from the input, e.g. n_heads = Q.shape[0]."),
+    (r"unsupported operand type\(s\) for divmod\(\): 'Tensor'", "divmod_tensor",
+     "divmod() does not take a tensor: turn the index into a number first, divmod(int(index), n_heads)."),
+    (r"(\w+)\(\): argument '\w+' \(position 1\) must be Tensor, not (int|float)", "torch_fn_on_number",
+     "torch.{0}() takes a tensor, not a plain {1}: use math.{0}(d) or d ** 0.5 for a number."),
+    (r"'dict' object has no attribute '(\w+)'", "dict_attribute",
+     "config is a dict: read config['{0}'], not config.{0}."),
+    (r"missing (\d+) required positional argument", "extra_parameter",
+     "your function asks for {0} argument(s) the check does not pass: keep the parameters the exercise's cell gives it."),
+    (r"name '(\w+)' is not defined", "name_not_defined",
+     "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
+]
+
+
+def translate_error(err: BaseException, label: str, sizes: str = "e.g. T = x.shape[0]") -> tuple[str, str]:
+    """(one line, the engine's code) for an error no catalogued mistake raises: a known message
+    explained ("error.<what>"), else the raw line ("raised")."""
+    text = str(err).splitlines()[0] if str(err) else ""
+    for pattern, code, says in _ERRORS:
+        found = re.search(pattern, text)
+        if found:
+            line = f"{says.format(*found.groups(), sizes=sizes)} (inputs: {label}; raised {type(err).__name__})"
+            return line, f"error.{code}"
+    line = f"your function raised {type(err).__name__}: {text[:200]} (inputs: {label})".replace(":  (", " (")
+    return line, "raised"
+
+
+# --- a notebook variable the function reads -------------------------------------------------------
+def _show(kind: str, size) -> str:
+    if kind == "tensor":
+        return "[" + " × ".join(str(s) for s in size) + "]"
+    return f"(= {size})" if kind == "int" else f"({size} items)"
+
+
+def _size_set(kind: str, size) -> set[int]:
+    return set(size) if kind == "tensor" else {size}
+
+
+def say(source, case_args: tuple, broken: set[int], params: list[str], sizes: str) -> str | None:
+    """The line naming the notebook variable behind a broken size (or, broken empty, the ones read)."""
+    used = [(name, *data_of(value)) for name, value in reads(source)]
+    if not used:
+        return None
+    own = set()
+    for a in case_args:
+        d = data_of(a)
+        if d is not None:
+            own |= _size_set(*d)
+        elif isinstance(a, dict):
+            own |= {v for v in a.values() if isinstance(v, int)}
+    foreign = {s for s in broken if s not in own and s > 1}
+    if broken:
+        hits = [u for u in used if _size_set(u[1], u[2]) & foreign and _size_set(u[1], u[2]) - own]
+        if not hits:
+            return None
+        used = hits
+    name, kind, size = used[0]
+    argument = dict(zip(params, case_args)).get(name.split(".")[-1])
+    arg = data_of(argument) if argument is not None else None
+    if arg is not None and arg[0] == kind:
+        return (f"your function uses the notebook's `{name}` {_show(kind, size)}, not its argument "
+                f"`{name.split('.')[-1]}` {_show(*arg)}: use the argument, and compute every size from the inputs "
+                f"({sizes}).")
+    what = ", ".join(f"`{n}` {_show(k, s)}" for n, k, s in used[:3])
+    if isinstance(source, (type, torch.nn.Module)):
+        return (f"your class uses the notebook's {what}: a layer must work from what it was built with (dim, heads: "
+                f"keep them as self.heads …) and from x ({sizes}).")
+    return (f"your function uses the notebook's {what}, not something of its own inputs: a function must work from "
+            f"its arguments alone, so compute this from them ({sizes}).")
+
+
+def _params(source) -> list[str]:
+    fns = functions(source)
+    code = next((f.__code__ for f in fns if f.__code__.co_name == "forward"), None)
+    code = code or (fns[0].__code__ if len(fns) == 1 else None)
+    names = list(code.co_varnames[:code.co_argcount]) if code else []
+    return names[1:] if names[:1] == ["self"] else names
+
+
+def told(source, args: tuple, err, value, expected, code: str, sizes: str, broken_only: bool = False) -> str | None:
+    """A line naming the notebook variable the function reads, when its size is one that broke (or, for
+    an answer no slip explains and unless broken_only, when it reads one at all); None when it reads none."""
+    if not callable(source):
+        return None
+    if err is not None:
+        text = str(err).splitlines()[0] if str(err) else ""
+        broken = {int(s) for s in re.findall(r"\d+", text)}
+    elif isinstance(value, np.ndarray) and isinstance(expected, np.ndarray):
+        broken = set(value.shape) - set(expected.shape) if value.shape != expected.shape else set()
+    elif isinstance(value, tuple) and isinstance(expected, tuple):
+        broken = {v for v, e in zip(value, expected) if isinstance(v, int) and v != e}
+    else:
+        broken = set()
+    params = _params(source)
+    told = say(source, args, broken, params, sizes) if broken else None
+    if told is None and not broken_only and (err is None or code == "raised"):
+        told = say(source, args, set(), params, sizes)
+    return told
+
+
+# --- fixed to the first input ---------------------------------------------------------------------
+def sizes(args: tuple) -> set[int]:
+    """The whole numbers an input is made of: tensor sizes, int arguments, a config's ints, list lengths and ints."""
+    out: set[int] = set()
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            out |= set(a.shape)
+        elif isinstance(a, bool):
+            continue
+        elif isinstance(a, int):
+            out.add(a)
+        elif isinstance(a, dict):
+            out |= {v for v in a.values() if isinstance(v, int) and not isinstance(v, bool)}
+        elif isinstance(a, (list, tuple)):
+            out.add(len(a))
+            out |= {v for v in a[:_MAX_LIST] if isinstance(v, int) and not isinstance(v, bool)}
+    return out
+
+
+def _near_size(c: float, foreign: set[int]) -> bool:
+    """Is c one of the sizes, its square root or its inverse (a divisor or factor made of a size)?"""
+    for s in foreign:
+        for v in (s, math.sqrt(s), 1 / s, 1 / math.sqrt(s)):
+            if abs(c - v) <= 1e-4 * max(1.0, abs(v)):
+                return True
+    return False
+
+
+def _same_answer(a, b) -> bool:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return close(a, b)
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _numbers_in(value, expected, err, args: tuple) -> set[float]:
+    """The numbers a wrong answer shows: its error's, its shape's, itself, a fitted factor or divisor."""
+    if err is not None:
+        return {float(s) for s in re.findall(r"\d+", str(err))}
+    if isinstance(value, np.ndarray) and isinstance(expected, np.ndarray):
+        if value.shape != expected.shape:
+            return {float(s) for s in value.shape}
+        found = {fitted_factor(value, expected)}
+        if len(args) == 2 and all(isinstance(a, torch.Tensor) and a.ndim == 2 for a in args):  # weights of Q, K
+            found.add(fitted_divisor(value, *(np.asarray(a, dtype=np.float64) for a in args)))
+        return {c for c in found if c is not None}
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {float(value)}
+    return set()
+
+
+def _substituted(reference, read, first: tuple, later: tuple, value, same) -> bool:
+    """Does the reference give `value` on the later input with one of its numbers set to the first input's?"""
+    for i, (a, b) in enumerate(zip(first, later)):
+        tries = []
+        if isinstance(a, dict) and isinstance(b, dict):
+            tries = [{**b, k: a[k]} for k in b if k in a and a[k] != b[k] and isinstance(b[k], int)]
+        elif isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and a != b:
+            tries = [a]
+        for t in tries:
+            args = later[:i] + (t,) + later[i + 1:]
+            try:
+                got, problem = read(reference(*args), args)
+            except Exception:
+                continue
+            if not problem and same(got, value, args):
+                return True
+    return False
+
+
+def fixed_to_first(ex, n: int, first_answer, value, expected, err) -> bool:
+    """Is there evidence that the student's answer on input n holds something of the first input?"""
+    first, later = ex.cases[0][1], ex.cases[n][1]
+    if err is None and first_answer is not None and _same_answer(value, first_answer) \
+            and not _same_answer(expected, first_answer):
+        return True
+    foreign = {s for s in sizes(first) - sizes(later) if s > 1}
+    if any(_near_size(c, foreign) for c in _numbers_in(value, expected, err, later)):
+        return True
+    if err is None and not ex.tensor:
+        return _substituted(ex.reference, ex.read, first, later, value, ex.same)
+    return False

@@ -10,9 +10,9 @@ import torch
 
 from ..analysis.formation import THRESHOLD, first_step_above, formation, shipped_record, steepest_rise
 from ..core.arguments import is_whole_number
-from .grading import Exercise, Mistake as M, check
+from .grading import check
 from .head_checks import read_prediction
-from .verdict import Verdict
+from .verdict import Exercise, Mistake as M, Verdict
 
 
 def read_step(got, args) -> tuple[int | None, str | None]:
@@ -24,10 +24,6 @@ def read_step(got, args) -> tuple[int | None, str | None]:
     if not is_whole_number(got) and not (isinstance(got, (float, np.floating)) and float(got).is_integer()):
         return None, f"expected a step number such as 80, got {type(got).__name__} {got!r:.40}."
     return int(got), None
-
-
-def _crossing(steps, scores, tokens_per_step) -> int | None:
-    return first_step_above(steps, scores, THRESHOLD)
 
 
 def _index(steps, scores) -> int:
@@ -65,7 +61,8 @@ def _label(s, v) -> str:
     return f"{len(s)} snapshots up to step {s[-1]}" + ("" if max(v) >= THRESHOLD else ", never reaching 0.5")
 
 FORMATION_STEP = Exercise(
-    "formation step", [(_label(s, v), (s, v, t)) for s, v, t in CURVES], _crossing, [
+    "formation step", [(_label(s, v), (s, v, t)) for s, v, t in CURVES],
+    lambda s, v, t: first_step_above(s, v, THRESHOLD), [
         M("that is where the score rises fastest, not where it first reaches 0.5: the head has formed once its "
           "score reaches the threshold.", lambda s, v, t: steepest_rise(s, v), code="steepest_rise"),
         M("that is the last snapshot below 0.5, one too early: return the first step whose score reaches 0.5.",

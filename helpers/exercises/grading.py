@@ -3,10 +3,10 @@
 An Exercise holds the inputs to try (two or more sizes), the reference, and a catalogue of
 Mistakes: small wrong variants of the reference, each with a stable code and one line saying what
 went wrong and what to do. `grade(exercise, fn)` computes the reference first, on private copies,
-then runs the student's function on copies of every input in this process (isolation.py: what it
+then runs the student's function on copies of every input in this process (sandbox.py: what it
 patches is put back and named, an input it edits in place is named, a loop is stopped at the time
-limit; os._exit ends the kernel, as anywhere in Python), reads the answers as plain float64 numbers
-(answers.py), and returns a Verdict (verdict.py) whose line is:
+limit; os._exit ends the kernel, as anywhere in Python), reads the answers as plain float64 numbers,
+and returns a Verdict (verdict.py) whose line is:
 - "✓ …" when the answer is right on every input;
 - "✗ …" naming the catalogued mistake it matches (a raised error is matched too: a variant that
   raises the same error names it), else NaN, half precision, the shape, or, last, "numbers differ".
@@ -15,7 +15,7 @@ limit; os._exit ends the kernel, as anywhere in Python), reads the answers as pl
 - "… not attempted yet" when the function still returns None without printing, or its own stub
   raises NotImplementedError (not when torch raises one for the student's code, as for `d ^ 0.5`).
 Expected answers are computed after putting back anything a notebook cell replaced in math, torch,
-numpy or helpers (isolation.py). `check` prints the line.
+numpy or helpers (sandbox.py). `check` prints the line.
 """
 
 from __future__ import annotations
@@ -25,16 +25,11 @@ import dis
 import numpy as np
 import torch
 
-from . import diagnosis, evidence, globals_used, isolation, sandbox
-from .answers import ATOL, RTOL, as_float64, close, read_tensor, same_tensor  # noqa: F401 (used by the checks)
-from .answers import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
-from .verdict import ENGINE_CODES, Exercise, Mistake, Verdict, engine_verdict  # noqa: F401 (the checks import them from here)
+from . import diagnosis, sandbox
+from .verdict import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
+from .verdict import ENGINE_CODES, Exercise, Verdict, close, engine_verdict
 
 NOT_ATTEMPTED = "not attempted yet"
-
-
-def _same_error(a: BaseException, b: BaseException) -> bool:
-    return type(a) is type(b) and str(a) == str(b)
 
 
 # --- the catalogued mistakes' answers on an exercise's inputs: computed once, kept on the Exercise ------
@@ -87,7 +82,7 @@ def _fits(ex: Exercise, m: int, k: int, seen: tuple, args64: tuple) -> bool:
     kind, got = seen
     if kind == "error":
         theirs = _mistake_error(ex, k, m)
-        return theirs is not None and _same_error(got, theirs)
+        return theirs is not None and type(got) is type(theirs) and str(got) == str(theirs)
     wrong = _mistake_answer(ex, k, m, args64)
     if wrong is None and not (ex.none_is_answer and _mistake_error(ex, k, m) is None):
         return False  # the variant raises here (or gives nothing readable); None itself may be an answer
@@ -189,7 +184,7 @@ def _error_verdict(ex: Exercise, n: int, err: BaseException, label: str, seen: d
     named = _named(ex, n, seen)
     if named:
         return named[0], named[1], "mistake", named[2]
-    line, code = sandbox.translate_error(err, label, ex.sizes)
+    line, code = diagnosis.translate_error(err, label, ex.sizes)
     return line, code, ENGINE_CODES[code][0], True
 
 
@@ -202,7 +197,7 @@ def _outcomes(ex: Exercise, fn, seconds: float) -> tuple[list[sandbox.Outcome], 
     if not callable(fn):
         return [sandbox.Outcome(answer=fn, attempted=fn is not None and fn is not Ellipsis)] * len(ex.cases), ""
     with torch.no_grad():
-        return isolation.run_cases(fn, [sandbox.clone_args(args) for _, args in ex.cases], seconds)
+        return sandbox.run_cases(fn, [sandbox.clone_args(args) for _, args in ex.cases], seconds)
 
 
 _RAISE = dis.opmap["RAISE_VARARGS"]
@@ -221,7 +216,7 @@ def is_stub(err: BaseException | None, fn) -> bool:
     if tb is None:
         return False
     code = tb.tb_frame.f_code
-    theirs = {c for f in globals_used.functions(fn) for c in globals_used.code_objects(f.__code__)}
+    theirs = {c for f in sandbox.functions(fn) for c in sandbox.code_objects(f.__code__)}
     return code in theirs and 0 <= tb.tb_lasti < len(code.co_code) and code.co_code[tb.tb_lasti] == _RAISE
 
 
@@ -242,9 +237,9 @@ def _seen(ex: Exercise, outcome: sandbox.Outcome, n: int) -> tuple | None:
 def _put_back(ex: Exercise) -> tuple[Verdict | None, str]:
     """Undo what a notebook cell replaced in math, torch, numpy or helpers before anything is computed:
     (a verdict when something could not be put back, else None; a note naming what was put back)."""
-    isolation.SNAPSHOT.extend()
-    before = isolation.changes(isolation.SNAPSHOT, cells_only=True)
-    lost = isolation.restore(isolation.SNAPSHOT, cells_only=True) if before else []
+    sandbox.SNAPSHOT.extend()
+    before = sandbox.changes(sandbox.SNAPSHOT, cells_only=True)
+    lost = sandbox.restore(sandbox.SNAPSHOT, cells_only=True) if before else []
     if lost:
         return engine_verdict(ex.key, "notebook_patched", (
             f"✗ {ex.name}: a cell of this notebook replaced {', '.join(lost)}, which the checks use and cannot "
@@ -324,14 +319,14 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
         relation = code in diagnosis.CODES  # what the answer is; a notebook variable read says why, when the
         same_shape = outcome.error is None and getattr(value, "shape", None) == getattr(expected, "shape", None)  # shape broke
         if not sure or relation or code not in _KEEP and code not in {m.code for m in ex.mistakes}:
-            told = globals_used.told(fn if source is None else source, ex.cases[n][1], outcome.error,
+            told = diagnosis.told(fn if source is None else source, ex.cases[n][1], outcome.error,
                                      None if outcome.error is not None else value, expected, code, ex.sizes,
                                      broken_only=relation and same_shape)
             if told:
                 line, code, kind, sure = told, "notebook_global", "mistake", True
         if n > 0 and code in _FIXED_HINT:
             line = line.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}"
-            fixed = evidence.fixed_to_first(ex, n, seen[0][1], None if outcome.error is not None else value,
+            fixed = diagnosis.fixed_to_first(ex, n, seen[0][1], None if outcome.error is not None else value,
                                             expected, outcome.error)
             line += f": {ex.fixed}" if fixed else "."
         changed = _changed(outcomes)

@@ -13,8 +13,8 @@ from ..analysis.knockout import forced_accuracy
 from ..core.arguments import is_whole_number
 from ..core.model import LanguageModel
 from ..core.run import Run
-from .grading import Exercise, Mistake as M, as_float64, check
-from .verdict import Verdict
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict, as_float64
 
 
 # --- notebook 05, exercise 1: previous_word_head(attentions) -> (layer, head): its mistakes ----------
@@ -100,15 +100,10 @@ PREDICT_INDUCTION_MISTAKES = [
     M("you point at the next word (q + 1): a word cannot look ahead; search its earlier copies (k < q) and take "
       "the word after the latest.", lambda t: pattern(t, lambda q, c: q + 1), code="next_word"),
     M("rows and columns swapped: row q is the query, so put the 1 at pattern[q][key], not pattern[key][q].",
-      lambda t: induction_pattern(t).T, code="transposed"),
+      lambda t: induction_prediction(t).T, code="transposed"),
     M("you dropped <bos>: keep one row and one column for every token, <bos> included.",
-      lambda t: induction_pattern(t[1:]), code="dropped_bos"),
+      lambda t: induction_prediction(t[1:]), code="dropped_bos"),
 ]
-
-
-def induction_pattern(tokens) -> np.ndarray:
-    """The reference: analysis.detectors' induction targets, the pattern notebook 05 scores heads against."""
-    return induction_targets(list(tokens))
 
 
 # --- notebook 06: predicting a knock-out -------------------------------------------------------------
@@ -227,8 +222,9 @@ def check_previous_word_head(student_fn, attentions) -> Verdict:
 # --- notebook 05, exercise 2: where an induction head looks --------------------------------------
 def induction_prediction(tokens) -> np.ndarray:
     """Where an induction head looks (T, T): from each word to the word after its latest
-    earlier copy; a word seen for the first time rests on the first token."""
-    return induction_pattern(list(tokens))
+    earlier copy; a word seen for the first time rests on the first token (analysis.detectors' induction
+    targets, the pattern notebook 05 scores heads against)."""
+    return induction_targets(list(tokens))
 
 
 def _repeat_tokens() -> list[str]:

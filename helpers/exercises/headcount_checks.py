@@ -10,9 +10,9 @@ import torch
 
 from ..analysis.headcount import head_shapes
 from ..core.arguments import is_whole_number
-from ..core.attention import attention_param_count
-from .verdict import Verdict
-from .grading import Exercise, Mistake as M, check
+from ..core.attention import attention_param_count as _params
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict
 
 
 def whole_numbers(example: str, reference=None):
@@ -40,10 +40,6 @@ def _same(a, b, args) -> bool:
     return a == b
 
 
-def _params(w: int, n: int) -> int:
-    return attention_param_count(w, n)
-
-
 def _one_head(w: int, n: int) -> int:
     d = w // n
     return 3 * (w * d + d) + d * w
@@ -53,10 +49,6 @@ def _per_head(w: int, n: int, qkv: int = 3, out=None, bias: int | None = None) -
     """A per-head count with one part changed: qkv matrices, W_O's share (out) or the per-head bias."""
     d = w // n
     return n * (qkv * (w * d + (d if bias is None else bias)) + (d * w if out is None else out))
-
-
-def _last_resort(value, expected, args):
-    return "per head 3·(width·d + d) for Q, K, V and d·width for its rows of W_O; then add width (the output bias).", False
 
 
 HEAD_SIZE_AND_PARAMS = Exercise(
@@ -112,7 +104,9 @@ HEAD_SIZE_AND_PARAMS = Exercise(
           lambda w, n: (w // n, _per_head(w, n, out=(w // n) ** 2)), code="two_slips.w_o_as_d_by_d+no_output_bias"),
         M("the biases are 3·width + width numbers, not 4: 4·width² weights and 4·width biases.",
           lambda w, n: (w // n, 4 * w * w + 4), code="four_biases"),
-    ], read=whole_numbers("(8, 37248)", lambda w, n: (w // n, _params(w, n))), same=_same, explain=_last_resort, tensor=False,
+    ], read=whole_numbers("(8, 37248)", lambda w, n: (w // n, _params(w, n))), same=_same, tensor=False,
+    explain=lambda value, expected, args: ("per head 3·(width·d + d) for Q, K, V and d·width for its rows of W_O; "
+                                           "then add width (the output bias).", False),
     show_case=True, sizes="d = width // n_heads")
 
 

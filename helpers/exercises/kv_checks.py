@@ -16,9 +16,9 @@ import torch
 
 from ..analysis.kvcache import kv_cache_bytes_per_token
 from ..core.arguments import is_whole_number
-from .verdict import Verdict
-from .grading import Exercise, check
-from .grading import Mistake as M
+from .attention_checks import future_mask
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict
 
 # Config numbers as their config.json files give them (see analysis/kvcache.PUBLISHED for the sources).
 MISTRAL_7B = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096}
@@ -65,10 +65,6 @@ def _same_number(a, b, args) -> bool:
         return abs(a - b) <= 1e-9 * max(abs(b), 1.0)  # relative: GiB and GB answers are both about 1
     except OverflowError:  # an answer past a float's range is no byte count (the tests hand in 10**400)
         return False
-
-
-def _right_number(a, b, args) -> bool:
-    return not isinstance(a, float) and _same_number(a, b, args)
 
 
 def _cache_explain(value, expected, args) -> tuple:
@@ -170,7 +166,7 @@ def _factor_slips() -> list[M]:
 KV_CACHE = Exercise(
     "kv_cache_bytes", [("Mistral 7B, 8,000 tokens", (MISTRAL_7B, 8000)), ("Qwen2-7B, 32,768 tokens", (QWEN2_7B, 32768)),
                        ("kv-3, 64 tokens", (KV_3, 64))],
-    kv_cache_reference, _cache_mistakes() + _factor_slips(), read=_read_number, same=_same_number, right=_right_number,
+    kv_cache_reference, _cache_mistakes() + _factor_slips(), read=_read_number, same=_same_number, right=lambda a, b, args: not isinstance(a, float) and _same_number(a, b, args),
     explain=_cache_explain,
     tensor=False, exact_inputs=True, sizes="L = config['num_hidden_layers'] …",
     fixed="a number is fixed to the first model: read every size from config and multiply by n_tokens.")
@@ -182,15 +178,11 @@ def check_kv_cache(fn) -> Verdict:
 
 
 # --- (b) grouped-query attention ----------------------------------------------------------------------------
-def _future(T: int, offset: int = 1) -> torch.Tensor:
-    return torch.ones(T, T, dtype=torch.bool).triu(offset)
-
-
 def _attend(Q, K, V, scale=None, mask=1, dim=-1, after=False, where=None, fill=float("-inf")):
     """Q, K, V (H, T, d) -> (H, T, d): masked softmax(Q·Kᵀ·scale)·V (after: the mask zeroes the weights)."""
     T, d = Q.shape[-2:]
     scores = Q @ K.transpose(-2, -1) * (1 / math.sqrt(d) if scale is None else scale)
-    hide = (_future(T, mask) if where is None else where(T)) if mask is not None else None
+    hide = (future_mask(T, mask) if where is None else where(T)) if mask is not None else None
     if hide is not None and not after:
         scores = scores.masked_fill(hide, fill)
     weights = scores.softmax(dim)
@@ -237,9 +229,9 @@ def _grouped_mistakes():
         M("mask applied after the softmax: the rows no longer sum to 1; put -inf in the scores, then take the softmax.",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), after=True), code="masked_after_softmax"),
         M("masked the wrong triangle: hide the later words (above the diagonal, .triu(1)), not the earlier ones.",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T).T), code="wrong_triangle"),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: future_mask(T).T), code="wrong_triangle"),
         M("masked the wrong triangle and the diagonal (.tril()): hide only the later words, .triu(1).",
-          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: _future(T, 0).T), code="tril_mask"),
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), where=lambda T: future_mask(T, 0).T), code="tril_mask"),
         M("mask filled with 0 instead of -inf: e⁰ = 1, so later words still get weight; use float('-inf').",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), fill=0.0), code="fill_zero"),
         M("divided by d instead of √d: scale the scores by 1/√d.",

@@ -14,7 +14,8 @@ import torch
 from ..core import attention as A
 from . import diagnosis
 from .attention_checks import future_mask, random_input, size
-from .grading import Exercise, Mistake as M, Verdict, check
+from .grading import check
+from .verdict import Exercise, Mistake as M, Verdict
 
 
 # --- 02, exercise 1: one_head(X, W_Q, W_K, W_V) ------------------------------------------------------

@@ -1,17 +1,29 @@
-"""Running a student's function so that nothing it does can stop the notebook or fool the check.
+"""Running a student's function in the kernel's own process, so that nothing it does can stop the notebook
+or fool the check, the same way on Linux, macOS and Windows.
 
-`run_student(fn, args)` returns an Outcome: the answer, or the exception it raised, or a one-line
-reason it gave no answer (exit(), sys.exit(), an endless loop, the Stop button, `...`). While it
-runs:
-- exit()/quit() raise SystemExit instead of shutting the kernel down;
-- a timer stops it after TIME_LIMIT_S: StudentTooSlow, a BaseException, so `except Exception`
-  misses it. On Linux and macOS (main thread) it is an alarm signal that fires again every quarter
-  second and, from its second firing, makes every line of the student's code raise it again (a trace
-  function), so even `while True: try: … except BaseException: pass` ends. Elsewhere (Windows, a
-  thread) a timer thread raises it in the function's thread every quarter second; a loop that
-  swallows every exception then runs on, and so does one long C call on every OS;
-- what it prints is kept (the first ECHO_LIMIT characters), to be shown once, truncated.
-`translate_error` turns a library error it raised into one line a student can act on.
+`run_cases(fn, inputs, seconds)` calls fn on copies of each input (grading computes the reference on
+private copies first) and returns one Outcome per input: the answer, the exception it raised, or a
+one-line reason it gave no answer (exit(), an endless loop, the Stop button, `...`). Around each call:
+- an argument changed in place is named (Outcome.changed), since in the notebook it would be the
+  notebook's own tensor; a notebook variable the function rebinds (`global T`) or a notebook tensor it
+  edits in place is put back and named too (the function's globals are read from its bytecode, `reads`);
+- what the function replaced in math, numpy, torch or helpers is put back at once and named
+  (Outcome.patched): replaced (`math.sqrt = lambda x: 1.0`), a wrong answer could earn a ✓. `Snapshot()`
+  records every public function and class of the watched modules and every function of the helpers
+  package; `changes(snapshot)` names what differs from it, `restore(snapshot)` puts the originals back.
+  Not caught: a library function swapped for another before the checks first loaded;
+- exit()/quit() raise SystemExit instead of shutting the kernel down, and what it prints is kept
+  (the first ECHO_LIMIT characters), to be shown once;
+- a timer stops it after TIME_LIMIT_S: StudentTooSlow, a BaseException, so `except Exception` misses it.
+  On Linux and macOS (main thread) it is an alarm signal that fires again every quarter second and, from
+  its second firing, makes every line of the student's code raise it again (a trace function), so even
+  `while True: try: … except BaseException: pass` ends. Elsewhere (Windows, a thread) a timer thread
+  raises it in the function's thread every quarter second; a loop that swallows every exception then
+  runs on. (One trace function alone cannot do it everywhere: CPython switches off a tracer that raises.)
+There is no child process: nothing is forked (fork is unsafe on macOS once torch has started its
+threads). So, as anywhere in Python, a function that calls os._exit() or crashes the interpreter
+(a segfault in a C extension) ends the kernel, and a loop inside one long C call (a huge matmul)
+runs until that call returns.
 """
 
 from __future__ import annotations
@@ -19,14 +31,22 @@ from __future__ import annotations
 import contextlib
 import copy
 import ctypes
-import re
+import dis
+import inspect
+import math
 import signal
 import sys
 import threading
+import time
+import types
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
 import torch
+import torch.nn.functional
+
+from .verdict import as_float64
 
 TIME_LIMIT_S = 10.0  # read when a check starts, before any student code runs
 ECHO_LIMIT = 1500  # characters of the student's printed output shown under the verdict
@@ -102,10 +122,6 @@ def no_exit():
         del shell.ask_exit
 
 
-def _can_signal() -> bool:
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-
-
 def _escalate(frame) -> None:
     """Make every line of the student's code (the interrupted frames, and any frame they call) raise
     StudentTooSlow, so that no `except` clause can keep a loop alive; ours (this file) is spared."""
@@ -166,7 +182,7 @@ def _with_timer_thread(fn: Callable, args: tuple, seconds: float, fired: list):
 
 def _call_with_limit(fn: Callable, args: tuple, seconds: float, fired: list):
     """fn(*args), stopped after `seconds` where Python can interrupt it (see the module's docstring)."""
-    if _can_signal():
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
         return _with_alarm(fn, args, seconds, fired)
     if hasattr(ctypes, "pythonapi"):
         return _with_timer_thread(fn, args, seconds, fired)
@@ -215,58 +231,313 @@ def clone_args(args: tuple, dtype: torch.dtype | None = None) -> tuple:
     return tuple(out)
 
 
-# --- errors raised by the student's code ------------------------------------------------------------
-_ERRORS = [  # (pattern, the engine's code, the line)
-    (r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", "matmul_shapes",
-     "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "
-     "(.T) missing, or one too many?"),
-    (r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", "size_mismatch",
-     "two tensors of sizes {0} and {1} met on one axis: check which axes you transposed, split or repeated (.T "
-     "reverses every axis of a 3-D or 4-D tensor: use .transpose(-2, -1)), and take each size from this input's "
-     "shape ({sizes})."),
-    (r"view size is not compatible with input tensor's size and stride", "view_after_transpose",
-     ".view() after a transpose fails: use .reshape(...) (or .contiguous().view(...))."),
-    (r"shape '\[(.*)\]' is invalid for input of size (\d+)", "reshape_size",
-     "reshape to [{0}] cannot hold the input's {1} numbers: compute each size from the input's shape."),
-    (r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but got (-?\d+)\)",
-     "axis_out_of_range", "axis {2} does not exist here (valid: {0} .. {1}): check how many axes this tensor has."),
-    (r"expected (?:m1 and m2 to have the same dtype|scalar type \w+ but found \w+)", "dtype_mixed",
-     "float32 and float64 mixed in one product: keep the inputs' dtype (no .double())."),
-    (r"masked_fill_? only supports boolean masks", "mask_not_bool",
-     "the mask must be boolean: e.g. torch.ones(T, T, dtype=torch.bool).triu(1)."),
-    (r"tuple of ints,\s*but got float|must be tuple of ints, but found element of type float", "float_size",
-     "a size is a float (D / n_heads gives 4.0): use whole-number division, D // n_heads."),
-    (r'"bitwise_xor\w*" not implemented for|unsupported operand type\(s\) for \^: \'(?:int|float)\' and \'float\'',
-     "xor_not_power", "^ is XOR in Python, not a power: write d ** 0.5 or math.sqrt(d) (and divide by the whole "
-     "root: Q @ K.T / d ** 0.5)."),
-    (r"only integers, slices .* are valid indices \(got float\)|indices must be integers or slices, not float",
-     "float_index", "an index is a float (h / group gives 1.0): use whole-number division, h // group, for an index."),
-    (r"'Tensor' object is not callable", "tensor_called",
-     "a tensor was called like a function: use @ or .softmax(dim=-1), not t(...)."),
-    (r"unsupported operand type\(s\) for [^:]*: 'module' and|and 'module'", "helpers_module",
-     "H is the helpers module (import helpers as H), not a number of heads: name the head count n_heads "
-     "and read it from the input, e.g. n_heads = Q.shape[0]."),
-    (r"unsupported operand type\(s\) for divmod\(\): 'Tensor'", "divmod_tensor",
-     "divmod() does not take a tensor: turn the index into a number first, divmod(int(index), n_heads)."),
-    (r"(\w+)\(\): argument '\w+' \(position 1\) must be Tensor, not (int|float)", "torch_fn_on_number",
-     "torch.{0}() takes a tensor, not a plain {1}: use math.{0}(d) or d ** 0.5 for a number."),
-    (r"'dict' object has no attribute '(\w+)'", "dict_attribute",
-     "config is a dict: read config['{0}'], not config.{0}."),
-    (r"missing (\d+) required positional argument", "extra_parameter",
-     "your function asks for {0} argument(s) the check does not pass: keep the parameters the exercise's cell gives it."),
-    (r"name '(\w+)' is not defined", "name_not_defined",
-     "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
-]
+# --- what the function patches, and the inputs it changes in place ----------------------------------
+WATCHED_MODULES = (math, np, torch, torch.nn.functional, torch.linalg, torch.nn, torch.special)
+WATCHED_CLASSES = (torch.Tensor, torch.nn.Module, torch.nn.Linear, torch.nn.LayerNorm)
+PACKAGE = __name__.split(".")[0]  # "helpers"
+_MISSING = object()
 
 
-def translate_error(err: BaseException, label: str, sizes: str = "e.g. T = x.shape[0]") -> tuple[str, str]:
-    """(one line, the engine's code) for an error no catalogued mistake raises: a known message
-    explained ("error.<what>"), else the raw line ("raised")."""
-    text = str(err).splitlines()[0] if str(err) else ""
-    for pattern, code, says in _ERRORS:
-        found = re.search(pattern, text)
-        if found:
-            line = f"{says.format(*found.groups(), sizes=sizes)} (inputs: {label}; raised {type(err).__name__})"
-            return line, f"error.{code}"
-    line = f"your function raised {type(err).__name__}: {text[:200]} (inputs: {label})".replace(":  (", " (")
-    return line, "raised"
+def _from_notebook(value) -> bool:
+    """A function written in the notebook (or typed at a prompt), not in a library file."""
+    code = getattr(value, "__code__", None)
+    filename = code.co_filename if code is not None else ""
+    return getattr(value, "__module__", None) == "__main__" or filename.startswith("<ipython-input") or \
+        "ipykernel_" in filename
+
+
+def _entries(owner) -> dict[str, object]:
+    """The attributes of one module or class that the checks rely on."""
+    ours = str(getattr(owner, "__name__", "")).split(".")[0] == PACKAGE or (
+        isinstance(owner, type) and str(owner.__module__).split(".")[0] == PACKAGE)
+    out = {}
+    for name, value in list(vars(owner).items()):
+        if name.startswith("__") and not isinstance(owner, type):
+            continue  # a module's __name__, __doc__, __spec__ …
+        if not ours and name.startswith("_") and not name.startswith("__"):
+            continue  # a library's private names change on their own (caches, lazy imports)
+        if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+            out[name] = value  # constants are not watched: the checks bind their tolerances when they load
+    return out
+
+
+def _owners() -> list:
+    """Every watched module and class: the library ones, the package's loaded modules, their classes."""
+    modules = [m for n, m in list(sys.modules.items()) if n == PACKAGE or n.startswith(PACKAGE + ".")]
+    classes = [v for m in modules for v in list(vars(m).values())
+               if isinstance(v, type) and str(v.__module__).startswith(PACKAGE + ".")]
+    return [*WATCHED_MODULES, *WATCHED_CLASSES, *[m for m in modules if m is not None], *classes]
+
+
+def _label(owner, name: str) -> str:
+    prefix = owner.__name__ if isinstance(owner, types.ModuleType) else f"{owner.__module__}.{owner.__qualname__}"
+    return f"{prefix}.{name}".replace("builtins.", "")
+
+
+class Snapshot:
+    """The originals, by (owner, name), and the names each owner had when first seen: taken when the
+    checks load, extended as modules load."""
+
+    def __init__(self):
+        self.originals: dict[tuple[int, str], tuple[object, str, object]] = {}
+        self.names: dict[int, set[str]] = {}
+        self.extend()
+
+    def extend(self) -> None:
+        """Record modules and classes loaded since; a value already from the notebook is not an original."""
+        for owner in _owners():
+            if id(owner) in self.names:
+                continue
+            self.names[id(owner)] = set(vars(owner))
+            for name, value in _entries(owner).items():
+                if not _from_notebook(value):
+                    self.originals[id(owner), name] = (owner, name, value)
+
+
+def _added(snapshot: Snapshot, owner, name: str, value) -> bool:
+    """A name that appeared since the snapshot and hides the original: written in the notebook, or
+    set on a class over a method it inherits (`torch.Tensor.softmax = …`)."""
+    if id(owner) not in snapshot.names:  # loaded since: only code from the notebook gives itself away
+        return _from_notebook(value)
+    if name in snapshot.names.get(id(owner), ()) and (id(owner), name) not in snapshot.originals:
+        return _from_notebook(value)  # present when first seen, but never an original
+    if name in snapshot.names.get(id(owner), ()):
+        return False
+    inherited = isinstance(owner, type) and any(name in vars(base) for base in owner.__mro__[1:])
+    return inherited or _from_notebook(value)
+
+
+def _ours(owner) -> bool:
+    name = owner.__module__ if isinstance(owner, type) else owner.__name__
+    return str(name).split(".")[0] == PACKAGE
+
+
+def _rewrapped(owner, name: str, value) -> bool:
+    """A library's own new version of one of its functions: same name, defined in the same library,
+    not in the notebook (`math.sqrt = torch.sqrt` or a lambda still count as patches)."""
+    home = str(getattr(owner, "__module__", None) if isinstance(owner, type) else owner.__name__).split(".")[0]
+    return (getattr(value, "__name__", None) == name and not _from_notebook(value)
+            and str(getattr(value, "__module__", "")).split(".")[0] == home)
+
+
+def _found(snapshot: Snapshot, cells_only: bool) -> tuple[list, list]:
+    """(originals replaced or deleted, names added over them) as (owner, name) pairs. cells_only: in the
+    package, count only values written in the notebook (a test's monkeypatch of a helper is its own)."""
+    def counts(owner, name) -> bool:
+        value = vars(owner).get(name)
+        if not _ours(owner) and _rewrapped(owner, name, value):
+            return False  # the library rebinding its own function (torch._dynamo wraps torch.manual_seed)
+        return not (cells_only and _ours(owner)) or _from_notebook(value)
+    replaced = [(owner, name) for owner, name, value in list(snapshot.originals.values())
+                if vars(owner).get(name, _MISSING) is not value and counts(owner, name)]
+    added = [(owner, name) for owner in _owners() for name, value in _entries(owner).items()
+             if (id(owner), name) not in snapshot.originals and _added(snapshot, owner, name, value)]
+    return replaced, added
+
+
+def changes(snapshot: Snapshot, cells_only: bool = False) -> list[str]:
+    """What a student's code changed: the names, e.g. ['math.sqrt', 'torch.Tensor.softmax']."""
+    replaced, added = _found(snapshot, cells_only)
+    return sorted({_label(owner, name) for owner, name in replaced + added})
+
+
+def restore(snapshot: Snapshot, cells_only: bool = False) -> list[str]:
+    """Put back every original and remove what hides one; return what could not be put back."""
+    replaced, added = _found(snapshot, cells_only)
+    for owner, name in replaced:
+        setattr(owner, name, snapshot.originals[id(owner), name][2])
+    for owner, name in added:
+        if name not in snapshot.names.get(id(owner), ()):
+            delattr(owner, name)
+    return changes(snapshot, cells_only)
+
+
+SNAPSHOT = Snapshot()  # taken when the checks first load, before any check runs a student's function
+
+
+# --- inputs changed in place ------------------------------------------------------------------------
+def _same_value(a, b) -> bool:
+    """Is a (after the call) still b (a pristine copy)? Tensors by dtype, shape and numbers (NaN = NaN)."""
+    if isinstance(b, torch.Tensor):
+        if not isinstance(a, torch.Tensor) or a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
+            return False
+        x, y = as_float64(a), as_float64(b)
+        return bool(np.array_equal(x, y, equal_nan=True))
+    if isinstance(b, torch.nn.Module):
+        return True  # the student's own layer (the capstone), not an input
+    if isinstance(b, dict):
+        return isinstance(a, dict) and a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in b)
+    if isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:  # an object without a plain ==: nothing to compare
+        return True
+
+
+def parameter_names(fn, count: int) -> list[str]:
+    """The names the student gave the function's parameters (forward's for a module), else 'argument i'."""
+    target = fn.forward if isinstance(fn, torch.nn.Module) else fn
+    try:
+        names = [p.name for p in inspect.signature(target).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return [names[i] if i < len(names) else f"argument {i + 1}" for i in range(count)]
+
+
+# --- the notebook's variables the function reads, from its bytecode -------------------------------
+_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF")
+_ATTRS = ("LOAD_ATTR", "LOAD_METHOD")
+_SHAPE = torch.Tensor.shape.__get__  # read without running a student's tensor subclass
+
+
+def code_objects(code: types.CodeType):
+    """A function's code and the code of every function, lambda or comprehension written inside it."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from code_objects(const)
+
+
+def functions(obj) -> list[types.FunctionType]:
+    """The plain functions whose code says what `obj` reads: itself, or a class's (a module's) own methods."""
+    if isinstance(obj, types.MethodType):
+        obj = obj.__func__
+    if isinstance(obj, types.FunctionType):
+        return [obj]
+    cls = obj if isinstance(obj, type) else type(obj)
+    if isinstance(obj, (type, torch.nn.Module)) and cls.__module__ != "torch.nn.modules.module":
+        return [v for v in vars(cls).values() if isinstance(v, types.FunctionType)]
+    return []
+
+
+def data_of(value):
+    """(kind, size) for a tensor, array, int or list; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return "int", value
+    if isinstance(value, torch.Tensor):
+        return "tensor", tuple(_SHAPE(value))
+    if isinstance(value, np.ndarray):
+        return "tensor", tuple(value.shape)
+    if type(value) in (list, tuple) and value:
+        return "list", len(value)
+    return None
+
+
+def _attribute(value, name: str):
+    """value.name when it is stored on value, or a property of a helpers class; else None (nothing else runs)."""
+    if isinstance(value, (types.ModuleType, type)) or callable(value):
+        return None
+    found = inspect.getattr_static(value, name, None)
+    if isinstance(found, property):
+        fget = found.fget
+        if not (type(value).__module__.startswith("helpers.") and getattr(fget, "__module__", "").startswith("helpers.")):
+            return None
+        try:
+            return fget(value)
+        except Exception:  # a property of ours that does not apply here
+            return None
+    return found
+
+
+def reads(obj) -> list[tuple[str, object]]:
+    """(name as written, value) of each notebook variable the function loads that holds data."""
+    found: dict[str, object] = {}
+    for fn in functions(obj):
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        local = set(fn.__code__.co_varnames)
+        for code in code_objects(fn.__code__):
+            steps = list(dis.get_instructions(code))
+            for i, step in enumerate(steps):
+                if step.opname not in _LOADS or not isinstance(step.argval, str):
+                    continue
+                name = step.argval
+                if step.opname == "LOAD_DEREF":
+                    if name not in cells or name in local:
+                        continue
+                    try:
+                        value = cells[name].cell_contents
+                    except ValueError:
+                        continue
+                elif name in fn.__globals__:
+                    value = fn.__globals__[name]
+                else:
+                    continue
+                if i + 1 < len(steps) and steps[i + 1].opname in _ATTRS and data_of(value) is None:
+                    attr = steps[i + 1].argval
+                    name, value = f"{name}.{attr}", _attribute(value, attr)
+                kind = data_of(value)
+                if kind is not None and (step.opname != "LOAD_DEREF" or kind[0] == "tensor"):
+                    found.setdefault(name, value)  # a closure's ints are an enclosing function's switches
+    return list(found.items())
+
+
+class NotebookVariables:
+    """The globals of the student's function (the notebook's, for a function typed in a cell): which
+    names are bound to what, and copies of the tensors the function reads, to put back after a call."""
+
+    def __init__(self, fn):
+        source = type(fn) if isinstance(fn, torch.nn.Module) else fn
+        spaces = {id(f.__globals__): f.__globals__ for f in functions(source)}
+        self.spaces = [(space, dict(space)) for space in spaces.values()]
+        self.tensors = [(name, value, value.detach().clone()) for name, value in _read_tensors(source)]
+
+    def put_back(self) -> list[str]:
+        """Undo every rebinding and in-place edit; the names that were changed."""
+        changed = []
+        for space, before in self.spaces:
+            for name in set(space) | set(before):
+                if name not in before:
+                    del space[name]
+                elif space.get(name, before) is not before[name]:
+                    space[name] = before[name]
+                else:
+                    continue
+                if not (name.startswith("__") and name.endswith("__")):  # Python's own (a warning writes
+                    changed.append(name)                                    # __warningregistry__), not the student's
+        for name, tensor, kept in self.tensors:
+            if not _same_value(tensor, kept):
+                with torch.no_grad():
+                    tensor.copy_(kept)
+                changed.append(name)
+        return sorted(set(changed))
+
+
+def _read_tensors(source) -> list[tuple[str, torch.Tensor]]:
+    """The notebook tensors (not attributes of objects) that the function loads."""
+    try:
+        return [(n, v) for n, v in reads(source) if "." not in n and isinstance(v, torch.Tensor)]
+    except Exception:  # code `reads` cannot read (a builtin, a C function): nothing to keep
+        return []
+
+
+# --- running ------------------------------------------------------------------------------------------
+def run_cases(fn, inputs: list[tuple], seconds: float) -> tuple[list[Outcome], str]:
+    """(one Outcome per input, in order, and what the function printed, cut to the echo limit). `inputs`
+    are the student's own copies. The list ends early at an input that gave no answer to read (time
+    limit, exit(), Stop) or on which the function patched a library; an in-place edit is recorded on
+    the input's Outcome (`changed`) and the run goes on."""
+    outcomes, echo, deadline = [], Echo(), time.monotonic() + seconds
+    before, names = Snapshot(), parameter_names(fn, max((len(a) for a in inputs), default=0))
+    for args in inputs:
+        if outcomes and time.monotonic() > deadline:  # the limit ran out between two inputs: say so
+            outcomes.append(Outcome(problem=too_slow(seconds), code="too_slow"))
+            break
+        pristine, notebook = clone_args(args), NotebookVariables(fn)
+        outcome = run_student(fn, args, echo, max(0.01, deadline - time.monotonic()))
+        if outcome.code == "too_slow":  # said with the whole limit, not what was left of it for this input
+            outcome.problem = too_slow(seconds)
+        patched = changes(before)
+        if patched:
+            restore(before)
+            outcome = Outcome(patched=patched)
+        outcome.changed = [name for name, a, b in zip(names, args, pristine) if not _same_value(a, b)] + \
+            [f"the notebook's `{n}`" for n in notebook.put_back()]
+        outcome.changed_values = [a for name, a in zip(names, args) if name in outcome.changed]
+        outcomes.append(outcome)
+        if outcome.problem or outcome.patched:
+            break
+    return outcomes, echo.text()

@@ -159,9 +159,7 @@ SOLUTIONS = {name: obj for name, obj in list(globals().items())
 
 def solution(name: str) -> None:
     """Print the reference solution of the exercise that asks for `name`."""
-    if name not in SOLUTIONS:
-        raise ValueError(f"No exercise asks for {name!r}; choose one of {', '.join(sorted(SOLUTIONS))}.")
-    print(inspect.getsource(SOLUTIONS[name]))
+    print(source(name))
 
 
 def source(name: str) -> str:
