@@ -22,7 +22,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import torch  # noqa: E402
 
-import helpers as H  # noqa: E402
 from helpers.core.language import vocabulary  # noqa: E402
 from helpers.core.model import GPT, GPTConfig, LanguageModel  # noqa: E402
 from helpers.core.tokenizer import WordTokenizer  # noqa: E402

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ import torch
 from torch import nn
 
 import helpers as H
-from helpers.exercises import capstone, grading, head_checks, sandbox, verdict
+from helpers.exercises import capstone, head_checks, sandbox, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 

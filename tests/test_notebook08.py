@@ -4,7 +4,6 @@ the notebook headless without its live cell, and that cell run on the tiny recip
 from pathlib import Path
 
 import nbformat
-import numpy as np
 import pytest
 from nbclient import NotebookClient
 

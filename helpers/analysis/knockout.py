@@ -259,8 +259,6 @@ def knockout_summary(lm: LanguageModel, relation: str, table: np.ndarray, k: int
             "control": knockout_control(lm, relation, table, k, draws, mode=mode)}
 
 
-
-
 # --- circuits: does removing one head change where the other heads look? ----------------
 def readers_score(lm: LanguageModel, relation: str, readers, heads_knocked=(), mode: str = "zero") -> float:
     """The mean score of the `readers` heads for a relation (as relation_scores measures it) with

@@ -102,13 +102,13 @@ class HeadView:
         """One key word under each column and one query word left of each row, WORD_PAD from the
         frame as tick labels would be; long sentences get smaller, upright key words."""
         T, ax = len(tokens), self.ax
-        for words, place in ((self.key_words, ax.get_xaxis_text1_transform),
+        for texts, place in ((self.key_words, ax.get_xaxis_text1_transform),
                              (self.query_words, ax.get_yaxis_text1_transform)):  # where tick labels go
-            while len(words) > T:
-                words.pop().remove()
+            while len(texts) > T:
+                texts.pop().remove()
             transform, va, ha = place(WORD_PAD)
-            while len(words) < T:
-                words.append(ax.text(0, 0, "", transform=transform, va=va, ha=ha, **self.font))
+            while len(texts) < T:
+                texts.append(ax.text(0, 0, "", transform=transform, va=va, ha=ha, **self.font))
         size, rotation = _word_fit(T)
         size = size or self.font["fontsize"]
         for i, (key, query) in enumerate(zip(self.key_words, self.query_words)):

@@ -292,17 +292,33 @@ def in_cgroup(folder: str | None, wait_s: float = 2.0) -> bool:
     return False
 
 
-def remove_cgroup(folder: Path | None, tries: int = 100) -> None:
-    """Remove a cgroup once its processes are gone (a killed process leaves it a moment later; a worker and its
-    runner, each the size of the lessons' setups, may take a second or more to end on a busy machine)."""
-    for _ in range(tries if folder is not None else 0):
+def remove_cgroup(folder: Path | None, wait_s: float = 10.0) -> None:
+    """Kill what is left in a cgroup, then remove it once the kernel has reaped it. What can be left: a process
+    the student's code started in a session of its own (outside the worker's group), or a worker the grader
+    was starting when Ctrl-C came; a killed process the size of the lessons' setups may take a second or
+    more to end on a busy machine."""
+    end = time.monotonic() + wait_s
+    while folder is not None:
+        for pid in _read(folder / "cgroup.procs").split():  # only our processes are in it
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
         try:
             folder.rmdir()
             return
         except FileNotFoundError:
             return
         except OSError:
+            if time.monotonic() >= end:
+                return
             time.sleep(0.05)
+
+
+def pool_cgroups(pool: str) -> list[Path]:
+    """The cgroups made for a pool's workers (named POOL-w-...), also one whose worker never got registered."""
+    root = _pids_root()
+    return sorted(root.glob(f"{pool}-*")) if root is not None else []
 
 
 # --- --sandbox bwrap: the forkserver inside bubblewrap -------------------------------------------------

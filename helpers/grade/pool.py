@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .confine import (PR_GET_DUMPABLE, PR_SET_DUMPABLE, Limits, enter_cgroup, launcher, libc, make_cgroup,
-                      remove_cgroup)
+                      pool_cgroups, remove_cgroup)
 from .lessons import lessons
 from .submissions import lessons_in
 from .wire import HEADER
@@ -131,6 +131,8 @@ class Grader:
         for run in list(self.running.values()):
             self.end(run)
         self.running.clear()
+        for cgroup in pool_cgroups(self.root.name):  # one made for a worker that Ctrl-C stopped being started
+            remove_cgroup(cgroup)
         shutil.rmtree(self.root, ignore_errors=True)
 
     # --- reading what a worker sends ---------------------------------------------------------------------

@@ -94,7 +94,6 @@ class SyncedControls:
         name_controls(words or {})
 
 
-
 class VariantControls(SyncedControls):
     """The sliders over trained variants (04, 07): each variant runs the sentence's ids once, when first shown."""
 
