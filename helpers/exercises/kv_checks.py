@@ -166,7 +166,8 @@ def _factor_slips() -> list[M]:
 KV_CACHE = Exercise(
     "kv_cache_bytes", [("Mistral 7B, 8,000 tokens", (MISTRAL_7B, 8000)), ("Qwen2-7B, 32,768 tokens", (QWEN2_7B, 32768)),
                        ("kv-3, 64 tokens", (KV_3, 64))],
-    kv_cache_reference, _cache_mistakes() + _factor_slips(), read=_read_number, same=_same_number, right=lambda a, b, args: not isinstance(a, float) and _same_number(a, b, args),
+    kv_cache_reference, _cache_mistakes() + _factor_slips(), read=_read_number, same=_same_number,
+    right=lambda a, b, args: not isinstance(a, float) and _same_number(a, b, args),  # bytes: whole, never a float
     explain=_cache_explain,
     tensor=False, exact_inputs=True, sizes="L = config['num_hidden_layers'] …",
     fixed="a number is fixed to the first model: read every size from config and multiply by n_tokens.")
