@@ -38,7 +38,8 @@ def story_ids(lm: LanguageModel | WordTokenizer, stories: list[Story]) -> torch.
     """(B, T) token ids of the stories, for a model or its tokenizer; only classroom models know these words."""
     ids = getattr(getattr(lm, "tokenizer", lm), "ids", None)
     if not isinstance(ids, dict) or BOS not in ids:
-        raise ValueError(f"{lm.name} does not read the classroom language; use the generic detectors "
+        who = getattr(lm, "name", "This vocabulary")  # a tokenizer has no name
+        raise ValueError(f"{who} does not read the classroom language; use the generic detectors "
                          f"(previous_token_scores, induction_scores ...) for it.")
     return torch.tensor([[ids[t] for t in s.tokens] for s in stories])  # (B, T)
 

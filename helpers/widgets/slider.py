@@ -156,7 +156,8 @@ class HeadCountExplorer(VariantControls):
         """One sentence per exported figure, computed from what it shows (alt text, speaker notes)."""
         words = {name: captions.all_heads_caption(maps, tokens, captions.zoom_head(maps, tokens)[0])
                  for name, maps, tokens, _ in self._shown_grids()}
-        return {**words, "loss_vs_heads": captions.loss_caption(self.loss_plot.losses)}
+        (maps, merged), loss = words, captions.loss_caption(self.loss_plot.losses)
+        return {maps: words[maps], "loss_vs_heads": loss, merged: words[merged]}  # in the order they are shown
 
     def slide_figures(self) -> dict[str, tuple[Figure, tuple[float, float] | str]]:
         """Fresh, titled, projector-styled figures of the current views: name -> (figure, slide size).
@@ -166,7 +167,8 @@ class HeadCountExplorer(VariantControls):
             grids = {name: (slides.all_heads_with_zoom(maps, tokens, *captions.zoom_head(maps, tokens),
                                                        title=slides.slide_title(title, tokens)), "16:9")
                      for name, maps, tokens, title in self._shown_grids()}
-            return {**grids, "loss_vs_heads": (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9")}
+            (maps, merged), loss = grids, (plot_loss_vs_heads(self.loss_plot.losses, self.heads), "16:9")
+            return {maps: grids[maps], "loss_vs_heads": loss, merged: grids[merged]}  # in the order they are shown
 
     # --- drawing: existing artists get new data, then one PNG each ----------------------
     def heads_title(self) -> str:
