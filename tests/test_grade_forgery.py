@@ -3,7 +3,8 @@ the grader, and a ✓ counts only when the worker's own run of the check, on the
 plain data, agrees. Each hostile function below is wrong (it returns zeros, or ends its process) and tries to
 be graded ✓ anyway: by writing a forged "right" verdict and forged grader records into every descriptor it
 has (then ending its process, or returning), by patching the check's comparisons, or by reopening another
-process's pipes through /proc. Lesson 01 only; one class run (~30 s on 2 busy cores)."""
+process's pipes through /proc. Lesson 01 only; one class run per way a runner starts: forked from its
+worker, and macOS's way: the worker spawned and the runner started by exec (HELPERS_GRADE_START=spawn)."""
 
 from __future__ import annotations
 
@@ -65,15 +66,20 @@ def _lesson01(cell: str | None) -> dict:
     return nb
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def _grade(folder: Path, out: Path, workers: int, start: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HELPERS_GRADE_START=start)
+    return subprocess.run([sys.executable, "-m", "helpers.grade", str(folder), "--out", str(out), "--workers",
+                           str(workers)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module", params=["forkserver", "spawn"])
+def graded(tmp_path_factory, request):
     base = tmp_path_factory.mktemp("forgery")
     folder, out = base / "class", base / "out"
     folder.mkdir()
     for name, cell in [("honest", None)] + list(HOSTILE.items()):
         (folder / f"{name}_01.ipynb").write_text(json.dumps(_lesson01(cell)), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "helpers.grade", str(folder), "--out", str(out), "--workers", "2"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    done = _grade(folder, out, 2, request.param)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())}
     verdicts = {s["student"]: s["verdicts"] for s in json.loads((out / "verdicts.json").read_text())["students"]}
@@ -134,26 +140,27 @@ def test_no_other_process_can_be_reopened_through_proc(graded):
 
 
 def test_the_protections_say_where_the_students_code_runs(graded):
-    if not sys.platform.startswith("linux"):
-        pytest.skip("the runner process is made on Linux only")
     assert any("runs in a process of its own" in p for p in graded[2]), graded[2]
 
 
-def test_a_runner_holds_no_pipe_to_the_grader(tmp_path):
+@pytest.mark.parametrize("start", ["forkserver", "spawn"])
+def test_a_runner_holds_no_pipe_to_the_grader(tmp_path, start):
     """In the runner, every pipe left is one of its own two (the worker's pipe to the grader is closed)."""
     if not sys.platform.startswith("linux"):
-        pytest.skip("the runner process is made on Linux only")
+        pytest.skip("the probe reads /proc/self/fd")
     probe = (HEAD + "    seen = []\n    for n in os.listdir('/proc/self/fd'):\n        try:\n"
                     "            seen.append(os.readlink('/proc/self/fd/' + n))\n        except OSError:\n"
-                    "            pass\n    print(sorted(t for t in seen if t.startswith(('pipe:', 'socket:'))))\n" + RIGHT)
+                    "            pass\n    print(sorted(t for t in seen if t.startswith(('pipe:', 'socket:'))))\n"
+                    "    print(open('/proc/self/cmdline').read().replace(chr(0), ' '))\n" + RIGHT)
     (tmp_path / "class").mkdir()
     (tmp_path / "class" / "probe_01.ipynb").write_text(json.dumps(_lesson01(probe)), encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "helpers.grade", str(tmp_path / "class"), "--out",
-                           str(tmp_path / "out"), "--workers", "1"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = _grade(tmp_path / "class", tmp_path / "out", 1, start)
     assert done.returncode == 0, done.stderr[-3000:]
     printed = json.loads((tmp_path / "out" / "verdicts.json").read_text())["students"][0]["verdicts"][0]["printed"]
     pipes = ast.literal_eval(printed.splitlines()[0])  # the probe's list of 'pipe:[inode]' strings
     assert len(pipes) == 2 and all(p.startswith("pipe:") for p in pipes), pipes
+    started_by_exec = "from helpers.grade.runner import boot" in printed.splitlines()[1]
+    assert started_by_exec == (start == "spawn"), printed  # the way asked for is the way that ran
 
 
 def _reopen_from_child(fd: int, give_up: bool) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.grade import confine
 from helpers.grade.lessons import lessons
 from helpers.grade.synthetic import notebook
 
@@ -225,6 +227,15 @@ def test_a_fork_bomb_is_held_to_the_process_limit_even_as_root(graded):
     printed = _printed(graded, "hostile-bomb").splitlines()
     assert "left its cgroup" not in printed and all(int(line.split()[1]) < 256 for line in printed), printed
     assert _cells(graded, "victim") == ("✓", "✓", "✓")
+
+
+def test_the_process_limit_leaves_room_for_the_users_processes_where_there_is_no_proc(tmp_path):
+    """RLIMIT_NPROC counts every process of the user (a Mac's desktop runs hundreds): without /proc they are
+    counted by `ps`, so the worker can still start its runner."""
+    if not Path("/proc/self").exists() or not shutil.which("ps"):
+        pytest.skip("needs /proc and ps to compare")
+    from_proc, from_ps = confine.own_processes(), confine.own_processes(tmp_path / "no-proc")
+    assert from_ps is not None and from_ps > 0 and abs(from_ps - from_proc) <= 3, (from_ps, from_proc)
 
 
 def test_the_project_is_read_only_to_a_worker(graded):

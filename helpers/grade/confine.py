@@ -30,6 +30,7 @@ import resource
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import sysconfig
 import time
@@ -154,21 +155,40 @@ def _cover(libc, folder: Path, keep: list[Path], depth: int = 0) -> bool:
     return hid
 
 
-def _own_processes() -> int:
-    """How many processes this user has now (Linux /proc), so the limit leaves room for the checks' forks."""
+def own_processes(proc: Path = Path("/proc")) -> int | None:
+    """How many processes this user has now, so the limit leaves room for the runner and the checks' forks
+    (RLIMIT_NPROC counts all of the user's processes: a Mac's desktop alone runs hundreds). From /proc, else
+    from `ps` (never where /proc is: the worker may have unshared its PID namespace, and a first child that
+    ends takes the namespace with it); None when neither answers (then no limit is set)."""
     try:
-        return sum(1 for p in Path("/proc").iterdir() if p.name.isdigit() and p.stat().st_uid == os.getuid())
-    except OSError:
-        return 0
+        return sum(1 for p in proc.iterdir() if p.name.isdigit() and _owner(p) == os.getuid())
+    except OSError:  # no /proc here
+        pass
+    try:
+        listed = subprocess.run(["ps", "-A", "-o", "uid="], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    uids = listed.split()
+    return uids.count(str(os.getuid())) if uids else None
+
+
+def _owner(path: Path) -> int | None:
+    try:
+        return path.stat().st_uid
+    except OSError:  # a process that ended while it was counted
+        return None
 
 
 def _limits(limits: Limits, cpu_s: int, protections: list[str]) -> None:
-    mapped = _mapped_bytes()
+    mapped, running = _mapped_bytes(), own_processes()
+    processes = None if running is None else running + limits.processes
     for name, value, what in ((resource.RLIMIT_AS, mapped + limits.memory_bytes, "memory"),
                               (resource.RLIMIT_CPU, cpu_s, "CPU time"),
                               (resource.RLIMIT_FSIZE, limits.file_bytes, "file size"),
                               (resource.RLIMIT_CORE, 0, "no core dumps"),
-                              (resource.RLIMIT_NPROC, _own_processes() + limits.processes, "processes")):
+                              (resource.RLIMIT_NPROC, processes, "processes")):
+        if value is None:
+            continue
         try:
             resource.setrlimit(name, (value, value))
             protections.append(f"limit: {what}")

@@ -19,7 +19,6 @@ import os
 import select
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 from .confine import (PR_GET_DUMPABLE, PR_SET_DUMPABLE, Limits, enter_cgroup, launcher, libc, make_cgroup,
                       pool_cgroups, remove_cgroup)
 from .lessons import lessons
+from .runner import SPAWN
 from .submissions import lessons_in
 from .wire import HEADER
 from .worker import MAX_CELL, MAX_MESSAGE, MAX_TEXT, plain_record, record, work
@@ -56,11 +56,11 @@ class Job:
 
 
 def context(numbers: list[str], script: str | None = None):
-    """multiprocessing's forkserver with the lessons preloaded (Linux), else spawn; `script`: one that starts
+    """multiprocessing's forkserver with the lessons preloaded (Linux), else spawn (runner.SPAWN); `script`: one that starts
     the server (and so every worker) inside bubblewrap (confine.launcher)."""
     if script:
         multiprocessing.set_executable(script)
-    if sys.platform.startswith("linux") and "forkserver" in multiprocessing.get_all_start_methods():
+    if not SPAWN and "forkserver" in multiprocessing.get_all_start_methods():
         os.environ[PRELOAD_ENV] = ",".join(numbers)  # read by the server when it starts (preload.py)
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["helpers.grade.preload", "helpers.grade.worker"])

@@ -1,8 +1,11 @@
-"""The process that runs a student's code, and the worker's end of it: one runner per notebook (a fresh
-one after a runner that stopped answering), forked by the grading worker (worker.py), which itself never
-runs any. It holds no pipe to the grading process, only two to its worker, so whatever the student's code
-does (write a forged record, patch the check, end the process) it can only speak to the worker, which
-reads what it says as plain data (wire.py) and checks a ✓ again itself.
+"""The process that runs a student's code, and the worker's end of it: one runner per notebook (a fresh one
+after a runner that stopped answering), started by the grading worker (worker.py), which itself never runs
+any. On Linux the worker forks it (the worker was itself forked from the forkserver, where fork is safe);
+elsewhere (macOS) it is a fresh interpreter started by exec, which prepares the lesson itself, as forking
+a process that has loaded torch is not safe there. Both run the same code from `serve` on. It holds no
+pipe to the grading process, only two to its worker, so whatever the student's code does (write a forged
+record, patch the check, end the process) it can only speak to the worker, which reads what it says as
+plain data (wire.py) and checks a ✓ again itself.
 
 The runner's life: close every pipe but its two and give up every capability (it cannot open its
 worker's pipes through /proc, nor ptrace it), then answer the worker. Asked to check exercise i, it runs
@@ -25,15 +28,25 @@ import contextlib
 import io
 import os
 import signal
+import subprocess
+import sys
 
 import torch
 
+from ..exercises import sandbox
+from . import preload
 from .confine import give_up_privileges
+from .definitions import Taken
 from .wire import Gone, Opaque, Unreadable, close_other_pipes, decode, encode, receive, send
 
 MAX_REQUEST = 1 << 28  # bytes of one call from the worker (its inputs: 05's attentions are ~8 MB as text)
 MAX_NUMBERS = 1 << 26  # numbers in one call from the worker (the capstone's weights are 2.4 million)
 MAX_ANSWER = 8 << 20  # bytes of one message from the runner (a verdict, or one answer as data)
+# Where fork is not safe once torch is loaded (macOS): workers spawned (pool.py), runners started by exec.
+# HELPERS_GRADE_START=spawn takes that way on Linux too, so the tests run it.
+SPAWN = not sys.platform.startswith("linux") or os.environ.get("HELPERS_GRADE_START") == "spawn"
+BOOT = ("import sys; sys.path[:] = sys.argv[3:]; from helpers.grade.runner import boot; "
+        "boot(int(sys.argv[1]), int(sys.argv[2]))")
 
 
 def raised(ex, why: str) -> dict:
@@ -76,6 +89,34 @@ def serve(prepared, taken: list, inbox: int, outbox: int) -> None:
             send(outbox, answer(request, defined, handles))
 
 
+def life(inbox: int, outbox: int, ready, closes: tuple[int, ...] = ()) -> None:
+    """A runner's whole life: its two pipes only (`closes`: the worker's own, closed first), no capability,
+    then `serve`; never returns. `ready()`: (the prepared lesson, the definitions taken)."""
+    try:
+        for fd in closes:
+            os.close(fd)
+        close_other_pipes({inbox, outbox})
+        prepared, taken = ready()
+        give_up_privileges()
+        serve(prepared, taken, inbox, outbox)
+    except BaseException:
+        pass
+    finally:
+        os._exit(0)
+
+
+def boot(inbox: int, outbox: int) -> None:
+    """A runner started by exec: the worker's first message names the lesson, the definitions taken and the
+    check's time limit, and the lesson is prepared here."""
+    def ready():
+        first = receive(inbox, MAX_REQUEST)
+        torch.set_num_threads(1)
+        sandbox.TIME_LIMIT_S = float(first["limit_s"])
+        return preload.prepared(str(first["lesson"])), [Taken(str(n), c, str(p)) for n, c, p in first["taken"]]
+
+    life(inbox, outbox, ready)
+
+
 def _encoded(value):
     """The value as data; a value that cannot be written (too deep, a tensor that will not copy) as opaque."""
     try:
@@ -115,25 +156,26 @@ class Runner:
     """The worker's end of a runner: checks and calls sent as data, verdicts and answers read back as data."""
 
     def __init__(self, prepared, taken: list, closes: list[int]):
-        """Fork a runner for this notebook's definitions (`taken`, one per exercise). `closes`: the worker's
+        """Start a runner for this notebook's definitions (`taken`, one per exercise). `closes`: the worker's
         descriptors it must not hold (its pipe to the grading process)."""
         to_r, self.to = os.pipe()
         self.back, from_w = os.pipe()
+        self.broken = False  # True: it stopped answering in step (a fresh one is needed)
+        self.process = None
+        if SPAWN:  # only the two pipes are passed (close_fds); the worker's pipe stays behind
+            self.process = subprocess.Popen([sys.executable, "-c", BOOT, str(to_r), str(from_w), *sys.path],
+                                            pass_fds=(to_r, from_w), stdin=subprocess.DEVNULL)
+            self.pid = self.process.pid
+            os.close(to_r)
+            os.close(from_w)
+            send(self.to, {"lesson": prepared.lesson.number, "limit_s": sandbox.TIME_LIMIT_S,
+                           "taken": [[t.name, t.code, t.problem] for t in taken]})
+            return
         self.pid = os.fork()
         if self.pid == 0:
-            try:
-                for fd in closes + [self.to, self.back]:
-                    os.close(fd)
-                close_other_pipes({to_r, from_w})
-                give_up_privileges()
-                serve(prepared, taken, to_r, from_w)
-            except BaseException:
-                pass
-            finally:
-                os._exit(0)
+            life(to_r, from_w, lambda: (prepared, taken), (*closes, self.to, self.back))
         os.close(to_r)
         os.close(from_w)
-        self.broken = False  # True: it stopped answering in step (a fresh one is needed)
 
     def verdict(self, i: int) -> dict:
         """The runner's verdict on exercise i; Gone when it ended before sending one (or cannot be written to)."""
@@ -173,6 +215,10 @@ class Runner:
         for fd in (self.to, self.back):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            return
         with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):

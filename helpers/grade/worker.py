@@ -2,12 +2,12 @@
 
 Each worker is forked from multiprocessing's forkserver (Linux), a server started by exec before any
 submission is read, with torch, the lessons and their prepared setups preloaded (preload.py); where
-fork is not safe (macOS, Windows) it is spawned. It is given its notebook's bytes and the write end of
-its own pipe, and nothing else: it closes every other pipe and socket it may have inherited, confines
-itself (confine.py), parses the notebook and takes the student's definitions (definitions.py). On Linux
-it then runs none of the student's code itself: each exercise runs in a runner process of its own
-(runner.py) that holds no pipe to the grader, and a ✓ counts only when the worker's own run of the check
-on the runner's answers agrees. Elsewhere the check runs in the worker.
+fork is not safe (macOS) it is spawned. It is given its notebook's bytes and the write end of its own
+pipe, and nothing else: it closes every other pipe and socket it may have inherited, confines itself
+(confine.py), parses the notebook and takes the student's definitions (definitions.py). It then runs
+none of the student's code itself: the exercises run in a runner process of its own (runner.py) that
+holds no pipe to the grader, and a ✓ counts only when the worker's own run of the check on the runner's
+answers agrees.
 
 Its messages: "protections" (what confinement holds), "notebook" (its lesson and what was taken, or
 why it cannot be graded), one "record" per exercise, then "end". pool.py reads them as data.
@@ -16,7 +16,6 @@ why it cannot be graded), one "record" per exercise, then "end". pool.py reads t
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import torch
@@ -29,7 +28,6 @@ from .definitions import Taken, cells_of, take
 from .lessons import lessons, which_lesson
 from .wire import close_other_pipes, send
 
-SPLIT = sys.platform.startswith("linux")  # the student's code in a runner of its own (fork is safe here)
 MAX_MESSAGE = 1 << 20  # bytes of one message a worker may send (longer: the submission is marked)
 MAX_TEXT = 2000  # characters kept of a verdict's line and of what the student's code printed
 MAX_CELL = 20_000  # characters kept of a student's cell (shown in the report) and of the code graded
@@ -52,16 +50,14 @@ def plain_record(ex, data: dict) -> dict:
 
 # --- in the worker ----------------------------------------------------------------------------------------
 def _grade_one(prepared, i: int, taken, runner_) -> dict:
-    """Exercise i's record: from the notebook's runner process (Linux), else from the check run here."""
+    """Exercise i's record: the runner's verdict, confirmed here when it says right."""
     ex = prepared.lesson.exercises[i][1]
     if taken.problem:
         return plain_record(ex, runner.raised(ex, f"{taken.problem}."))
     if taken.code is None:
         return record(ex.name, ex.key, "not_attempted", f"{ex.key}.not_attempted",
                       f"… {ex.title}: not attempted (the notebook defines no {ex.name}).")
-    if runner_ is not None:
-        return runner.grade(prepared, i, runner_, plain_record)
-    return plain_record(ex, runner.check(prepared, i, taken)[0])
+    return runner.grade(prepared, i, runner_, plain_record)
 
 
 def _take(cells: list[dict], name: str):
@@ -105,12 +101,12 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
 
 
 def _grade_all(fd: int, prepared, taken: list, start: int) -> None:
-    """Send a record for each exercise from `start` on; the student's code in one runner (Linux)."""
+    """Send a record for each exercise from `start` on; the student's code in one runner."""
     runner_ = None
     try:
         for i in range(start, len(taken)):
             runs = taken[i].code is not None and not taken[i].problem  # student code to run
-            if SPLIT and runs and (runner_ is None or runner_.broken):  # fresh after one that stopped answering
+            if runs and (runner_ is None or runner_.broken):  # fresh after one that stopped answering
                 if runner_ is not None:
                     runner_.stop()
                 runner_ = runner.Runner(prepared, taken, [fd])
@@ -130,7 +126,7 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
         cpu_s = int(limits.exercise_wall_s * 20) + 5
         protections, pid_namespace = confine(Path(workdir), [Path(h) for h in hidden], limits, cpu_s)
         protections += [f"at most {limits.processes} processes and threads (a pids cgroup, root included)"] * counted
-        protections += _guarded()  # before the fork: the process that only waits is not dumpable either
+        protections += [RUNNER] + _guarded()  # before the fork: the process that only waits is not dumpable either
         if pid_namespace and os.fork() != 0:  # the namespace's first process grades; this one waits for it
             os.close(fd)
             os._exit(os.waitstatus_to_exitcode(os.wait()[1]) & 0xFF)
@@ -147,11 +143,14 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
         os._exit(0)
 
 
+RUNNER = ("the student's code runs in a process of its own, without the grader's pipe; a ✓ is checked again where "
+          "none of it runs, on its answers as plain data")
+
+
 def _guarded() -> list[str]:
-    """Where the student's code runs in runners: make this worker not dumpable (after confinement, which
-    writes its own /proc files), so no runner can open its pipe through /proc/PID/fd or read its memory."""
+    """Make this worker not dumpable (after confinement, which writes its own /proc files), so no runner can
+    open its pipe through /proc/PID/fd or read its memory (Linux)."""
     lib = libc()
-    if not SPLIT or lib is None or lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+    if lib is None or lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         return []
-    return ["the student's code runs in a process of its own, without the grader's pipe; a ✓ is checked again "
-            "where none of it runs, on its answers as plain data"]
+    return ["the worker is not dumpable: no runner opens its pipe through /proc or reads its memory"]
