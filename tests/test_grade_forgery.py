@@ -72,7 +72,11 @@ def _grade(folder: Path, out: Path, workers: int, start: str) -> subprocess.Comp
                            str(workers)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
 
-@pytest.fixture(scope="module", params=["forkserver", "spawn"])
+# macOS's way costs a fresh interpreter per worker and runner (~50 s here): the full suite runs it, not the quick tier
+WAYS = ["forkserver", pytest.param("spawn", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(scope="module", params=WAYS)
 def graded(tmp_path_factory, request):
     base = tmp_path_factory.mktemp("forgery")
     folder, out = base / "class", base / "out"
@@ -143,7 +147,7 @@ def test_the_protections_say_where_the_students_code_runs(graded):
     assert any("runs in a process of its own" in p for p in graded[2]), graded[2]
 
 
-@pytest.mark.parametrize("start", ["forkserver", "spawn"])
+@pytest.mark.parametrize("start", WAYS)
 def test_a_runner_holds_no_pipe_to_the_grader(tmp_path, start):
     """In the runner, every pipe left is one of its own two (the worker's pipe to the grader is closed)."""
     if not sys.platform.startswith("linux"):

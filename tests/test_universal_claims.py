@@ -104,7 +104,7 @@ CLAIMS: list[tuple[str, str, str]] = [
     ("guide", "An exercise that ends its worker costs only itself", "test_grade_class.py::test_each_hostile_submission_gets_its_own_row_right"),
     ("guide", "| reaches another student's row, pipe or notebook |", "test_grade_workers.py::test_no_submission_changes_another_row_through_the_pipes"),
     ("guide", "| forges its own row |", "test_grade_workers.py::test_forged_records_are_never_right"),
-    ("guide", "On Linux it then runs none of the student's code itself", "test_grade_forgery.py::test_a_runner_holds_no_pipe_to_the_grader"),
+    ("guide", "It then runs none of the student's code itself: a runner process", "test_grade_forgery.py::test_a_runner_holds_no_pipe_to_the_grader"),
     ("guide", "A ✓ counts only when the worker's own run of the same check agrees", "test_grade_forgery.py::test_a_patched_check_gives_no_right"),
     ("guide", "| changes the project or its virtualenv |", "test_grade_workers.py::test_the_project_is_read_only_to_a_worker"),
     ("guide", "| leaves processes running |", "test_grade_workers.py::test_no_process_a_submission_started_outlives_its_worker"),

@@ -12,7 +12,7 @@ from ..analysis.headcount import (
     load_variant,
     merged_maps,
 )
-from ..analysis import captions, descriptions as words
+from ..analysis import captions
 from ..analysis.seeds import failed_runs, seed_values, shipped_number
 from ..core.arguments import whole_number
 from ..core.run import run_sentence
@@ -94,7 +94,7 @@ def plot_head_count_results(current: int | None = None) -> Figure:
         means = seed_bars(ax, hs, [runs[n] for n in names], [shipped_number(n, key) for n in names], colour,
                           scale, fmt, current, fontsize=10)
         what = "mean held-out loss" if key == "held_out_loss" else "mean share of repeated lists said again right"
-        panels.append(words.seed_bars_words(what, hs, means, fmt, "heads"))
+        panels.append(captions.seed_bars_words(what, hs, means, fmt, "heads"))
         ax.set_xlabel("heads (width 96 for all)")
     left.set_ylim(0, max(max(v.values()) for v in losses.values()) * 1.15)
     left.set_ylabel("held-out loss (lower is better)")
@@ -108,7 +108,7 @@ def plot_head_count_results(current: int | None = None) -> Figure:
                                            for h, k in failed.items() if k) or "no run failed"))
     fig.suptitle("Six 2-layer models that differ only in their number of heads, each trained "
                  f"{n_runs} times", fontsize=13)
-    return describe(fig, words.panels_words(
+    return describe(fig, captions.panels_words(
         f"Six 2-layer models that differ only in their number of heads, each trained {n_runs} times",
         [f"Bars at the mean of the runs, a dot per run. {panels[0]}", f"{panels[1]} {right.get_title()}."]))
 
@@ -165,8 +165,8 @@ def plot_merge_example(sentence: str = SENTENCE, layer: int = 1, first: int = 0,
     fig.suptitle(f"Thought experiment on trained weights (not a trained model): {group_size} heads of layer "
                  f"{layer} joined into one", fontsize=12)
     maps = [*members, merged]
-    return describe(fig, words.panels_words(fig.get_suptitle(), [
-        words.head_words(m, tokens, ax.get_title()) for m, ax in zip(maps, axes)]))
+    return describe(fig, captions.panels_words(fig.get_suptitle(), [
+        captions.head_words(m, tokens, ax.get_title()) for m, ax in zip(maps, axes)]))
 
 
 def merge_maps(sentence: str = SENTENCE, layer: int = 1, first: int = 0, group: int = 3):

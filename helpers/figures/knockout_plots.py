@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..analysis.captions import bars_words
 from ..analysis.knockout import check_head_list, head_label, next_word_change
-from ..analysis.descriptions import bars_words
 from ..core.model import LanguageModel
 from .common import describe, new_axes
 

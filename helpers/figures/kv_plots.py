@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..analysis import descriptions as words
+from ..analysis import captions
 from ..analysis.kvcache import CONTEXT, kv_cache_rows
 from ..analysis.kvheads import (
     N_QUERY_HEADS,
@@ -87,7 +87,7 @@ def plot_kv_cache(context: int = CONTEXT, ax=None) -> Figure:
     ax.set_title("Keys and values kept for every earlier token (blue: heads share keys and values)")
     parts = [f"{r['model']} {r['KiB per token']:g} KiB ({r['query heads']} query, {r['kv heads']} key/value heads)"
              for r in rows[::-1]]
-    describe(ax, words.panels_words(ax.get_title(), [f"KV cache per token: {words.listed(parts)}."]))
+    describe(ax, captions.panels_words(ax.get_title(), [f"KV cache per token: {captions.listed(parts)}."]))
     return fig
 
 
@@ -121,7 +121,7 @@ def plot_kv_results(current: int | None = None) -> Figure:
             for i, n in enumerate(ns):  # above its bar
                 ax.annotate(fmt.format(values[i]), (i, values[i]), xytext=(0, 2), textcoords="offset points",
                             ha="center", va="bottom", fontsize="small", fontweight="bold" if n == current else "normal")
-        sentences.append(words.seed_bars_words(label, ns, values, fmt, "key/value heads"))
+        sentences.append(captions.seed_bars_words(label, ns, values, fmt, "key/value heads"))
         ax.set_ylim(0, top * 1.18)  # from 0: a small gap looks small
         ax.set_ylabel(label)
         ax.set_xlabel("key/value heads")
@@ -133,7 +133,7 @@ def plot_kv_results(current: int | None = None) -> Figure:
         axes[1].set_title(f"{n_runs} runs per layout", fontsize="medium")
         axes[2].set_title("from the layout alone", fontsize="medium")
     fig.suptitle("Six 2-layer models, 12 query heads each, that differ only in their key/value heads")
-    return describe(fig, words.panels_words(fig.get_suptitle(), sentences))
+    return describe(fig, captions.panels_words(fig.get_suptitle(), sentences))
 
 
 class KVPlot:
@@ -185,7 +185,7 @@ def plot_group_similarity(ax=None) -> Figure:
     ax.set_title("How alike are two query heads' maps? (held-out stories, both layers)")
     parts = [f"{n} key/value head{'s' * (n > 1)}: same group {sims[n]['within']:.2f}, different groups {sims[n]['across']:.2f}, "
              f"kv-12's same pairs {sims[n]['baseline_within']:.2f}" for n in ns]
-    describe(ax, words.panels_words(ax.get_title(), [f"Overlap of two heads' maps (1 = same): {'; '.join(parts)}."]))
+    describe(ax, captions.panels_words(ax.get_title(), [f"Overlap of two heads' maps (1 = same): {'; '.join(parts)}."]))
     return fig
 
 
@@ -208,7 +208,7 @@ def plot_pooled(ax=None) -> Figure:
     ax.set_title("Thought experiment: averaging a trained model's key and value heads")
     parts = [f"{n} key/value head{'s' * (n > 1)}: trained {trained[n]['held_out_loss']:.2f}, pooled {pooled[n]['held_out_loss']:.2f}"
              for n in ns]
-    describe(ax, words.panels_words(ax.get_title(), [f"Held-out loss: {'; '.join(parts)}."]))
+    describe(ax, captions.panels_words(ax.get_title(), [f"Held-out loss: {'; '.join(parts)}."]))
     return fig
 
 
@@ -235,8 +235,8 @@ def plot_pooling_on_text(results: dict[int, dict], name: str = "GPT-2 small") ->
     right.legend(loc="upper right", fontsize="small", ncols=3)
     fig.suptitle(f"{name}, key and value heads averaged in groups, NOT retrained")
     moved = [f"{n}: {results[n]['map_change'].mean():.2f}" for n in ns[1:]]
-    return describe(fig, words.panels_words(fig.get_suptitle(), [
-        words.seed_bars_words("next-token loss on the paragraph", ns, losses, "{:.2f}", "key/value heads"),
+    return describe(fig, captions.panels_words(fig.get_suptitle(), [
+        captions.seed_bars_words("next-token loss on the paragraph", ns, losses, "{:.2f}", "key/value heads"),
         f"Mean share the maps moved, by key/value heads, {', '.join(moved)}."]))
 
 

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.transforms import Bbox
 
-from ..analysis import captions, descriptions as words
+from ..analysis import captions
 from ..core.arguments import whole_number
 from .common import HIGHLIGHT, MIN_TOKEN_PT, as_maps, describe, new_figure
 from .slide import current_cmap
@@ -244,6 +244,6 @@ def all_heads_words(attentions, tokens=None, highlight=None, title=None) -> str:
     hidden = " (the first token's column is hidden)" if np.isnan(as_maps(attentions, 4)).any() else ""
     text = f"A grid of all {L * H} heads, {L} layers down and {H} heads across{hidden}"
     if tokens is None:  # without the words there is no resting token to name
-        return words.panels_words(title, [text + f", each a map of {T} words."])
-    return words.panels_words(title, [text + ": " + captions.all_heads_caption(maps, list(tokens), highlight)])
+        return captions.panels_words(title, [text + f", each a map of {T} words."])
+    return captions.panels_words(title, [text + ": " + captions.all_heads_caption(maps, list(tokens), highlight)])
 

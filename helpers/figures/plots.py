@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 
-from ..analysis import captions, descriptions as words
+from ..analysis import captions
 from ..analysis.recombination import head_scaling
 from ..core.arrays import to_numpy
 from .common import describe, new_axes, new_figure
@@ -55,7 +55,7 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
         _annotate_cells(ax, w)
     if colorbar:
         fig.colorbar(image, ax=ax, label="attention weight", shrink=0.8)
-    describe(ax, words.attention_words(w, list(tokens), keys, title))
+    describe(ax, captions.attention_words(w, list(tokens), keys, title))
     return fig
 
 
@@ -86,7 +86,7 @@ def plot_heads(weights, tokens: Sequence[str], ncols: int = 6, title: str | None
     fig.supylabel(QUERY_LABEL, fontsize=size)
     if title:
         fig.suptitle(title, fontsize=_at_least(HEADS_FS + 2, "figure.titlesize"))
-    return describe(fig, words.panels_words(title, [captions.heads_caption(w, list(tokens))]))
+    return describe(fig, captions.panels_words(title, [captions.heads_caption(w, list(tokens))]))
 
 
 def _at_least(points: float, rc_key: str) -> float:
@@ -118,7 +118,7 @@ def plot_word_weights(weights, tokens: Sequence[str], word: str | int, ax: Axes 
     ax.set_xlabel(KEY_LABEL)
     ax.set_ylabel(f"weight from '{label}'")
     ax.set_title(title or f"Where '{label}' looks (the weights sum to {w.sum():.2f})")
-    describe(ax, words.panels_words(title, [captions.word_caption(w, list(tokens), label)]))
+    describe(ax, captions.panels_words(title, [captions.word_caption(w, list(tokens), label)]))
     return fig
 
 
@@ -144,7 +144,7 @@ def plot_matmul(left: tuple[int, int], right: tuple[int, int], names: Sequence[s
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title(title or f"[{n} × {k}] · [{k} × {m}] → [{n} × {m}]  (inner sizes must match)")
-    describe(ax, words.panels_words(title, [words.matmul_words(left, right, names)]))
+    describe(ax, captions.panels_words(title, [captions.matmul_words(left, right, names)]))
     return fig
 
 
@@ -213,6 +213,6 @@ def plot_recombination(steps, word: int, tokens: Sequence[str] | None = None, ax
     label = tokens[word] if tokens is not None else f"word {word}"
     ax.set_title(title or f"Recombination for '{label}': [1 × {D}] · [{D} × {D}] = "
                           f"Σ over {n} heads of [1 × {d}] · [{d} × {D}]", fontsize=FS + 2)
-    describe(ax, words.panels_words(title, [words.recombination_words(z, per_head, total, str(label))]))
+    describe(ax, captions.panels_words(title, [captions.recombination_words(z, per_head, total, str(label))]))
     return fig
 

@@ -7,7 +7,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ..analysis import captions, descriptions as words
+from ..analysis import captions
 from ..analysis.relations import TYPE_THRESHOLD, best_head_types, ranked_heads, score_table
 from .common import describe, new_axes, new_figure
 
@@ -38,7 +38,7 @@ def plot_score_tables(scores: dict[str, np.ndarray], relations=None, fig: Figure
         ax.set_yticks(range(0, table.shape[0], 2))
         ax.tick_params(labelsize=8)
     fig.colorbar(image, cax=fig.add_subplot(grid[:, cols]), label="mean attention on the true key")
-    return describe(fig, words.score_tables_words(scores, relations))
+    return describe(fig, captions.score_tables_words(scores, relations))
 
 
 def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=None) -> Figure:
@@ -53,7 +53,7 @@ def plot_ranked(scores: dict[str, np.ndarray], relation: str, k: int = 10, ax=No
     ax.set_xlim(0, 1)
     ax.set_xlabel("score (mean attention on the true key)")
     ax.set_title(f"top {k} heads: {relation}")
-    describe(ax, words.ranked_words(ranked, relation))
+    describe(ax, captions.ranked_words(ranked, relation))
     return fig
 
 

@@ -11,7 +11,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
-from ..analysis import descriptions as words
+from ..analysis import captions
 from .common import HIGHLIGHT, as_maps, describe, new_axes, tick_label_colour
 from .plots import plot_attention
 
@@ -46,7 +46,7 @@ def plot_head(attn, tokens, ax=None, title=None, annotate: bool | None = None) -
     size, rotation = _word_fit(T)
     ax.set_xticks(range(T), tokens, rotation=rotation, fontsize=size)
     ax.set_yticks(range(T), tokens, fontsize=size)
-    describe(ax, words.head_words(a, tokens, title))
+    describe(ax, captions.head_words(a, tokens, title))
     return fig
 
 
@@ -235,5 +235,5 @@ def plot_token_links(attn, tokens, ax=None, query=None, title=None) -> Figure:
     view = TokenLinksView(attn, tokens, ax, query, title)
     if query is not None:  # one word, not two stacked: the bold marker's opaque box covers the plain one anyway
         view.word_texts[2 * query + 1].set_visible(False)  # (a live view keeps it: its words are cached pixels)
-    describe(view.ax, words.links_words(as_maps(attn, 2), list(tokens), query, title))
+    describe(view.ax, captions.links_words(as_maps(attn, 2), list(tokens), query, title))
     return view.fig

@@ -38,15 +38,15 @@ def _jobs(subs: list[Submission], where: Path, again: bool) -> tuple[list[tuple[
     """(submission, its job, the key its result is kept under) for each notebook read; how many results were
     kept from before."""
     if again:
-        results.clear(where)
-    results.leftovers(where)
+        results.forget_kept(where)
+    results.remove_leftovers(where)
     jobs, reused = [], 0
     for sub in subs:
         if sub.data is None:
             continue
-        name = results.key(sub.source, sub.data)
+        name = results.kept_name(sub.source, sub.data)
         job = Job(sub.source, sub.data)
-        kept = results.load(where, name)
+        kept = results.load_kept(where, name)
         if kept is not None and _restore(job, kept):
             job.data, reused = None, reused + 1
         jobs.append((sub, job, name))
@@ -143,7 +143,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
         raise ValueError("grading needs a POSIX system (Linux or macOS): on Windows run it in WSL or in the docker "
                          "line of docs/teaching.md, 'Grading a class'.")
     subs, inputs = collect(paths)
-    where = results.folder(Path(out))  # before any worker starts, so a bad --out costs nothing
+    where = results.kept_folder(Path(out))  # before any worker starts, so a bad --out costs nothing
     graded, reused = _jobs(subs, where, again)
     todo = [job for _, job, _ in graded if job.data is not None]
     keys = {id(job): name for _, job, name in graded}
@@ -152,7 +152,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress)
 
     def done(job: Job) -> None:
-        results.save(where, keys[id(job)], job.result())
+        results.keep(where, keys[id(job)], job.result())
         job.data = None  # its bytes are no longer needed here
         bar.update(1)
 

@@ -215,13 +215,13 @@ def write_outputs(table: Table, out: Path, anonymous: bool) -> list[Path]:
 
 
 # --- each notebook's result, kept as it is graded --------------------------------------------------------
-def key(source: str, data: bytes) -> str:
+def kept_name(source: str, data: bytes) -> str:
     """The name a notebook's result is kept under."""
     digest = hashlib.sha256(data).hexdigest()
     return hashlib.sha256(f"{VERSION}\0{source}\0{digest}".encode("utf-8", "replace")).hexdigest()[:40]
 
 
-def folder(out: Path) -> Path:
+def kept_folder(out: Path) -> Path:
     """OUT/.grading, made now: a one-line ValueError when OUT cannot hold it (a file, read-only, full)."""
     where = Path(out) / FOLDER
     try:
@@ -233,7 +233,7 @@ def folder(out: Path) -> Path:
     return where
 
 
-def load(where: Path, name: str) -> dict | None:
+def load_kept(where: Path, name: str) -> dict | None:
     """A kept result, or None when there is none (or it cannot be read: then it is graded again)."""
     try:
         data = json.loads((where / f"{name}.json").read_text(encoding="utf-8"))
@@ -242,19 +242,19 @@ def load(where: Path, name: str) -> dict | None:
     return data if isinstance(data, dict) and data.get("version") == VERSION else None
 
 
-def save(where: Path, name: str, result: dict) -> None:
+def keep(where: Path, name: str, result: dict) -> None:
     """Keep one result: all of it or nothing, whatever stops the process."""
     text = json.dumps(dict(result, version=VERSION), ensure_ascii=False)
     atomic_write(where / f"{name}.json", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
-def clear(where: Path) -> None:
+def forget_kept(where: Path) -> None:
     """--again: forget every kept result."""
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True, exist_ok=True)
 
 
-def leftovers(where: Path) -> None:
+def remove_leftovers(where: Path) -> None:
     """Remove the temporary files a killed run left (atomic_write's `.NAME.XXXX.tmp`)."""
     for path in where.glob(".*.tmp"):
         path.unlink(missing_ok=True)

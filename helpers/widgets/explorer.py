@@ -21,7 +21,6 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from ..analysis import captions
-from ..analysis.descriptions import links_words
 from ..core.arguments import is_whole_number
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
@@ -216,7 +215,7 @@ class Explorer(SyncedControls):
         """Words for each picture (its name for a screen reader) and for the live line."""
         tokens = self.run.tokens
         head = captions.head_caption(attn, tokens, self.layer, self.head)
-        links = links_words(attn, tokens, self.query)
+        links = captions.links_words(attn, tokens, self.query)
         self.images[0].tooltip = captions.all_heads_caption(self.run.attentions, tokens, (self.layer, self.head))
         self.images[1].tooltip, self.images[2].tooltip = head, links
         self._announce(head if self.query is None else f"{head} {links}")

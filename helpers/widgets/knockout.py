@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..analysis.descriptions import bars_words
+from ..analysis.captions import bars_words
 from ..analysis.knockout import MODES, cached_head_means, check_head_list, head_label, next_word_change, parse_head
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
