@@ -47,7 +47,10 @@ HOSTILE = {
                    "        except OSError:\n            pass\n" + RIGHT,
     "forger": HEAD + FORGED + "    return None\n",
     "reader": HEAD + "    got = b''\n    for fd in range(3, 1024):\n        try:\n            os.set_blocking(fd, False)\n"
-                     "            got += os.read(fd, 65536)\n        except OSError:\n            pass\n"
+                     "            read = os.read(fd, 65536)\n"
+                     "            if not os.readlink(f'/proc/self/fd/{fd}').startswith((sys.prefix, sys.base_prefix)):\n"
+                     "                got += read\n"  # (a runner started by exec holds matplotlib's font files open)
+                     "        except OSError:\n            pass\n"
                      "    print('READ', len(got))\n" + RIGHT,
     "memory": HEAD + f"    first, second = {SECRET[0]!r}.encode(), {SECRET[1]!r}.encode()\n    found = 0\n"
                      "    with open('/proc/self/maps') as maps, open('/proc/self/mem', 'rb', 0) as mem:\n"

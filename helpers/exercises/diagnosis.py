@@ -97,7 +97,7 @@ def _permuted(value, expected, args):
     return None
 
 
-def _layout(value, expected, args):
+def _wrong_layout(value, expected, args):
     if value.size != expected.size or value.size < 2 or sorted(value.shape) != sorted(expected.shape):
         return None  # another shape: a size is wrong (a head count of 12, not 3), which no layout explains
     if not close(np.sort(value.ravel()), np.sort(expected.ravel())):
@@ -222,7 +222,7 @@ def _heads(value, expected, args):
 
 CODES = {"nan_or_inf", "axes_permuted", "wrong_layout", "part_of_answer", "reduced", "constant_offset",
          "normalised_wrong_axis", "mask_pattern", "heads_equal", "head_blocks"}
-PROBES = (_nan_places, _permuted, _layout, _part, _reduced, _offset, _wrong_axis, _mask, _heads)
+PROBES = (_nan_places, _permuted, _wrong_layout, _part, _reduced, _offset, _wrong_axis, _mask, _heads)
 
 
 def describe(value, expected, args: tuple) -> tuple[str, str] | None:

@@ -82,6 +82,7 @@ class _Running:
     bad: str = ""  # why what the worker sent cannot be read (the submission is marked)
     said: bool = False  # the notebook message came
     ended: bool = False  # the worker said it sent everything (anything after that is not the worker's)
+    sentinel: bool = True  # its process sentinel still tells when it ends (see Grader.grade)
 
 
 class Grader:
@@ -248,13 +249,15 @@ class Grader:
                 job, start = waiting.pop(0)
                 self.start(job, start)
             timeout = max(0.0, min(r.deadline for r in self.running.values()) - time.monotonic())
-            sentinels = {r.process.sentinel: fd for fd, r in self.running.items()}
+            sentinels = {r.process.sentinel: fd for fd, r in self.running.items() if r.sentinel}
             ready, _, _ = select.select(list(self.running) + list(sentinels), [], [], timeout)
-            for fd in [sentinels.get(fd, fd) for fd in ready]:
+            for fd, by_sentinel in [(sentinels.get(fd, fd), fd in sentinels) for fd in ready]:
                 run = self.running.get(fd)
                 if run is not None and (not self.read(run) or not run.process.is_alive()):
                     self._drain(run)
                     self._finish(fd, False, waiting, done)
+                elif run is not None and by_sentinel:  # a spawned worker closed its end of the sentinel's pipe
+                    run.sentinel = False  # (close_other_pipes) and lives on: its own pipe's end tells instead
             for fd in [fd for fd, r in self.running.items() if time.monotonic() > r.deadline]:
                 self._finish(fd, True, waiting, done)
 
