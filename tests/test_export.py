@@ -6,6 +6,7 @@ matplotlib.use("Agg")
 
 import errno
 import os
+import warnings
 import xml.etree.ElementTree as ET
 
 import matplotlib as mpl
@@ -16,6 +17,7 @@ from PIL import Image
 from pypdf import PdfReader
 
 from helpers.figures import export, plots, slide
+from helpers.figures.slide import SlideLayoutWarning
 
 
 def figure():
@@ -38,10 +40,13 @@ def test_writes_png_svg_pdf_at_16_9(tmp_path):
 
 
 def test_other_sizes_and_formats(tmp_path):
-    paths = export.save_for_slides(figure(), "small", folder=tmp_path, formats=("png",), size=(4, 3), dpi=100)
+    with pytest.warns(SlideLayoutWarning, match="small: 'query: the word being updated' sticks out"):
+        paths = export.save_for_slides(figure(), "small", folder=tmp_path, formats=("png",), size=(4, 3), dpi=100)
     with Image.open(paths[0]) as png:
         assert png.size == (400, 300)
-    paths = export.save_for_slides(figure(), "keep", folder=tmp_path, formats=["PNG"], size=None, dpi=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a two-token map at its own size keeps its labels inside
+        paths = export.save_for_slides(figure(), "keep", folder=tmp_path, formats=["PNG"], size=None, dpi=100)
     assert paths[0].name == "keep.png"
 
 

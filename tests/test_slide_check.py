@@ -102,3 +102,14 @@ def test_small_text_is_enlarged_as_the_export_does_then_given_back():
 def test_not_a_figure():
     with pytest.raises(ValueError, match="Figure"):
         check_slide("slide.png")
+
+
+def test_a_square_grid_as_tall_as_the_slide_is_not_squeezed():
+    # 144 heads in a square: the slide's height bounds it, so its 57 % of the width is as wide as it can be
+    fig = Figure(figsize=SLIDE_INCHES)
+    ax = fig.add_axes((0.25, 0.07, 0.5, 0.86))
+    ax.set_aspect("equal", adjustable="box")
+    ax.tick_params(labelsize=16)
+    fig.suptitle("a title", fontsize=20)
+    report = check_slide(fig)
+    assert report.span < 0.6 and not any("spans" in p for p in report.problems), report.problems

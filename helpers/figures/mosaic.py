@@ -95,6 +95,7 @@ class AllHeadsView:
             words = self._size_token_texts(height / rows * 72, pt * 72)
         width = height * cols / rows
         self._size_cell_labels(height / rows * T * 72, pt * 72)
+        self._size_head_texts(width / Hn * 72, pt * 72)
         self.needed_height = top + height + bottom + 0.05  # inches: what fit_height shrinks the figure to
         left = (W - (labels + width + gap + bar + bar_text)) / 2 + labels
         y = H - top - height
@@ -129,6 +130,13 @@ class AllHeadsView:
         for text in self.layer_texts:
             text.set_transform(offset)  # L0, L1 … move out past the words
         return margin
+
+    def _size_head_texts(self, column_pt: float, label_pt: float) -> None:
+        """H0, H1 … at the L0 labels' size, smaller where the columns are too narrow for 'H10' beside 'H11'
+        ("H10" is about 2.1 times its font size wide)."""
+        longest = max((len(t.get_text()) for t in self.head_texts), default=1)
+        for text in self.head_texts:
+            text.set_fontsize(min(label_pt, column_pt / (0.7 * longest)))
 
     def _size_cell_labels(self, cell_pt: float, label_pt: float) -> None:
         """The notes written into cells (set_labels) as large as fits a cell's width, up to the

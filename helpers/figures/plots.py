@@ -43,7 +43,8 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
     if w.shape != (len(tokens), len(keys)):
         raise ValueError(f"weights has shape {list(w.shape)} but there are {len(tokens)} query and "
                          f"{len(keys)} key tokens; pass the tokens the map was computed from.")
-    fig, ax = new_axes(ax, (1.2 + 0.75 * len(keys), 0.8 + 0.65 * len(tokens)))
+    # never smaller than its axis labels need (a one- or two-token map at its own size cut them off)
+    fig, ax = new_axes(ax, (max(4.2, 1.2 + 0.75 * len(keys)), max(3.6, 0.8 + 0.65 * len(tokens))))
     image = ax.imshow(w, cmap=cmap or current_cmap(), vmin=0, vmax=max(1.0, float(w.max())), aspect="auto")
     ax.set_xticks(range(len(keys)), keys, rotation=45 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center")
     ax.set_yticks(range(len(tokens)), list(tokens))

@@ -3,8 +3,9 @@
 A figure is shown on PowerPoint's 16:9 slide (SLIDE_INCHES, 13.33 × 7.5 in). `H.check_slide(fig)` draws
 it there and lists what a class at the back of the room could not read: text outside the figure,
 overlapping (rotated labels as rotated boxes), under MIN_FONT_PT on the slide, with contrast under 3:1
-against the pixels under it, or content under 60 % of the width or off-centre. Only texts matplotlib
-actually draws count (ticks beyond the view are never drawn), so they are recorded while it draws.
+against the pixels under it, content under 60 % of the width (unless it fills 90 % of the height), or
+content off-centre. Only texts matplotlib actually draws count (ticks beyond the view are never drawn),
+so they are recorded while it draws.
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def slide_inches(size) -> tuple[float, float]:
 
 # --- the layout check ----------------------------------------------------------------------------
 
-MIN_SPAN = 0.60  # content width / slide width
+MIN_SPAN = 0.60  # content width / slide width, unless it is as tall as the slide allows:
+MIN_TALL = 0.90  # content height / slide height (a square grid fills the height and can be no wider)
 MAX_OFF_CENTRE = 0.20  # |left margin - right margin| / slide width
 TOUCH_PX = 1.0  # boxes may touch by this much without counting as an overlap
 MIN_CONTRAST = 3.0  # WCAG's minimum for large text (1:1 is invisible, 21:1 black on white)
@@ -266,9 +268,10 @@ def _measure(fig: Figure) -> SlideCheck:
         if ratio < MIN_CONTRAST:
             problems.append(f"{_kind(t, fig)}{_name(t)} is nearly invisible "
                             f"(contrast {ratio:.1f}:1 against its background, needs >= {MIN_CONTRAST:.0f}:1)")
-    span, left, right = _content_span(fig, renderer)
-    if span < MIN_SPAN:
-        problems.append(f"content spans {span:.0%} of the width (needs >= {MIN_SPAN:.0%})")
+    span, left, right, tall = _content_span(fig, renderer)
+    if span < MIN_SPAN and tall < MIN_TALL:
+        problems.append(f"content spans {span:.0%} of the width and {tall:.0%} of the height "
+                        f"(needs >= {MIN_SPAN:.0%} of the width or >= {MIN_TALL:.0%} of the height)")
     elif abs(left - right) > MAX_OFF_CENTRE:
         problems.append(f"content is off-centre (margins {left:.0%} left, {right:.0%} right)")
     return SlideCheck(min_pt, span, len(texts), problems[:12])
@@ -353,16 +356,19 @@ def _polygons_overlap(p: np.ndarray, q: np.ndarray) -> bool:
     return True
 
 
-def _content_span(fig: Figure, renderer) -> tuple[float, float, float]:
-    """Width of the visible axes with their labels, and the left/right margins, as fractions of the figure."""
+def _content_span(fig: Figure, renderer) -> tuple[float, float, float, float]:
+    """Width of the visible axes with their labels, the left/right margins, and the height of those axes
+    with the figure's own titles, as fractions of the figure."""
     boxes = [ax.get_tightbbox(renderer) for ax in fig.axes if ax.get_visible()]
     boxes = [b for b in boxes if b is not None and b.width > 0]
     if not boxes:
-        return 0.0, 0.5, 0.5
-    W = fig.bbox.width
+        return 0.0, 0.5, 0.5, 0.0
+    W, H = fig.bbox.width, fig.bbox.height
     x0 = max(0.0, min(b.x0 for b in boxes))
     x1 = min(W, max(b.x1 for b in boxes))
-    return (x1 - x0) / W, x0 / W, (W - x1) / W
+    tall = boxes + [t.get_window_extent(renderer) for t in fig.texts if t.get_visible() and t.get_text()]
+    y0, y1 = max(0.0, min(b.y0 for b in tall)), min(H, max(b.y1 for b in tall))
+    return (x1 - x0) / W, x0 / W, (W - x1) / W, (y1 - y0) / H
 
 
 def _name(text: Text) -> str:
