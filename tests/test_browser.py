@@ -270,6 +270,15 @@ def press(handle: str, key: str):
     return move
 
 
+def enter(box: str, text: str):
+    """Type a whole sentence into a text box and press Enter (the box sends its value on Enter)."""
+    def move(page):
+        field = page.locator(box).first
+        field.fill(text)
+        field.press("Enter")
+    return move
+
+
 def choose(select: str, label: str):
     return lambda page: page.locator(select).first.select_option(label=label)
 
@@ -285,6 +294,8 @@ CONTROLS = {
          press(".heads-slider .noUi-handle", "ArrowLeft"), ".heads-maps"),
         ("merge slider", press(".merge-slider .noUi-handle", "ArrowRight"),
          press(".merge-slider .noUi-handle", "ArrowLeft"), ".merge-maps"),
+        ("new sentence", enter(".sentence-box input", "the cat near the dogs is tired ."),
+         enter(".sentence-box input", "list : red fox old mat . again : red fox old mat ."), ".merge-maps"),  # the later of its two pictures
     ],
     "05_all_144_heads": [
         ("explorer layer", press(".explorer-layer .noUi-handle", "ArrowRight"),

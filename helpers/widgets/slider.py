@@ -89,7 +89,7 @@ class HeadCountExplorer(VariantControls):
         self._wire({self.heads_slider: self.set_heads, self.merge_slider: self.set_merge},
                    {self.heads_slider: "heads-slider", self.merge_slider: "merge-slider", self.info: "heads-info",
                     self.maps_image: "heads-maps", self.merge_image: "merge-maps", self.status: "slider-status",
-                    self.live: "slider-live"},
+                    self.live: "slider-live", self.sentence_box: "sentence-box"},
                    {self.heads_slider: "which trained model: how many heads share the width of 96 (arrow keys)",
                     self.merge_slider: "merge the 12-head model's neighbouring heads in groups of this size"})
         caption = W.HTML("<b>Thought experiment on trained weights, not a trained model:</b> the trained "
