@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -31,7 +32,6 @@ from pathlib import Path
 from unittest import mock
 
 import matplotlib
-import nbformat
 
 from ..exercises import catalogue, solutions
 
@@ -170,17 +170,27 @@ def split(source: str) -> ExerciseCell | None:
         test=_test(call, source), reads=tuple(dict.fromkeys(n.id for n in ast.walk(call) if isinstance(n, ast.Name))))
 
 
-def is_navigation(cell: nbformat.NotebookNode) -> bool:
+def is_navigation(cell: dict) -> bool:
     """The generated links to the other lessons (tools/make_nav.py), which an assignment folder lacks."""
-    return cell.cell_type == "markdown" and cell.source.startswith("<!--NAVIGATION-->")
+    return cell["cell_type"] == "markdown" and cell["source"].startswith("<!--NAVIGATION-->")
 
 
-def read_lesson(path: Path) -> nbformat.NotebookNode:
-    """A pristine lesson notebook (nbformat 4); a one-line ValueError when it cannot be read."""
+def read_lesson(path: Path) -> dict:
+    """A pristine lesson notebook (nbformat 4) as plain JSON, each cell's source one string; a one-line
+    ValueError when it cannot be read. The standard library's json, not nbformat: importing nbformat costs
+    about a second (its schema checker compiles a grammar), paid again by every spawned worker and runner."""
     try:
-        return nbformat.read(path, as_version=4)
-    except Exception as err:  # nbformat raises several kinds for a damaged file
+        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+        if nb.get("nbformat") != 4 or not isinstance(nb.get("cells"), list):
+            raise ValueError("not an nbformat 4 notebook")
+        for cell in nb["cells"]:
+            if isinstance(cell["source"], list):
+                cell["source"] = "".join(cell["source"])
+            if not isinstance(cell["source"], str) or not isinstance(cell["cell_type"], str):
+                raise ValueError("a cell without its source or type")
+    except Exception as err:  # a damaged file: OSError, JSON, a missing key
         raise ValueError(f"Cannot read the lesson {path}: {type(err).__name__}; restore it from the project.") from None
+    return nb
 
 
 # --- which lesson ---------------------------------------------------------------------------------------
@@ -202,9 +212,9 @@ class Lesson:
 def read(path: Path) -> Lesson:
     """One pristine notebook taken apart (cells, exercise cells)."""
     nb = read_lesson(path)
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    code = [c["source"] for c in nb["cells"] if c["cell_type"] == "code"]
     exercises = tuple((i, ex) for i, src in enumerate(code) if (ex := split(src)) is not None)
-    numbers = (m.group(1) for c in nb.cells if c.cell_type == "markdown" and (m := HEADING.search(c.source)))
+    numbers = (m.group(1) for c in nb["cells"] if c["cell_type"] == "markdown" and (m := HEADING.search(c["source"])))
     return Lesson(next(numbers, path.name[:2]), path, tuple(code), exercises)
 
 

@@ -55,7 +55,7 @@ def _locked(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def converted(path: Path, points: dict[str, float] | None, exercise, other) -> nbformat.NotebookNode:
     """One lesson notebook for a grader: each exercise cell as the cells `exercise(ex, points)` makes, each
     other cell (a copy with a stable id) as `other(cell)` makes it; the links to the other lessons left out."""
-    lesson = read_lesson(path)
+    lesson = nbformat.from_dict(read_lesson(path))
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(lesson.metadata))
     for number, cell in enumerate(lesson.cells):
         ex = split(cell.source) if cell.cell_type == "code" else None
@@ -95,8 +95,8 @@ def check_points(points: dict[str, float] | None, columns: list[str]) -> None:
 
 def exercise_columns(notebooks: Path = NOTEBOOKS) -> list[str]:
     """Every exercise of lessons 01-07 as its grades.csv column, in order."""
-    return [column(path, ex) for path in lesson_paths(notebooks) for cell in read_lesson(path).cells
-            if cell.cell_type == "code" and (ex := split(cell.source))]
+    return [column(path, ex) for path in lesson_paths(notebooks) for cell in read_lesson(path)["cells"]
+            if cell["cell_type"] == "code" and (ex := split(cell["source"]))]
 
 
 def write_source(folder: str | Path, points: dict[str, float] | None = None,
