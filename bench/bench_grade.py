@@ -14,6 +14,7 @@ started by exec) on Linux: HELPERS_GRADE_START=spawn python bench/bench_grade.py
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -29,6 +30,7 @@ from benchlib import parser, record  # noqa: E402
 from helpers.grade.classroom import grade_class  # noqa: E402
 from helpers.grade.confine import Limits, choose  # noqa: E402
 from helpers.grade.results import write_outputs  # noqa: E402
+from helpers.grade.runner import SPAWN  # noqa: E402
 from helpers.grade.synthetic import notebook, write_class  # noqa: E402
 from helpers.grade.lessons import LESSONS, lessons  # noqa: E402
 
@@ -40,7 +42,7 @@ def worker_overhead(folder: Path, sandbox: str, n: int) -> float:
     folder.mkdir()
     stubs = {name: "blank" for name in lessons()["01"].names}
     for i in range(n):
-        (folder / f"blank{i}_01.ipynb").write_text(__import__("json").dumps(notebook(lessons()["01"].path, stubs)))
+        (folder / f"blank{i}_01.ipynb").write_text(json.dumps(notebook(lessons()["01"].path, stubs)))
     started = time.perf_counter()
     grade_class([folder], folder.parent / "blank-out", 1, Limits(), progress=False, sandbox=sandbox)
     return (time.perf_counter() - started) / n
@@ -72,17 +74,21 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{students} students × {len(notebooks)} lessons = {count} notebooks, --workers {args.workers}, "
           f"--sandbox {sandbox}, load average {load:.1f} on {os.cpu_count()} cores: {total:.1f} s in all")
-    print(f"  lesson setups (once each, in the forkserver): {sum(setups.values()):.1f} s — "
+    where = "in each worker and in each runner (spawned)" if SPAWN else "once each, in the forkserver"
+    print(f"  lesson setups ({where}): {sum(setups.values()):.1f} s — "
           + ", ".join(f"{n} {s:.1f} s" for n, s in sorted(setups.items())))
     print(f"  grading the submissions: {graded - started:.1f} s wall; per submission (its worker, median): "
           + ", ".join(f"{n} {statistics.median(v):.2f} s" for n, v in notebooks.items() if v))
     print(f"  the grading process's own CPU while the workers graded: {own_cpu:.1f} s (it waits in select; a "
           f"busy loop would show here as most of the wall time)")
     print(f"  writing grades.csv, verdicts.json, the page and the figure: {total - (graded - started):.1f} s")
-    print(f"  a worker that runs no check costs {overhead:.2f} s (start from the server, confinement, parsing, "
+    start = "spawned" if SPAWN else "start from the server"
+    print(f"  a worker that runs no check costs {overhead:.2f} s ({start}, confinement, parsing, "
           f"records); the rest is the lesson's checks")
-    record("grade a class (30 × 7, 2 workers)" if not args.quick else "grade a class (--quick)", total, "s",
-           TARGET_S if not args.quick else None)
+    way = ", macOS's way" if SPAWN else ""
+    the_target = not args.quick and (students, args.workers) == (30, 2)  # the class
+    record(f"grade a class ({students} × {len(notebooks)}, {args.workers} workers{way})" if not args.quick
+           else "grade a class (--quick)", total, "s", TARGET_S if the_target else None)
 
 
 if __name__ == "__main__":

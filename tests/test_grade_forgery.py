@@ -67,7 +67,9 @@ def _lesson01(cell: str | None) -> dict:
 
 
 def _grade(folder: Path, out: Path, workers: int, start: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, HELPERS_GRADE_START=start)
+    # a teacher's shell sets no thread counts (conftest does): the grader must make its workers single-threaded
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["HELPERS_GRADE_START"] = start
     return subprocess.run([sys.executable, "-m", "helpers.grade", str(folder), "--out", str(out), "--workers",
                            str(workers)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
@@ -145,6 +147,12 @@ def test_no_other_process_can_be_reopened_through_proc(graded):
 
 def test_the_protections_say_where_the_students_code_runs(graded):
     assert any("runs in a process of its own" in p for p in graded[2]), graded[2]
+
+
+def test_both_ways_confine_the_worker_in_its_own_namespaces(graded):
+    # a spawned worker that imported torch with its thread pool could not unshare: it ran with none of these
+    assert "no network (own network namespace)" in graded[2], graded[2]
+    assert any(p.startswith("read-only: ") for p in graded[2]), graded[2]
 
 
 @pytest.mark.parametrize("start", WAYS)

@@ -261,6 +261,15 @@ def test_a_right_answer_that_imports_the_standard_library_is_right_when_home_hol
     assert _cells(graded, "hostile-stdlib") == ("✓", "✓", "✓")
 
 
+def test_python_s_shared_library_stays_readable_for_a_runner_started_by_exec():
+    # pyenv's libpython lies in lib/ beside the standard library; with $HOME there hidden, a runner started by
+    # exec (macOS's way, HELPERS_GRADE_START=spawn here) could not start, and every right answer was "stopped"
+    shared = Path(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
+    if not shared.is_file():
+        pytest.skip("this Python has no shared libpython")
+    assert shared.resolve() in confine.python_files()
+
+
 def test_cells_that_start_like_a_formula_are_text(graded):
     text = (graded["out"] / "grades.csv").read_bytes().decode("utf-8-sig")
     for name in NAMES[:4]:

@@ -130,6 +130,8 @@ def python_files() -> list[Path]:
               os.path.dirname(os.path.realpath(sys.executable))]
     places += [p for name in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(name))]
     places += [p for p in sys.path if p and os.path.isdir(p)]
+    shared = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
+    places += [shared] * os.path.isfile(shared)  # libpython, which a runner started by exec loads (pyenv's lib/)
     return list(dict.fromkeys(Path(p).resolve() for p in places))
 
 
@@ -150,7 +152,7 @@ def _cover(libc, folder: Path, keep: list[Path], depth: int = 0) -> bool:
             continue
         if entry.is_dir():
             hid = _cover(libc, entry, keep, depth + 1) or hid
-        elif entry.is_file():
+        elif entry.is_file() and entry not in keep:
             hid = _mount(libc, "/dev/null", str(entry), None, MS_BIND) or hid
     return hid
 

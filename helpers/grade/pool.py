@@ -20,6 +20,7 @@ import select
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,27 @@ def context(numbers: list[str], script: str | None = None):
     return multiprocessing.get_context("spawn")
 
 
+@contextlib.contextmanager
+def _as_a_spawned_worker_starts():
+    """What a spawned worker inherits while it imports torch, before it confines itself: one OpenMP thread
+    (a process with threads cannot unshare a user namespace, so it would run unconfined) and Ctrl-C ignored
+    (it is still in the terminal's process group; the grader stops it, and no traceback is printed)."""
+    saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    main = threading.current_thread() is threading.main_thread()
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        yield
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, handler)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @dataclass
 class _Running:
     job: Job
@@ -103,7 +125,8 @@ class Grader:
         cgroup = make_cgroup(f"{self.root.name}-{workdir.name}", self.limits.processes)
         process = self.ctx.Process(target=work, args=(send, job.data, start, str(workdir), self.hidden, self.limits,
                                                       str(cgroup) if cgroup else None), daemon=True)
-        process.start()
+        with _as_a_spawned_worker_starts() if SPAWN else contextlib.nullcontext():
+            process.start()
         enter_cgroup(cgroup, process.pid)
         os.environ.pop(PRELOAD_ENV, None)  # read once, by the server as it started: no later process prepares lessons
         send.close()

@@ -155,9 +155,10 @@ class Lost(Exception):
 class Runner:
     """The worker's end of a runner: checks and calls sent as data, verdicts and answers read back as data."""
 
-    def __init__(self, prepared, taken: list, closes: list[int]):
-        """Start a runner for this notebook's definitions (`taken`, one per exercise). `closes`: the worker's
-        descriptors it must not hold (its pipe to the grading process)."""
+    def __init__(self, number: str, taken: list, closes: list[int], prepared=None):
+        """Start a runner for lesson `number` and this notebook's definitions (`taken`, one per exercise).
+        `closes`: the worker's descriptors it must not hold (its pipe to the grading process). `prepared`: the
+        lesson prepared in the worker, which a forked runner shares (one started by exec prepares its own)."""
         to_r, self.to = os.pipe()
         self.back, from_w = os.pipe()
         self.broken = False  # True: it stopped answering in step (a fresh one is needed)
@@ -168,7 +169,7 @@ class Runner:
             self.pid = self.process.pid
             os.close(to_r)
             os.close(from_w)
-            send(self.to, {"lesson": prepared.lesson.number, "limit_s": sandbox.TIME_LIMIT_S,
+            send(self.to, {"lesson": number, "limit_s": sandbox.TIME_LIMIT_S,
                            "taken": [[t.name, t.code, t.problem] for t in taken]})
             return
         self.pid = os.fork()

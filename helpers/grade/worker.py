@@ -88,28 +88,37 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
     if problem:
         send(fd, {"kind": "notebook", "problem": problem[:MAX_TEXT]})
         return
+    taken = [_take(cells, name) for name in lessons()[number].names]
+    del cells
+    # A runner started by exec (macOS's way) imports torch and prepares the lesson while this worker does
+    # the same, not after it: a notebook takes one setup's time, not two.
+    early = runner.Runner(number, taken, [fd]) if runner.SPAWN and any(map(_runs, taken[start:])) else None
     try:
         prepared = preload.prepared(number)
     except ValueError as err:
+        if early is not None:
+            early.stop()
         send(fd, {"kind": "notebook", "problem": str(err)[:MAX_TEXT]})
         return
-    taken = [_take(cells, name) for name in prepared.lesson.names]
-    del cells
     send(fd, {"kind": "notebook", "lesson": number, "setup": preload.SECONDS,
                "taken": [{"code": (t.code or "")[:MAX_CELL], "cell": t.cell[:MAX_CELL]} for t in taken]})
-    _grade_all(fd, prepared, taken, start)
+    _grade_all(fd, prepared, taken, start, early)
 
 
-def _grade_all(fd: int, prepared, taken: list, start: int) -> None:
-    """Send a record for each exercise from `start` on; the student's code in one runner."""
-    runner_ = None
+def _runs(taken: Taken) -> bool:
+    """The exercise has student code to run."""
+    return taken.code is not None and not taken.problem
+
+
+def _grade_all(fd: int, prepared, taken: list, start: int, runner_=None) -> None:
+    """Send a record for each exercise from `start` on; the student's code in one runner (`runner_`: one
+    already started)."""
     try:
         for i in range(start, len(taken)):
-            runs = taken[i].code is not None and not taken[i].problem  # student code to run
-            if runs and (runner_ is None or runner_.broken):  # fresh after one that stopped answering
+            if _runs(taken[i]) and (runner_ is None or runner_.broken):  # fresh after one that stopped answering
                 if runner_ is not None:
                     runner_.stop()
-                runner_ = runner.Runner(prepared, taken, [fd])
+                runner_ = runner.Runner(prepared.lesson.number, taken, [fd], prepared)
             send(fd, dict(_grade_one(prepared, i, taken[i], runner_), kind="record", index=i))
     finally:
         if runner_ is not None:
