@@ -74,9 +74,11 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{students} students × {len(notebooks)} lessons = {count} notebooks, --workers {args.workers}, "
           f"--sandbox {sandbox}, load average {load:.1f} on {os.cpu_count()} cores: {total:.1f} s in all")
-    where = "in each worker and in each runner (spawned)" if SPAWN else "once each, in the forkserver"
-    print(f"  lesson setups ({where}): {sum(setups.values()):.1f} s — "
-          + ", ".join(f"{n} {s:.1f} s" for n, s in sorted(setups.items())))
+    if SPAWN:
+        print("  lesson setups: in every worker and again in its runner, so inside each submission's time below")
+    else:
+        print(f"  lesson setups (once each, in the forkserver): {sum(setups.values()):.1f} s — "
+              + ", ".join(f"{n} {s:.1f} s" for n, s in sorted(setups.items())))
     print(f"  grading the submissions: {graded - started:.1f} s wall; per submission (its worker, median): "
           + ", ".join(f"{n} {statistics.median(v):.2f} s" for n, v in notebooks.items() if v))
     print(f"  the grading process's own CPU while the workers graded: {own_cpu:.1f} s (it waits in select; a "
