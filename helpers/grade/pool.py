@@ -24,6 +24,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 
 from .confine import (PR_GET_DUMPABLE, PR_SET_DUMPABLE, Limits, enter_cgroup, launcher, libc, make_cgroup,
                       pool_cgroups, remove_cgroup)
@@ -74,20 +75,14 @@ def _as_a_spawned_worker_starts():
     """What a spawned worker inherits while it imports torch, before it confines itself: one OpenMP thread
     (a process with threads cannot unshare a user namespace, so it would run unconfined) and Ctrl-C ignored
     (it is still in the terminal's process group; the grader stops it, and no traceback is printed)."""
-    saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     main = threading.current_thread() is threading.main_thread()
     handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        yield
+        with mock.patch.dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"):
+            yield
     finally:
         if main:
             signal.signal(signal.SIGINT, handler)
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @dataclass
