@@ -141,7 +141,7 @@ def main() -> None:
                 for control, forward, back, image in controls[name]:
                     times = [timed_move(page, back if i % 2 else forward, image) for i in range(args.moves + 1)]
                     first, rest = times[0], times[1:]
-                    print(f"{name} {control:<16} first {first:6.0f} ms   then median {statistics.median(rest):6.0f} ms"
+                    print(f"{name} {control:<18} first {first:6.0f} ms   then median {statistics.median(rest):6.0f} ms"
                           f"   max {max(rest):6.0f} ms   ({len(rest)} moves)", flush=True)
                     record(f"{name[:2]} {control}: key to picture in JupyterLab", statistics.median(rest), "ms",
                            TARGET_MS)

@@ -294,8 +294,11 @@ CONTROLS = {
          press(".heads-slider .noUi-handle", "ArrowLeft"), ".heads-maps"),
         ("merge slider", press(".merge-slider .noUi-handle", "ArrowRight"),
          press(".merge-slider .noUi-handle", "ArrowLeft"), ".merge-maps"),
-        ("new sentence", enter(".sentence-box input", "the cat near the dogs is tired ."),
-         enter(".sentence-box input", "list : red fox old mat . again : red fox old mat ."), ".merge-maps"),  # the later of its two pictures
+        ("sentence, top grid", enter(".sentence-box input", "the cat near the dogs is tired ."),
+         enter(".sentence-box input", "list : red fox old mat . again : red fox old mat ."), ".heads-maps"),
+        ("sentence, both", enter(".sentence-box input", "the cat is tired ."),  # another: the test types each once
+         enter(".sentence-box input", "list : red fox old mat . again : red fox old mat ."),
+         ".merge-maps"),  # the later of its two pictures (the merged grid, below the fold at 1920 × 1080)
     ],
     "05_all_144_heads": [
         ("explorer layer", press(".explorer-layer .noUi-handle", "ArrowRight"),

@@ -197,7 +197,8 @@ def test_concat_check_passes_the_reference_and_names_mistakes(capsys):
 def snapshot(e):
     return {"maps": e.maps_view.image.get_array().copy(), "png": bytes(e.maps_image.value),
             "merge": e.merge_view.image.get_array().copy(), "merge_png": bytes(e.merge_image.value),
-            "info": e.info.value, "heads": e.heads, "sentence": e.sentence, "merge_k": e.merge}
+            "info": e.info.value, "loss_png": bytes(e.loss_image.value), "heads": e.heads, "sentence": e.sentence,
+            "merge_k": e.merge}
 
 
 def same_array(a, b) -> bool:
@@ -289,6 +290,9 @@ def test_a_new_sentence_redraws_both_views(explorer):
     assert e.set_sentence("the cat near the dogs is tired .")
     assert e.run.tokens[1:3] == ["the", "cat"] and e.merge_tokens == e.run.tokens
     assert bytes(e.maps_image.value) != before["png"] and bytes(e.merge_image.value) != before["merge_png"]
+    assert bytes(e.loss_image.value) == before["loss_png"]  # the loss curve is the same for every sentence
+    # the live line (shown above the grids, read out by a screen reader) speaks of the grid at the top
+    assert e.heads_title() in e.live.value and "THOUGHT EXPERIMENT" not in e.live.value
     assert e.set_sentence(H.SENTENCE)
 
 

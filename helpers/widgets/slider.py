@@ -60,7 +60,7 @@ class HeadCountExplorer(VariantControls):
         for group_size in self.merge_slider.options:  # recorded for the shipped file; else an evaluation
             merged_loss(group_size)  # paid here once, so no merge move ever waits for one
         self._draw_heads()
-        self._draw_merge()
+        self._draw_merge(announce=False)  # the live line starts with the words of the grid at the top
         self._prepare()
 
     def _prepare(self) -> None:
@@ -131,8 +131,8 @@ class HeadCountExplorer(VariantControls):
         self.merge_tokens, self.merge_maps = merged
         self._runs, self._merges = runs, {self.merge: merged}
         self._sync(self.sentence_box, sentence)
-        self._draw_heads()
-        self._draw_merge()
+        self._draw_heads(loss=False)  # the loss curve is the same for every sentence
+        self._draw_merge(announce=False)  # the live line keeps the words of the grid at the top
         return True
 
     def set_merge(self, group_size) -> bool:
@@ -218,20 +218,21 @@ class HeadCountExplorer(VariantControls):
     merge_frame = property(lambda self: self._grid("merge", self.merge_maps, self.merge_tokens)[1])
     merge_fig = property(lambda self: self.merge_view.fig)
 
-    def _draw_heads(self) -> None:
+    def _draw_heads(self, loss: bool = True) -> None:
         view, frame = self._grid("maps", self.run.attentions, self.run.tokens)
         show_png(self.maps_image, frame)  # lays the grid out: view.words_shown is known after it
         self.maps_caption.value = self._caption(self.heads_title(), self.run.tokens, view)
         (l, h), _ = captions.zoom_head(self.run.attentions, self.run.tokens)  # the clearest head, named in words
         words = (captions.all_heads_caption(self.run.attentions, self.run.tokens) + " The clearest, "
                  + captions.head_caption(self.run.attentions[l, h], self.run.tokens, l, h))
-        loss = self.loss_plot.losses.get(self.heads)
+        held_out = self.loss_plot.losses.get(self.heads)
         self.maps_image.tooltip = words
-        self._announce(f"{self.heads_title()}" + (f", held-out loss {loss:.3f}" if loss is not None else "")
+        self._announce(f"{self.heads_title()}" + (f", held-out loss {held_out:.3f}" if held_out is not None else "")
                        + f". {words}")
-        self.loss_plot.update(self.heads)
-        self.loss_image.tooltip = captions.loss_caption(self.loss_plot.losses)
-        show_png(self.loss_image, self.loss_frame)
+        if loss:
+            self.loss_plot.update(self.heads)
+            self.loss_image.tooltip = captions.loss_caption(self.loss_plot.losses)
+            show_png(self.loss_image, self.loss_frame)
         self.info.value = self._info_html()
         self.status.value = ""
 
@@ -246,14 +247,15 @@ class HeadCountExplorer(VariantControls):
                 f"(4·{WIDTH}² + 4·{WIDTH}, the same for every head count)<br>"
                 + (f"held-out loss of heads-{n}: <b>{loss:.3f}</b>" if loss is not None else ""))
 
-    def _draw_merge(self) -> None:
+    def _draw_merge(self, announce: bool = True) -> None:
         g = self.merge
         G, d = MERGE_SOURCE // g, g * WIDTH // MERGE_SOURCE
         view, frame = self._grid("merge", self.merge_maps, self.merge_tokens)
         show_png(self.merge_image, frame)
         self.merge_caption.value = self._caption(self.merge_title(), self.merge_tokens, view)
         self.merge_image.tooltip = f"{self.merge_title()}. " + captions.all_heads_caption(self.merge_maps, self.merge_tokens)
-        self._announce(self.merge_image.tooltip)
+        if announce:
+            self._announce(self.merge_image.tooltip)
         trained = self.loss_plot.losses.get(G)
         self.merge_info.value = (
             f"12 heads of 8 → <b>{G} head{'s' * (G > 1)} of {d}</b>. Held-out loss with merged heads "
