@@ -218,6 +218,9 @@ def test_nothing_is_written_into_the_machines_scratch_folders(graded):
     # a project cloned into /tmp keeps /tmp visible to the worker (it must read the project); the others still count
     scratch = [d for d in ("/tmp", "/var/tmp", "/dev/shm") if Path(d).resolve() not in ROOT.resolve().parents]
     assert not [d for d in scratch if (Path(d) / TOKEN).exists()]
+    protections = json.loads((graded["out"] / "verdicts.json").read_text())["protections"]
+    if "no network (own network namespace)" in protections:  # the namespaces held: the report names each own folder
+        assert {p.removeprefix("own empty ") for p in protections if p.startswith("own empty /")} == set(scratch)
 
 
 def test_a_local_services_socket_is_out_of_reach(graded):
