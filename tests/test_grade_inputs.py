@@ -106,6 +106,7 @@ def test_10000_cells_are_read():
     ("johnson_katherine_01.ipynb", "johnson_katherine"),  # last_first_NN
     ("johnson_bob_01.ipynb", "johnson_bob"),
     ("ana_01-1.ipynb", "ana"),  # a platform's re-upload
+    ("dan_01 (1).ipynb", "dan"),  # a browser's second download of the same file
     ("student07_03.ipynb", "student07"),
     ("O'Brien; \"Zoë\" Ñandú_77_x.ipynb", "O'Brien; \"Zoë\" Ñandú"),
     ("plain name.ipynb", "plain name"),
@@ -304,3 +305,73 @@ def test_files_that_are_not_notebooks_are_said_in_one_line_each(tmp_path):
     assert set(said) == {"ana_02.py", "ana_report.pdf", "ana_03.ipynb", "bea_01.zip"}
     assert "a .py file, not a notebook" in said["ana_02.py"] and "symbolic link" in said["ana_03.ipynb"]
     assert "a zip inside the zip" in said["bea_01.zip"] and all("\n" not in p for p in said.values())
+
+
+def test_a_pipe_named_like_a_notebook_is_one_line_and_never_waited_for(tmp_path):
+    (tmp_path / "ana_01.ipynb").write_bytes(_bytes(notebook(lessons()["01"].path, {})))
+    os.mkfifo(tmp_path / "pipe_01.ipynb")  # reading it would wait for a writer for ever
+    found, _ = collect([tmp_path])
+    assert {s.student: s.problem for s in found} == {"ana": "", "pipe": submissions.NOT_REGULAR}
+    found, _ = collect([tmp_path / "pipe_01.ipynb", tmp_path / "ana_01.ipynb"])  # named on the command line
+    assert [(s.data, s.problem) for s in found if s.student == "pipe"] == [(None, submissions.NOT_REGULAR)]
+
+
+def test_a_folder_named_twice_or_with_one_of_its_files_is_read_once(tmp_path):
+    (tmp_path / "ana_01.ipynb").write_bytes(_bytes(notebook(lessons()["01"].path, {})))
+    for paths in ([tmp_path, tmp_path], [tmp_path / "ana_01.ipynb", tmp_path], [tmp_path / "." / "ana_01.ipynb"] * 2):
+        assert len(collect(paths)[0]) == 1, paths
+
+
+def test_a_zip_entry_marked_utf8_whose_name_is_not_costs_only_its_own_name(tmp_path):
+    """zipfile refuses the whole archive for one such name; its name is read in the zip standard's code page."""
+    data = _bytes(notebook(lessons()["01"].path, {}))
+    archive = _zip(tmp_path / "class.zip", [("ana_01.ipynb", data), ("c\u00e9_01.ipynb", data)])
+    raw = archive.read_bytes().replace("c\u00e9_01".encode(), b"c\xff\xfe_01")  # in both headers; still marked UTF-8
+    archive.write_bytes(raw)
+    with pytest.raises(UnicodeDecodeError):
+        zipfile.ZipFile(archive)
+    found, _ = read_zip(archive)
+    assert sorted(s.student for s in found) == ["ana", "c \u25a0"] and all(s.data == data for s in found)
+
+
+def test_a_cell_with_magics_and_shell_lines_is_taken_as_jupyter_runs_it():
+    taken = _take("%%time\nimport torch\ndef attention_weights(Q, K):\n    return Q\n%timeit attention_weights(1, 2)\n"
+                  "!echo hi\n")
+    assert taken.problem == "" and "def attention_weights(Q, K):" in taken.code and "%" not in taken.code
+    broken = _take("%%time\ndef attention_weights(Q, K):\n    return (\n")
+    assert "line 3" in broken.problem  # the student's own line numbers
+
+
+def test_a_lone_surrogate_from_a_worker_becomes_a_replacement_character():
+    """"\\ud800" is valid JSON and a cell may hold it; such a string cannot be written as UTF-8 (grades.csv)."""
+    from helpers.grade.wire import receive, send
+    read, write = os.pipe()
+    try:
+        send(write, {"kind": "notebook", "taken": [{"code": "# \ud800", "cell": "x"}], "\udfff": ["\ud800"]})
+        got = receive(read, 1 << 20)
+    finally:
+        os.close(read)
+        os.close(write)
+    assert got == {"kind": "notebook", "taken": [{"code": "# \ufffd", "cell": "x"}], "\ufffd": ["\ufffd"]}
+    json.dumps(got, ensure_ascii=False).encode("utf-8")
+
+
+def test_re_uploads_are_ordered_by_number_so_the_last_one_is_graded():
+    from helpers.grade.classroom import _by_number
+    names = ["ana_01-10", "ana_01", "ana_01-2", "ana_01 (1)"]
+    assert sorted(names, key=_by_number) == ["ana_01", "ana_01 (1)", "ana_01-2", "ana_01-10"]
+
+
+def test_a_function_assigned_not_defined_is_told_the_rule():
+    taken = _take("attention_weights = lambda Q, K: (Q @ K.T).softmax(-1)\n")
+    assert taken.code is None and "is assigned" in taken.problem and "def attention_weights" in taken.problem
+
+
+def test_a_base_class_that_runs_code_when_subclassed_is_refused():
+    taken = _take("import time\nclass Base:\n    def __init_subclass__(cls, **kw):\n        time.sleep(200)\n"
+                  "class attention_weights(Base):\n    def __new__(cls, Q, K):\n        return Q\n")
+    assert taken.code is None and "runs code as it is defined" in taken.problem
+
+
+def test_a_folder_named_like_a_notebook_names_the_student_without_the_extension():
+    assert student_key(PurePosixPath("eve_01.ipynb/notebook.ipynb")) == "eve"

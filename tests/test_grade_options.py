@@ -86,13 +86,49 @@ def test_a_points_file_with_a_typo_is_refused_before_grading(tmp_path, capsys):
     assert "no exercise 'atention_weights'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0", "1e308"])  # 1e308 twice would total inf
 def test_points_that_are_not_finite_and_positive_are_refused_before_grading(tmp_path, capsys, value):
     (tmp_path / "p.csv").write_text(f"attention_weights,{value}\n")
     (tmp_path / "a_01.ipynb").write_text("{}")
     assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), "--points", str(tmp_path / "p.csv")]) == 2
     err = capsys.readouterr().err.strip()
     assert "finite number above 0" in err and "\n" not in err and not (tmp_path / "o").exists()
+
+
+def test_a_points_file_may_name_an_exercise_of_a_lesson_not_handed_in(tmp_path):
+    """One points file serves the whole course: a class of lesson 01 only is graded and weighed by it."""
+    (tmp_path / "p.csv").write_text("exercise,points\nattention_weights,2\none_head,3\n")
+    write_class(tmp_path / "class", 1, ("01",))
+    assert main([str(tmp_path / "class"), "--out", str(tmp_path / "o"), "--points", str(tmp_path / "p.csv"),
+                 "--workers", "1"]) == 0
+    (row,) = csv.DictReader((tmp_path / "o" / "grades.csv").read_text(encoding="utf-8-sig").splitlines())
+    assert row["out of"] == "4"
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda base: (base / "class" / "o").mkdir(parents=True), "inside the submissions folder"),
+    (lambda base: (base / "o" / "grades.csv").mkdir(parents=True), "grades.csv is a folder"),
+])
+def test_an_out_the_grader_cannot_use_is_refused_before_grading(tmp_path, capsys, make, words):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "a_01.ipynb").write_text("{}")
+    make(tmp_path)
+    out = tmp_path / "class" / "o" if "inside" in words else tmp_path / "o"
+    assert main([str(tmp_path / "class"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err and not (out / ".grading").exists()
+
+
+@pytest.mark.parametrize("option, text", [("--names", "key,name\nana,Ana Lima\nbob,Ana Lima\n"),
+                                          ("--names", "key,name\nana,Ana\n"), ("--points", "attention_weights,2\n")])
+def test_a_names_or_points_file_that_would_lose_work_or_is_not_utf8_is_one_line(tmp_path, capsys, option, text):
+    encoding = "utf-8" if "bob" in text else "utf-16"
+    (tmp_path / "f.csv").write_text(text, encoding=encoding)
+    (tmp_path / "a_01.ipynb").write_text("{}")
+    assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), option, str(tmp_path / "f.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    words = "would share one row" if "bob" in text else f"{tmp_path / 'f.csv'} is not UTF-8 text"
+    assert words in err and "\n" not in err and not (tmp_path / "o").exists()
 
 
 def test_an_out_that_is_a_file_is_refused_before_grading(tmp_path, capsys):

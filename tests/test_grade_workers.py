@@ -152,6 +152,14 @@ def _bad_files(folder: Path) -> None:
     raw[central + 8] |= 1
     (folder / "platform.zip").write_bytes(bytes(raw))
     (folder / "zipped_01.pdf").write_bytes(b"%PDF-1.4")
+    _write(folder / "surrogate_01.ipynb", _lesson01("# \ud800 (a lone surrogate: valid JSON, not UTF-8)\n"
+                                                    "def attention_weights(Q, K):\n" + RIGHT))
+    _write(folder / "magic_01.ipynb", _lesson01("%%time\n!echo hi\nimport torch\ndef attention_weights(Q, K):\n" + RIGHT
+                                                + "%timeit attention_weights(torch.eye(2), torch.eye(2))\n"))
+    blank = {"attention_weights": "blank", "masked_weights": "blank", "weighted_sum": "blank"}
+    for name, right in (("dan_01", False), ("dan_01 (1)", True), ("eva_01", False), ("eva_01-2", False),
+                        ("eva_01-10", True)):  # re-uploads and a second download: the last by number is graded
+        _write(folder / f"{name}.ipynb", _lesson01(None, None if right else blank))
 
 
 def test_one_bad_file_costs_one_row_and_one_line(graded):
@@ -161,6 +169,20 @@ def test_one_bad_file_costs_one_row_and_one_line(graded):
         graded["verdicts"]["nested"]["verdicts"][0]["line"]
     assert rows["locked"]["01 attention_weights"] == "not submitted" and "encrypted" in rows["locked"]["note"]
     assert "a .pdf file, not a notebook" in rows["zipped"]["note"]
+
+
+def test_a_lone_surrogate_costs_its_cell_only_and_a_magic_costs_nothing(graded):
+    """A lone surrogate cannot be compiled (nor run by Jupyter's kernel): that exercise says so in one line, and
+    the class is still written (test_the_class_is_graded). A cell with %%time or !echo runs in Jupyter: ✓."""
+    assert _cells(graded, "surrogate") == ("raised", "✓", "✓") and _cells(graded, "magic") == ("✓", "✓", "✓")
+    verdict = graded["verdicts"]["surrogate"]["verdicts"][0]
+    assert "does not run" in verdict["line"] and "\ufffd" in verdict["cell"]
+
+
+def test_the_last_upload_by_number_is_graded(graded):
+    assert _cells(graded, "dan") == _cells(graded, "eva") == ("✓", "✓", "✓")
+    assert "graded " in graded["rows"]["eva"]["note"] and graded["rows"]["eva"]["note"].count("eva_01-10") == 1
+    assert not [s for s in graded["rows"] if s.startswith("dan ")]
 
 
 def _cells(graded, student: str) -> tuple[str, ...]:
@@ -304,7 +326,8 @@ def _ours() -> list[int]:
     return found
 
 
-def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path):
+@pytest.mark.parametrize("how", ["Ctrl-C", "SIGTERM"])  # SIGTERM: `kill PID`, or a scheduler's time limit
+def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path, how):
     folder, out = tmp_path / "class", tmp_path / "out"
     # a short scratch folder: the forkserver's socket lives in it, and a Unix socket's path has at most 107 bytes
     # (pytest's tmp_path under xdist is longer than that allows)
@@ -317,12 +340,15 @@ def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path)
     while run.poll() is None and len(list(kept.glob("*.json"))) < 2:
         time.sleep(0.2)
     roots = [p.name for p in scratch.glob("helpers-grade-*")]  # this run's pool: its workers' cgroups carry the name
-    os.killpg(run.pid, signal.SIGINT)  # as Ctrl-C at a terminal: the whole foreground group
+    if how == "Ctrl-C":
+        os.killpg(run.pid, signal.SIGINT)  # as Ctrl-C at a terminal: the whole foreground group
+    else:
+        os.kill(run.pid, signal.SIGTERM)  # the grader alone: its workers are in sessions of their own
     stdout, stderr = run.communicate(timeout=120)
     first = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in kept.glob("*.json")}
-    assert run.returncode == 130, stderr[-2000:]
+    assert run.returncode == (130 if how == "Ctrl-C" else 143), stderr[-2000:]
     last = stderr.strip().splitlines()[-1]
-    assert last.startswith("✗ Stopped (Ctrl-C)") and "Traceback" not in stderr, stderr[-2000:]
+    assert last.startswith(f"✗ Stopped ({how})") and "Traceback" not in stderr, stderr[-2000:]
     assert 2 <= len(first) < 6 and not (out / "grades.csv").exists()
     time.sleep(1.0)
     assert _ours() == [] and list(scratch.iterdir()) == []  # no worker, server or temporary folder left

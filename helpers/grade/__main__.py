@@ -11,6 +11,8 @@ Writes grades.csv, verdicts.json, class_report.html and class_report.png (.svg, 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from . import nbgrader, otter
 from .classroom import grade_class
 from .confine import Limits, choose
 from .lessons import lessons
-from .results import read_points, write_outputs
+from .results import NAMES, read_points, write_outputs
 from .submissions import read_names
 
 
@@ -53,6 +55,32 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError(f"--out {args.out} is a file: pass a folder for grades.csv, verdicts.json and the report.")
     if not 0.5 <= args.timeout <= 600:
         raise ValueError(f"--timeout {args.timeout}: pass seconds per exercise from 0.5 to 600 (default 10).")
+    for name in NAMES:
+        if (args.out / name).is_dir():
+            raise ValueError(f"{args.out / name} is a folder, where the grader writes that file: move it away or "
+                             f"pass another --out.")
+    out = args.out.resolve()
+    for folder in (p.resolve() for p in args.submissions if p.is_dir()):
+        if out == folder or folder in out.parents:
+            raise ValueError(f"--out {args.out} is inside the submissions folder {folder}: a rerun would read the "
+                             f"outputs as submissions; pass a folder outside it.")
+
+
+class Stopped(KeyboardInterrupt):
+    """A kill signal (SIGTERM, SIGHUP) ends the grading the way Ctrl-C does: workers stopped, what was graded kept."""
+
+
+@contextlib.contextmanager
+def _stopped_by_signals():
+    def stop(number, _frame):
+        raise Stopped(signal.Signals(number).name)
+
+    before = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,20 +94,22 @@ def main(argv: list[str] | None = None) -> int:
         _check(args)
         names = read_names(args.names)
         every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
-        read_points(args.points, every)  # read before grading, so a typo in it costs nothing
+        points = read_points(args.points, every)  # read before grading, so a typo in it costs nothing
         sandbox = choose(args.sandbox)
-        table = grade_class(args.submissions, args.out, args.workers, Limits(exercise_s=args.timeout),
-                            args.anonymous, names, again=args.again, sandbox=sandbox)
-        table.points = read_points(args.points, table.columns)
+        with _stopped_by_signals():
+            table = grade_class(args.submissions, args.out, args.workers, Limits(exercise_s=args.timeout),
+                                args.anonymous, names, again=args.again, sandbox=sandbox)
+        table.points = {column: points[column] for column in table.columns}
         for path in write_outputs(table, args.out, args.anonymous):
             print(path)
     except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
         print(f"✗ {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"✗ Stopped (Ctrl-C): the notebooks graded so far are kept in {args.out / '.grading'}; run the same "
+    except KeyboardInterrupt as err:
+        how = f"{err.args[0]}" if isinstance(err, Stopped) else "Ctrl-C"
+        print(f"✗ Stopped ({how}): the notebooks graded so far are kept in {args.out / '.grading'}; run the same "
               f"command again to grade the rest.", file=sys.stderr)
-        return 130
+        return 128 + (signal.Signals[how] if isinstance(err, Stopped) else signal.SIGINT)
     return 0
 
 

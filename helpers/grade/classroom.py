@@ -10,6 +10,7 @@ number ("ana (2)") and a note, never merged.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -114,17 +115,22 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
         elif job.lesson:
             by_pair.setdefault((key, job.lesson), []).append(job)
     for (key, lesson), group in sorted(by_pair.items()):
-        group.sort(key=lambda j: j.source.removesuffix(".ipynb"))
+        group.sort(key=lambda j: _by_number(j.source.removesuffix(".ipynb")))
         if len(group) > 1:
             rows[key].notes.append(f"{len(group)} notebooks of lesson {lesson}: graded {group[-1].source}; "
                                    f"not graded: {', '.join(j.source for j in group[:-1])}.")
             rows[key].unnamed.append(f"{len(group)} notebooks of lesson {lesson}: graded the one whose file "
-                                     f"name sorts last.")
+                                     f"name sorts last (numbers by value: -10 after -2).")
         job = group[-1]
         for record, taken in zip(job.records, job.taken):
             rows[key].records[f"{lesson} {record['exercise']}"] = dict(record, lesson=lesson, graded=taken["code"],
                                                                       cell=taken["cell"])
     return rows
+
+
+def _by_number(name: str) -> list[tuple[int, int | str]]:
+    """A file name's sort key with its numbers read as numbers: a third upload "_01-10" sorts after "_01-2"."""
+    return [(0, int(part)) if i % 2 else (1, part) for i, part in enumerate(re.split(r"(\d+)", name))]
 
 
 def _anonymised(rows: list[Row]) -> list[Row]:

@@ -7,7 +7,8 @@ is read), too many cells. JSON in UTF-8 (with or without a BOM), UTF-16 or UTF-3
 cells' types, sources and metadata are kept; outputs are dropped as the file is read.
 
 For the exercise `name` the grader takes the LAST code cell that defines `name` at its top level (as
-running the notebook top to bottom would leave it), and from that cell only:
+running the notebook top to bottom would leave it), its IPython magics and shell lines (`%%time`, `!pip`)
+read as blank lines, and from that cell only:
 - `import …` and `from … import …` lines;
 - function definitions (`def`) whose default values are plain constants, with no decorator but
   @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod or @property;
@@ -22,9 +23,10 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass
 
-from .lessons import defined_names
+from .lessons import defined_names, plain_python
 
 MAX_CELLS = 20_000
 ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "staticmethod", "classmethod", "property"}
@@ -81,15 +83,29 @@ def _defines(node: ast.stmt, name: str) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name
 
 
+def _runs_as_subclassed(node: ast.stmt, body: list[ast.stmt]) -> bool:
+    """A class whose base, defined in the same cell, runs code when it is subclassed (__init_subclass__)."""
+    if not isinstance(node, ast.ClassDef):
+        return False
+    bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+    return any(isinstance(n, ast.ClassDef) and n.name in bases and
+               any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "__init_subclass__"
+                   for f in n.body) for n in body)
+
+
 def take(cells: list[dict], name: str) -> Taken:
     """The definitions to grade for exercise `name` from a notebook's cells (see the module's rules)."""
     sources = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
     found = [s for s in sources if name in defined_names(s)]
     if not found:
+        assigned = [s for s in sources if re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M)]
+        if assigned:  # `name = lambda …` or a value made elsewhere: say the rule, not "defines no name"
+            return Taken(name, None, f"{name} is assigned (`{name} = …`), not defined with `def {name}(…):`; the "
+                                     f"grader takes only plain definitions", assigned[-1])
         return Taken(name, None)
     cell = found[-1]
     try:
-        body = ast.parse(cell).body
+        body = ast.parse(plain_python(cell)).body  # a cell with `%%time` or `!pip` on top runs in Jupyter too
     except (RecursionError, MemoryError) as err:  # nesting past what Python's parser can follow
         return Taken(name, None, f"the cell defining {name} cannot be parsed ({type(err).__name__}: nested too "
                                  f"deeply for Python's parser)", cell)
@@ -97,7 +113,7 @@ def take(cells: list[dict], name: str) -> Taken:
         line = f" on line {err.lineno}" if getattr(err, "lineno", None) else ""
         return Taken(name, None, f"the cell defining {name} does not run: {type(err).__name__}{line} "
                                  f"({getattr(err, 'msg', err)})", cell)
-    if not all(_plain(n) for n in body if _defines(n, name)):
+    if not all(_plain(n) and not _runs_as_subclassed(n, body) for n in body if _defines(n, name)):
         return Taken(name, None, f"the definition of {name} runs code as it is defined (a decorator, a default "
                                  f"value or a class body that is not plain definitions): the grader runs only "
                                  f"plain definitions", cell)

@@ -227,7 +227,7 @@ def lessons() -> dict[str, Lesson]:
 def defined_names(source: str) -> set[str]:
     """The functions and classes a cell defines at its top level (none when it does not parse)."""
     try:
-        body = ast.parse(source).body
+        body = ast.parse(plain_python(source)).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set(re.findall(r"^(?:def|class)\s+([A-Za-z_]\w*)", source, re.M))  # a broken cell still says what it meant
     return {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -261,19 +261,20 @@ class Prepared:
     namespaces: list[dict]
 
 
-def _plain_python(source: str) -> str:
-    """A cell without its IPython magics and shell lines (a kernel turns them into calls)."""
-    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+def plain_python(source: str) -> str:
+    """A cell with its IPython magics and shell lines (`%%time`, `%timeit …`, `!pip …`; a kernel turns them
+    into calls) left blank, so the line numbers stay those the student sees."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
 
 
 def _run(source: str, namespace: dict, label: str) -> None:
     if source.strip():
-        exec(compile(_plain_python(source), label, "exec"), namespace)
+        exec(compile(plain_python(source), label, "exec"), namespace)
 
 
 def _stub_only(source: str, name: str) -> str:
     """An exercise cell from its stub `def name` on, without the statements that call a check (`H.check_…`)."""
-    body = ast.parse(_plain_python(source)).body
+    body = ast.parse(plain_python(source)).body
     start = next(i for i, s in enumerate(body) if getattr(s, "name", None) == name)
     return ast.unparse([s for s in body[start:] if "H.check_" not in ast.unparse(s)])
 

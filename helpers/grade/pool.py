@@ -31,7 +31,7 @@ from .confine import (PR_GET_DUMPABLE, PR_SET_DUMPABLE, Limits, enter_cgroup, la
 from .lessons import lessons
 from .runner import SPAWN
 from .submissions import lessons_in
-from .wire import HEADER
+from .wire import HEADER, whole_characters
 from .worker import MAX_CELL, MAX_MESSAGE, MAX_TEXT, plain_record, record, work
 
 PRELOAD_ENV = "HELPERS_GRADE_LESSONS"  # preload.ENV
@@ -175,7 +175,7 @@ class Grader:
                 break
             body, run.buffer = run.buffer[HEADER.size:HEADER.size + size], run.buffer[HEADER.size + size:]
             try:
-                self.take(run, json.loads(body.decode("utf-8")))
+                self.take(run, whole_characters(json.loads(body.decode("utf-8"))))
             except (ValueError, RecursionError, MemoryError):
                 run.bad = "bytes that are not a JSON message"
         return not run.bad

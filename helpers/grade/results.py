@@ -32,6 +32,7 @@ from ..exercises.catalogue import engine_codes, entries
 from ..figures import webpage
 from ..figures.class_plots import plot_class_mistakes
 from ..figures.export import save_for_slides
+from .submissions import csv_rows
 
 RIGHT, NOT_SUBMITTED = "✓", "not submitted"
 PLAIN = {"right": RIGHT, "generic": "generic", "not_attempted": "not attempted", "raised": "raised",
@@ -41,6 +42,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell s
 NAMES = ("grades.csv", "verdicts.json", "class_report.html", "class_report.png")
 TEMPLATE = Path(webpage.__file__).with_name("report_template.html")
 FOLDER = ".grading"
+MAX_POINTS = 1000  # points of one exercise
 VERSION = 1  # kept results of another layout are graded again
 
 
@@ -86,21 +88,20 @@ def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
         return points
     if not Path(path).is_file():
         raise FileNotFoundError(f"No points file {path}: pass a CSV with exercise,points rows.")
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        for row in csv.reader(f):
-            if len(row) < 2 or not row[0].strip() or row[0].strip() == "exercise":
-                continue
-            matches = [c for c in columns if row[0].strip() in (c, c.split(" ", 1)[1])]
-            if not matches:
-                raise ValueError(f"{path}: no exercise {row[0].strip()!r}; use one of {[c.split(' ', 1)[1] for c in columns]}.")
-            try:
-                value = float(row[1])
-            except ValueError:
-                raise ValueError(f"{path}: points {row[1]!r} for {row[0].strip()} is not a number; write e.g. 2.") from None
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"{path}: points {row[1].strip()!r} for {row[0].strip()}: write a finite number "
-                                 f"above 0, e.g. 2.")
-            points.update({c: value for c in matches})
+    for row in csv_rows(path, "exercise,points"):
+        if len(row) < 2 or not row[0].strip() or row[0].strip() == "exercise":
+            continue
+        matches = [c for c in columns if row[0].strip() in (c, c.split(" ", 1)[1])]
+        if not matches:
+            raise ValueError(f"{path}: no exercise {row[0].strip()!r}; use one of {[c.split(' ', 1)[1] for c in columns]}.")
+        try:
+            value = float(row[1])
+        except ValueError:
+            raise ValueError(f"{path}: points {row[1]!r} for {row[0].strip()} is not a number; write e.g. 2.") from None
+        if not math.isfinite(value) or not 0 < value <= MAX_POINTS:  # 1e308 twice would total inf
+            raise ValueError(f"{path}: points {row[1].strip()!r} for {row[0].strip()}: write a finite number above 0 "
+                             f"and at most {MAX_POINTS:g}, e.g. 2.")
+        points.update({c: value for c in matches})
     return points
 
 
@@ -207,7 +208,11 @@ def report_page(table: Table, facts: dict | None = None, title: str = "The class
 def write_outputs(table: Table, out: Path, anonymous: bool) -> list[Path]:
     """Write every file into `out`, each whole or not at all (core/files.py `atomic_write`); the paths written."""
     facts = summary(table)
-    figure = plot_class_mistakes(facts)  # before any file: a class with nothing graded writes nothing
+    if not facts["exercises"]:  # a class with nothing graded writes nothing, and says why
+        why = [note for row in table.rows for note in row.notes] + table.inputs
+        raise ValueError("no exercise was graded" + (f" ({'; '.join(why[:3])[:600]})" if why else "")
+                         + ": pass the students' lesson notebooks.")
+    figure = plot_class_mistakes(facts)
     texts = dict(zip(NAMES, (csv_text(table), verdicts_json(table, anonymous), report_page(table, facts))))
     for name, text in texts.items():
         atomic_write(Path(out) / name, lambda tmp, text=text: Path(tmp).write_text(text, encoding="utf-8"))

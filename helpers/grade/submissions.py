@@ -17,8 +17,10 @@ key to a name with a CSV of `key,name` rows.
 from __future__ import annotations
 
 import csv
+import io
 import re
 import stat
+import struct
 import unicodedata
 import zipfile
 import zlib
@@ -31,9 +33,11 @@ MAX_ZIP_BYTES = 1 << 30  # uncompressed .ipynb bytes in one zip, all entries tog
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assign(?:submission|feedback)_", re.I)
 CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d{3,})_\d{3,}(?:_|$)", re.I)
-LESSON_PART = re.compile(r"^(?:lesson|notebook|nb|lab|ex|exercise|hw|week)?[ -]?\d{1,2}(?:-\d+)?$", re.I)
+LESSON_PART = re.compile(r"^(?:lesson|notebook|nb|lab|ex|exercise|hw|week)?[ -]?\d{1,2}(?:-\d+| ?\(\d+\))?$", re.I)
+# (a re-upload's "-2", or a browser's second download "01 (1)", still names the same student)
 HEADING = re.compile(rb"#\s+(0\d)\s*(?:\xc2\xb7|\\u00b7)")  # "# 01 ·" in a notebook's bytes
 FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that draw nothing
+NOT_REGULAR = "is not a regular file (a pipe, socket or device): not read"
 READABLE_ZIP = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 
 
@@ -75,6 +79,7 @@ def visible(text: str) -> str:
 def student_key(relative: PurePosixPath) -> str:
     """The student a file belongs to, by the rule above."""
     first = relative.parts[0] if len(relative.parts) > 1 else re.sub(r"\.[A-Za-z0-9]{1,5}$", "", relative.name)
+    first = re.sub(r"\.ipynb$", "", first, flags=re.I)  # a folder named like a notebook ("eve_01.ipynb/x.ipynb")
     stem = clean(first)
     for platform in (MOODLE, CANVAS):
         if m := platform.match(stem):
@@ -84,15 +89,33 @@ def student_key(relative: PurePosixPath) -> str:
     return "_".join(parts[:end]).strip() or stem or "?"
 
 
+def csv_rows(path: Path, what: str) -> list[list[str]]:
+    """The rows of a small CSV the teacher wrote (--names, --points), or one line saying why it cannot be read."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            return list(csv.reader(f))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text: save it as CSV (UTF-8) with {what} rows.") from None
+    except csv.Error as err:
+        raise ValueError(f"{path} is not a readable CSV ({err}): write one {what} row per line.") from None
+
+
 def read_names(path: Path | None) -> dict[str, str]:
-    """The --names CSV: key,name rows (a header row `key,name` is allowed)."""
+    """The --names CSV: key,name rows (a header row `key,name` is allowed). Two keys given one name are refused:
+    they would be one row, and one student's work would not be graded."""
     if path is None:
         return {}
     if not Path(path).is_file():
         raise FileNotFoundError(f"No names file {path}: pass a CSV with key,name rows (key: the name the file gives).")
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        rows = [r for r in csv.reader(f) if len(r) >= 2 and r[0].strip()]
-    return {clean(key): name.strip() for key, name, *_ in rows if (key.strip(), name.strip()) != ("key", "name")}
+    rows = [r for r in csv_rows(path, "key,name") if len(r) >= 2 and r[0].strip()]
+    names = {clean(key): name.strip() for key, name, *_ in rows if (key.strip(), name.strip()) != ("key", "name")}
+    keys_of: dict[str, list[str]] = {}
+    for key, name in names.items():
+        keys_of.setdefault(name, []).append(key)
+    if shared := next((keys for keys in keys_of.values() if len(keys) > 1), None):
+        raise ValueError(f"{path}: {' and '.join(map(repr, shared))} are both named {names[shared[0]]!r}; two students "
+                         f"would share one row: give each their own name.")
+    return names
 
 
 def _bad_path(info: zipfile.ZipInfo) -> str:
@@ -164,8 +187,10 @@ def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
     """The files in a zip (read in memory); a one-line ValueError for an archive past the limits (a zip
     bomb) or not a zip. Each entry that cannot be read is a Submission with its problem."""
     label = readable(path.name)
+    if not path.is_file():
+        raise ValueError(f"{label} {NOT_REGULAR}.")
     try:
-        archive = zipfile.ZipFile(path)
+        archive = _open_zip(path)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
         raise ValueError(f"{label} is not a readable zip ({err}); download the submissions again.") from None
     with archive:
@@ -180,9 +205,40 @@ def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
     return found, []
 
 
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(path)
+    except UnicodeDecodeError:  # an entry marked UTF-8 whose name is not: one name must not cost the class
+        return zipfile.ZipFile(io.BytesIO(_unmark_bad_names(path.read_bytes())))
+
+
+def _unmark_bad_names(raw: bytes) -> bytes:
+    """The zip's bytes with the UTF-8 mark cleared on each entry whose name is not UTF-8, so zipfile reads that
+    name in the zip standard's code page 437 (zipfile has no option for it: it refuses the whole archive)."""
+    raw = bytearray(raw)
+    end = raw.rfind(b"PK\x05\x06")  # the end of the central directory: its entry count and where it starts
+    if end < 0 or end + 22 > len(raw):
+        return bytes(raw)
+    count, _, at = struct.unpack_from("<HII", raw, end + 10)
+    for _ in range(count):
+        if raw[at:at + 4] != b"PK\x01\x02" or at + 46 > len(raw):
+            break
+        name, extra, comment = struct.unpack_from("<HHH", raw, at + 28)
+        local, = struct.unpack_from("<I", raw, at + 42)
+        try:
+            bytes(raw[at + 46:at + 46 + name]).decode("utf-8")
+        except UnicodeDecodeError:  # the mark is bit 11 of the flags, in the entry's central and local headers
+            for flags_at in (at + 8, local + 6) if local + 8 <= len(raw) else (at + 8,):
+                struct.pack_into("<H", raw, flags_at, struct.unpack_from("<H", raw, flags_at)[0] & ~0x800)
+        at += 46 + name + extra + comment
+    return bytes(raw)
+
+
 def _read_file(path: Path, relative: PurePosixPath) -> Submission:
     source = readable(str(path))
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # reading a pipe (FIFO) would wait for ever
+            return Submission(student_key(relative), source, None, NOT_REGULAR)
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
             return Submission(student_key(relative), source, None, f"is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: not read")
         return Submission(student_key(relative), source, path.read_bytes())
@@ -193,6 +249,8 @@ def _read_file(path: Path, relative: PurePosixPath) -> Submission:
 def _folder_entry(path: Path, relative: PurePosixPath) -> tuple[list[Submission], list[str]]:
     if path.is_symlink():
         return [_other_file(relative, readable(str(path)), "is a symbolic link: not followed (hand in the file itself)")], []
+    if not path.is_file():
+        return [_other_file(relative, readable(str(path)), NOT_REGULAR)], []
     if path.suffix.lower() == ".zip":
         try:
             return read_zip(path)
@@ -210,7 +268,7 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
         relative = path.relative_to(folder)
         if any(part.startswith(".") or part == "__MACOSX" for part in relative.parts):
             continue
-        if path.is_symlink() or path.is_file():
+        if path.is_symlink() or not path.is_dir():  # a pipe or socket too: said in its row, never read
             files.append((path, PurePosixPath(readable(relative.as_posix()))))
     if len(files) > MAX_FILES:
         raise ValueError(f"{folder} holds {len(files)} files, more than {MAX_FILES}: grade it in parts.")
@@ -225,7 +283,7 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
 def collect(paths: list[Path]) -> tuple[list[Submission], list[str]]:
     """Every submission named on the command line (files, folders, zips) and the notes on what was skipped."""
     found, notes = [], []
-    for path in map(Path, paths):
+    for path in _distinct(list(map(Path, paths))):
         if not path.exists() and not path.is_symlink():
             raise FileNotFoundError(f"No submission {readable(str(path))}: pass .ipynb files, folders of them or .zip archives.")
         if path.is_dir():
@@ -242,6 +300,19 @@ def collect(paths: list[Path]) -> tuple[list[Submission], list[str]]:
         raise ValueError(f"no notebook to grade in {', '.join(readable(str(p)) for p in paths)}"
                          + (f" ({notes[0]})" if notes else "") + ": pass the students' .ipynb files.")
     return found, notes
+
+
+def _distinct(paths: list[Path]) -> list[Path]:
+    """Each input once: a path named twice, or a file or folder inside a folder also named, would have its
+    notebooks graded twice."""
+    folders = {p.resolve() for p in paths if p.is_dir()}
+    seen, kept = set(), []
+    for path in paths:
+        where = path.resolve()
+        if where not in seen and not any(parent in folders for parent in where.parents):
+            seen.add(where)
+            kept.append(path)
+    return kept
 
 
 def lessons_in(datas: list[bytes]) -> list[str]:

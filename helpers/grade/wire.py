@@ -160,12 +160,28 @@ def receive(fd: int, limit: int) -> dict:
     if size > limit:
         raise Unreadable(f"a message of {size:,} bytes, more than {limit:,}")
     try:
-        data = json.loads(_exactly(fd, size).decode("utf-8"))
+        data = whole_characters(json.loads(_exactly(fd, size).decode("utf-8")))
     except (ValueError, RecursionError, MemoryError):
         raise Unreadable("bytes that are not a JSON message") from None
     if not isinstance(data, dict):
         raise Unreadable("a message that is not a JSON object")
     return data
+
+
+def whole_characters(value):
+    """`value` with each lone surrogate ("\\ud800" is valid JSON, and a cell may hold one) as U+FFFD: such a
+    string cannot be written as UTF-8, so one student's cell would stop the class when results are written."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [whole_characters(v) for v in value]
+    if isinstance(value, dict):
+        return {whole_characters(k): whole_characters(v) for k, v in value.items()}
+    return value
 
 
 def close_other_pipes(keep: set[int]) -> None:
