@@ -375,3 +375,9 @@ def test_a_base_class_that_runs_code_when_subclassed_is_refused():
 
 def test_a_folder_named_like_a_notebook_names_the_student_without_the_extension():
     assert student_key(PurePosixPath("eve_01.ipynb/notebook.ipynb")) == "eve"
+
+
+def test_a_result_is_kept_for_the_time_limit_it_was_graded_with():
+    from helpers.grade.results import kept_name
+    assert kept_name("a.ipynb", b"{}", "--timeout 10") == kept_name("a.ipynb", b"{}", "--timeout 10")
+    assert kept_name("a.ipynb", b"{}", "--timeout 10") != kept_name("a.ipynb", b"{}", "--timeout 2")

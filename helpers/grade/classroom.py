@@ -35,7 +35,7 @@ def _hidden(paths: list[Path], out: Path) -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
-def _jobs(subs: list[Submission], where: Path, again: bool) -> tuple[list[tuple[Submission, Job, str]], int]:
+def _jobs(subs: list[Submission], where: Path, again: bool, setting: str = "") -> tuple[list[tuple[Submission, Job, str]], int]:
     """(submission, its job, the key its result is kept under) for each notebook read; how many results were
     kept from before."""
     if again:
@@ -45,7 +45,7 @@ def _jobs(subs: list[Submission], where: Path, again: bool) -> tuple[list[tuple[
     for sub in subs:
         if sub.data is None:
             continue
-        name = results.kept_name(sub.source, sub.data)
+        name = results.kept_name(sub.source, sub.data, setting)
         job = Job(sub.source, sub.data)
         kept = results.load_kept(where, name)
         if kept is not None and _restore(job, kept):
@@ -150,7 +150,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
                          "line of docs/teaching.md, 'Grading a class'.")
     subs, inputs = collect(paths)
     where = results.kept_folder(Path(out))  # before any worker starts, so a bad --out costs nothing
-    graded, reused = _jobs(subs, where, again)
+    graded, reused = _jobs(subs, where, again, f"--timeout {limits.exercise_s:g}")
     todo = [job for _, job, _ in graded if job.data is not None]
     keys = {id(job): name for _, job, name in graded}
     if progress and reused:

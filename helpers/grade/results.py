@@ -220,10 +220,11 @@ def write_outputs(table: Table, out: Path, anonymous: bool) -> list[Path]:
 
 
 # --- each notebook's result, kept as it is graded --------------------------------------------------------
-def kept_name(source: str, data: bytes) -> str:
-    """The name a notebook's result is kept under."""
+def kept_name(source: str, data: bytes, setting: str = "") -> str:
+    """The name a notebook's result is kept under; `setting`: what else a result depends on (the time limit),
+    so a rerun with another --timeout grades again instead of keeping a "too slow" of the old limit."""
     digest = hashlib.sha256(data).hexdigest()
-    return hashlib.sha256(f"{VERSION}\0{source}\0{digest}".encode("utf-8", "replace")).hexdigest()[:40]
+    return hashlib.sha256(f"{VERSION}\0{source}\0{digest}\0{setting}".encode("utf-8", "replace")).hexdigest()[:40]
 
 
 def kept_folder(out: Path) -> Path:
