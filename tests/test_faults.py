@@ -135,6 +135,18 @@ def test_out_that_could_only_fail_after_training_is_refused_first(tmp_path, monk
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder"] and not list((tmp_path / "folder").iterdir())
 
 
+def test_out_onto_a_pipe_a_link_or_into_the_package_is_refused_first(tmp_path, monkeypatch, capsys):
+    os.mkfifo(tmp_path / "pipe.safetensors")
+    (tmp_path / "link.safetensors").symlink_to(tmp_path / "mine.safetensors")
+    (tmp_path / "mine.safetensors").write_bytes(b"mine")
+    assert "pipe, socket or device" in refused_before_training(monkeypatch, capsys, tmp_path / "pipe.safetensors")
+    assert "symbolic link" in refused_before_training(monkeypatch, capsys, tmp_path / "link.safetensors")
+    package = Path(train.__file__).parent
+    assert "inside the helpers package" in refused_before_training(monkeypatch, capsys, package / "x.safetensors")
+    assert not (package / "x.safetensors").exists() and not (package / "models.json").exists()
+    assert (tmp_path / "mine.safetensors").read_bytes() == b"mine" and (tmp_path / "link.safetensors").is_symlink()
+
+
 @needs_root
 def test_out_on_a_read_only_mount_is_refused_before_training(tmp_path, monkeypatch, capsys):
     mount = tmp_path / "ro"
