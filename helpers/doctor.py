@@ -200,7 +200,8 @@ def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
             if not (folder / name).read_text(encoding="utf-8").strip():
                 problems.append(f"✗ helpers/figures/{name} is empty: {fix}.")
         except FileNotFoundError:
-            problems.append(f"✗ helpers/figures/{name} is missing (H.export_page needs it): {fix}.")
+            needs = "the class report of python -m helpers.grade" if name.startswith("report") else "H.export_page"
+            problems.append(f"✗ helpers/figures/{name} is missing ({needs} needs it): {fix}.")
         except (OSError, UnicodeDecodeError) as err:
             problems.append(f"✗ helpers/figures/{name} cannot be read ({_reason(err)}): {fix}.")
     return problems, f"the offline page's {len(PAGE_FILES)} scripts and templates are there"
