@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -364,3 +365,15 @@ def test_knockout_explorer_survives_bad_values_and_redraws(classroom):
     before = _pictures(knock.widget)
     knock.heads.value = ("L1 H1", "L2 H2")
     assert _pictures(knock.widget) != before
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda lm: H.KnockoutExplorer(lm, "I like to draw", mode="half"), "mode='half': choose one of"),
+    (lambda lm: H.KnockoutExplorer(lm, "I like to draw", top_k=0), "top_k=0 is out of range"),
+    (lambda lm: H.LiveTraining(H.train_live, "tiny", seed="x"), "seed='x' is not a whole number"),
+    (lambda lm: H.LiveTraining(H.train_live, "tiny", n_stories=10**9), "n_stories=1000000000 is out of range"),
+])
+def test_a_widget_built_with_a_bad_argument_says_which_in_one_line(classroom, make, words):
+    with pytest.raises(ValueError, match=re.escape(words)) as err:
+        make(classroom)
+    assert "\n" not in str(err.value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..analysis.captions import bars_words
 from ..analysis.knockout import MODES, cached_head_means, check_head_list, head_label, next_word_change, parse_head
+from ..core.arguments import whole_number
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
 from ..core.run import run_sentence
@@ -19,7 +20,9 @@ class KnockoutExplorer(SyncedControls):
     def __init__(self, lm: LanguageModel, sentence: str, heads=(), mode: str = "zero", top_k: int = 5):
         import ipywidgets as w
 
-        self.lm, self.top_k = lm, top_k
+        if mode not in MODES:
+            raise ValueError(f"mode={mode!r}: choose one of {', '.join(map(repr, MODES))}.")
+        self.lm, self.top_k = lm, whole_number(top_k, "top_k", low=1, example="5")
         cfg = lm.config
         chosen = [head_label(*h) for h in check_head_list(lm, heads)]
         # The chosen heads head the list, so they are in view when it opens (not 3 of 4 below the fold).

@@ -13,6 +13,7 @@ import threading
 import time
 
 from ..analysis.formation import THRESHOLD, Probe, first_formed
+from ..core.arguments import whole_number
 from ..core.language import vocabulary
 from ..figures.formation_plots import LivePlot
 from .frame import Frame, show_png
@@ -31,6 +32,8 @@ class LiveTraining:
         """markers: whether `recipe` writes its lists with `list :` / `again :` (only notebook 08's does not)."""
         import ipywidgets as W
 
+        seed = whole_number(seed, "seed", 0, 10_000, example="22")
+        n_stories = whole_number(n_stories, "n_stories", 1, 1000, example="32")  # held-out stories probed
         self.train, self.recipe, self.probe = train, recipe, Probe(vocabulary(), n_stories, markers)
         self.thread: threading.Thread | None = None
         self._stop = threading.Event()
