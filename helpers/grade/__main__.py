@@ -75,7 +75,8 @@ def _stopped_by_signals():
     def stop(number, _frame):
         raise Stopped(signal.Signals(number).name)
 
-    before = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGHUP)}
+    before = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGHUP)
+              if signal.getsignal(number) is not signal.SIG_IGN}  # `nohup` ignores SIGHUP: it stays ignored
     try:
         yield
     finally:
