@@ -270,6 +270,8 @@ def main(argv=None) -> int:
     parser.add_argument("--grading", action="store_true", help="check what grading a class needs instead")
     grading = parser.parse_args(argv).grading
     start = time.perf_counter()
+    # a console that cannot show ✓ (PYTHONIOENCODING=ascii, a redirected Windows cp1252 one) gets "?" instead
+    sys.stdout.reconfigure(errors="replace")
     lines = diagnose(GRADING_CHECKS if grading else CHECKS)
     problems = [line for line in lines if line.startswith("✗")]
     print("\n".join(lines))

@@ -377,3 +377,25 @@ def test_a_widget_built_with_a_bad_argument_says_which_in_one_line(classroom, ma
     with pytest.raises(ValueError, match=re.escape(words)) as err:
         make(classroom)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: H.run_sentence("classroom", "I like to draw"), "Expected a model from H.load_model"),
+    (lambda: H.Explorer("classroom"), "Expected a model from H.load_model"),
+    (lambda: H.save_for_slides(Figure(), "x", formats="png"), "is one string"),
+    (lambda: H.save_for_slides(Figure(), "x", dpi=100000), "at most 1200"),
+])
+def test_a_model_name_for_a_model_a_format_string_or_a_huge_dpi_is_one_line(tmp_path, monkeypatch, call, words):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(words)) as err:
+        call()
+    assert "\n" not in str(err.value) and not list(tmp_path.iterdir())
+
+
+def test_the_doctor_prints_on_a_console_that_cannot_show_a_tick():
+    import os
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "helpers.doctor"], capture_output=True, timeout=300,
+                          env=dict(os.environ, PYTHONIOENCODING="ascii"), cwd=Path(__file__).resolve().parent.parent)
+    assert b"Traceback" not in done.stderr and b"? " in done.stdout, done.stderr[-500:]

@@ -32,6 +32,9 @@ class Run:
 def read_sentence(lm: LanguageModel, sentence: str, bos: bool | None = None) -> tuple[list[str], list[int]]:
     """Tokenize once: (tokens, ids). bos=None uses the start token exactly when the model was
     trained with one. Models that share a tokenizer can all run these ids (see run_ids)."""
+    if not all(hasattr(lm, part) for part in ("model", "tokenizer", "bos")):  # "classroom" typed for its model
+        raise ValueError(f"Expected a model from H.load_model(...), got {type(lm).__name__} {lm!r:.40}; "
+                         f"load it first, e.g. lm = H.load_model('classroom').")
     bos = lm.bos if bos is None else bos
     ids = lm.tokenizer.encode(sentence, bos=bos)
     return lm.tokenizer.decode(ids), ids

@@ -124,11 +124,13 @@ def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -
         raise ValueError(f"save_for_slides needs a matplotlib Figure, got {type(fig).__name__}; "
                          f"pass the figure a plot function returned.")
     check_plain_name(name)
+    if isinstance(formats, str):
+        raise ValueError(f"formats={formats!r} is one string; pass a list of formats, e.g. ['{formats}'].")
     bad = [f for f in formats if str(f).lower() not in FORMATS]
     if bad or not formats:
         raise ValueError(f"formats={tuple(formats)!r} is not supported; choose from {FORMATS}.")
-    if not isinstance(dpi, (int, float)) or dpi <= 0:
-        raise ValueError(f"dpi={dpi!r} must be a positive number; 200 is good for slides.")
+    if not isinstance(dpi, (int, float)) or not 0 < dpi <= 1200:  # 100000 dpi asks Agg for terabytes
+        raise ValueError(f"dpi={dpi!r} must be a number above 0 and at most 1200; 200 is good for slides.")
 
 
 def check_plain_name(name: str, example: str = "draw_attention") -> str:
