@@ -150,6 +150,11 @@ class Grader:
         for run in list(self.running.values()):
             self.end(run)
         self.running.clear()
+        for child in multiprocessing.active_children():  # a worker that Ctrl-C or SIGTERM stopped being registered
+            for kill in (os.killpg, os.kill):
+                with contextlib.suppress(OSError):
+                    kill(child.pid, signal.SIGKILL)
+            child.join(10)
         for cgroup in pool_cgroups(self.root.name):  # one made for a worker that Ctrl-C stopped being started
             remove_cgroup(cgroup)
         shutil.rmtree(self.root, ignore_errors=True)
