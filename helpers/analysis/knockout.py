@@ -100,14 +100,20 @@ def cached_head_means(lm: LanguageModel) -> torch.Tensor:
     return _MEANS[lm.model]
 
 
+def check_mode(mode) -> str:
+    """A knock-out mode, or a one-line ValueError."""
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r}: choose one of {' or '.join(map(repr, MODES))}.")
+    return mode
+
+
 def knock_out(lm: LanguageModel, heads, mode: str = "zero") -> "KnockOut":
     """A context manager that removes `heads` from every forward pass of lm inside its `with` block.
 
     mode "zero" silences a head; "mean" replaces its output by its average output (head_means).
     The heads and the mode are checked now, before any `with`: a bad one is a one-line ValueError.
     """
-    if mode not in MODES:
-        raise ValueError(f"Unknown mode {mode!r}; choose 'zero' or 'mean'.")
+    check_mode(mode)
     heads = check_head_list(lm, heads)
     return KnockOut(lm.model, heads, cached_head_means(lm) if mode == "mean" else None)
 

@@ -13,7 +13,6 @@ an exercise that kills its process costs only itself.
 from __future__ import annotations
 
 import contextlib
-import json
 import multiprocessing
 import os
 import select
@@ -31,7 +30,7 @@ from .confine import (PR_GET_DUMPABLE, PR_SET_DUMPABLE, Limits, enter_cgroup, la
 from .lessons import lessons
 from .runner import SPAWN
 from .submissions import lessons_in
-from .wire import HEADER, whole_characters
+from .wire import HEADER, parse
 from .worker import MAX_CELL, MAX_MESSAGE, MAX_TEXT, plain_record, record, work
 
 PRELOAD_ENV = "HELPERS_GRADE_LESSONS"  # preload.ENV
@@ -137,10 +136,7 @@ class Grader:
 
     def end(self, run: _Running) -> None:
         """Stop the worker and everything it started, close its pipe, remove its folder."""
-        for kill in (os.killpg, os.kill):
-            with contextlib.suppress(OSError):
-                kill(run.process.pid, signal.SIGKILL)
-        run.process.join(10)
+        _kill(run.process)
         os.close(run.fd)
         run.job.seconds += time.monotonic() - run.started
         shutil.rmtree(run.workdir, ignore_errors=True)
@@ -151,10 +147,7 @@ class Grader:
             self.end(run)
         self.running.clear()
         for child in multiprocessing.active_children():  # a worker that Ctrl-C or SIGTERM stopped being registered
-            for kill in (os.killpg, os.kill):
-                with contextlib.suppress(OSError):
-                    kill(child.pid, signal.SIGKILL)
-            child.join(10)
+            _kill(child)
         for cgroup in pool_cgroups(self.root.name):  # one made for a worker that Ctrl-C stopped being started
             remove_cgroup(cgroup)
         shutil.rmtree(self.root, ignore_errors=True)
@@ -180,7 +173,7 @@ class Grader:
                 break
             body, run.buffer = run.buffer[HEADER.size:HEADER.size + size], run.buffer[HEADER.size + size:]
             try:
-                self.take(run, whole_characters(json.loads(body.decode("utf-8"))))
+                self.take(run, parse(body))
             except (ValueError, RecursionError, MemoryError):
                 run.bad = "bytes that are not a JSON message"
         return not run.bad
@@ -297,6 +290,14 @@ class Grader:
             done(run.job)
         else:
             waiting.insert(0, (run.job, again))
+
+
+def _kill(process) -> None:
+    """Kill a worker and its process group (it called setsid), then reap it."""
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(OSError):
+            kill(process.pid, signal.SIGKILL)
+    process.join(10)
 
 
 def grade_jobs(jobs: list[Job], limits: Limits, workers: int, hidden: list[Path], done=lambda job: None,

@@ -160,12 +160,17 @@ def receive(fd: int, limit: int) -> dict:
     if size > limit:
         raise Unreadable(f"a message of {size:,} bytes, more than {limit:,}")
     try:
-        data = whole_characters(json.loads(_exactly(fd, size).decode("utf-8")))
+        data = parse(_exactly(fd, size))
     except (ValueError, RecursionError, MemoryError):
         raise Unreadable("bytes that are not a JSON message") from None
     if not isinstance(data, dict):
         raise Unreadable("a message that is not a JSON object")
     return data
+
+
+def parse(body: bytes):
+    """A message's body as data (ValueError, RecursionError or MemoryError when it is not JSON)."""
+    return whole_characters(json.loads(body.decode("utf-8")))
 
 
 def whole_characters(value):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..analysis.captions import bars_words
-from ..analysis.knockout import MODES, cached_head_means, check_head_list, head_label, next_word_change, parse_head
+from ..analysis.knockout import MODES, cached_head_means, check_mode, check_head_list, head_label, next_word_change, parse_head
 from ..core.arguments import whole_number
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
@@ -20,8 +20,7 @@ class KnockoutExplorer(SyncedControls):
     def __init__(self, lm: LanguageModel, sentence: str, heads=(), mode: str = "zero", top_k: int = 5):
         import ipywidgets as w
 
-        if mode not in MODES:
-            raise ValueError(f"mode={mode!r}: choose one of {', '.join(map(repr, MODES))}.")
+        check_mode(mode)
         self.lm, self.top_k = lm, whole_number(top_k, "top_k", low=1, example="5")
         cfg = lm.config
         chosen = [head_label(*h) for h in check_head_list(lm, heads)]
