@@ -2,8 +2,8 @@
 
 It checks the Python and package versions, the widget front end JupyterLab needs to show sliders,
 the shipped files in data/ against the checksums in data/models.json and data/README.md (notebook
-08's training snapshots included), the scripts and templates the offline page is built from, and
-draws one 144-head map. Each problem is one line that names the fix; the exit status is the number
+08's training snapshots included), the scripts and templates the offline page is built from (each
+whole), that every notebook reads and every helper module imports, and draws one 144-head map. Each problem is one line that names the fix; the exit status is the number
 of problems (0: ready for class). `--grading` checks what grading a class needs instead: a confined
 worker per submission (python -m helpers.grade; bubblewrap for --sandbox bwrap), the lessons exported
 for nbgrader and otter-grader, and those two graders (the extra `.[grading]`; a missing one is a line).
@@ -15,10 +15,12 @@ reported as a line, not as a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata as metadata
 import io
 import json
 import os
+import pkgutil
 import re
 import shutil
 import subprocess
@@ -34,6 +36,7 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # as helpers.core.ca
 FIGURES_DIR = Path(__file__).resolve().parent / "figures"
 # The files H.export_page and the class report read beside helpers/figures/page.py (tested against page.SCRIPTS).
 PAGE_FILES = ("page_template.html", "page_model.js", "page_live.js", "page_view.js", "report_template.html")
+ENDINGS = {".html": "</html>", ".js": "})();"}  # how each whole page file ends (tested)
 INSTALL = "run `pip install -e .` in the project folder"
 # package -> the oldest version that works (pyproject.toml's dependencies)
 REQUIRED = {"torch": "2.2", "numpy": "1.24", "matplotlib": "3.7", "ipywidgets": "8", "jupyterlab": "4",
@@ -197,8 +200,10 @@ def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
     for name in PAGE_FILES:
         fix = f"restore it with `git checkout -- helpers/figures/{name}` (or a fresh copy of the project)"
         try:
-            if not (folder / name).read_text(encoding="utf-8").strip():
-                problems.append(f"✗ helpers/figures/{name} is empty: {fix}.")
+            text = (folder / name).read_text(encoding="utf-8").strip()
+            if not text.endswith(ENDINGS[Path(name).suffix]):  # a copy cut short: the page would fail in the browser
+                problems.append(f"✗ helpers/figures/{name} is {'cut short' if text else 'empty'} (its last line "
+                                f"should end with `{ENDINGS[Path(name).suffix]}`): {fix}.")
         except FileNotFoundError:
             needs = "the class report of python -m helpers.grade" if name.startswith("report") else "H.export_page"
             problems.append(f"✗ helpers/figures/{name} is missing ({needs} needs it): {fix}.")
@@ -207,7 +212,34 @@ def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
     return problems, f"the offline page's {len(PAGE_FILES)} scripts and templates are there"
 
 
-CHECKS = (check_versions, check_widget_front_end, check_data, check_page_files, check_map)
+def check_code(root: Path = FIGURES_DIR.parent.parent) -> tuple[list[str], str]:
+    """(problems, summary): every notebook in notebooks/ reads as a notebook, and every module of helpers/
+    imports (a copy damaged by a bad merge or a half-finished download fails here, not in front of the class)."""
+    problems = []
+    restore = "restore it with `git checkout -- {0}` (or a fresh copy of the project)"
+    notebooks = sorted((root / "notebooks").glob("*.ipynb"))
+    for path in notebooks:
+        where = path.relative_to(root).as_posix()
+        try:
+            if not isinstance(json.loads(path.read_text(encoding="utf-8")).get("cells"), list):
+                raise ValueError("no cells")
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError) as err:
+            problems.append(f"✗ {where} is not a readable notebook ({_reason(err)}): {restore.format(where)}.")
+    # the grader's modules are left to --grading: they use POSIX calls a Windows laptop does not have
+    modules = [m.name for m in pkgutil.walk_packages(H.__path__, "helpers.")
+               if not m.name.endswith("__main__") and not m.name.startswith("helpers.grade")]
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as err:  # noqa: BLE001 - any failure to import is the one line this check exists for
+            where = name.replace(".", "/") + ".py"
+            problems.append(f"✗ {where} cannot be imported ({type(err).__name__}: {err}): {restore.format(where)}.")
+    if not notebooks:
+        problems.append(f"✗ notebooks/ holds no notebook: {restore.format('notebooks')}.")
+    return problems, f"{len(notebooks)} notebooks read and {len(modules)} helper modules imported"
+
+
+CHECKS = (check_versions, check_widget_front_end, check_data, check_page_files, check_code, check_map)
 GRADERS = {"nbgrader": "0.9", "otter-grader": "7"}  # pyproject.toml's extra `grading`
 GRADING_EXTRA = 'pip install -e ".[grading]"'
 

@@ -181,10 +181,11 @@ def recipe_batch(writer: StoryWriter, tokenizer: WordTokenizer, recipe: Recipe, 
     return story_ids(tokenizer, stories)
 
 
-def check_out(path: str | os.PathLike, name: str) -> Path:
-    """The model file to write for recipe `name`, checked before any training: one line naming --out
-    when training would only fail at the end, or would overwrite the model list or another model's
-    file. Call it for every file a run will write (one per seed), before the first step."""
+def check_out(path: str | os.PathLike, name: str, writes: str = "model") -> Path:
+    """The file to write for recipe `name` (`writes`: "model" or "snapshots"), checked before any training:
+    one line naming --out when training would only fail at the end, or would overwrite the model list or any
+    other file it lists (another model's, or this model's when writing its snapshots). Call it for every file
+    a run will write (one per seed), before the first step."""
     text = os.fspath(path)
     flag, example = f"--out {text}", f"{name}.safetensors"
     if "\0" in text:
@@ -217,12 +218,20 @@ def check_out(path: str | os.PathLike, name: str) -> Path:
             refuse_read_only(target)
     except (ValueError, OSError) as err:
         raise ValueError(f"{flag}: {err}") from None
-    for other, entry in entries.items():
-        shipped = path.parent / str(entry.get("file", "")) if isinstance(entry, dict) else None
-        if other != name and shipped is not None and (shipped.name == path.name or _same_file(shipped, path)):
-            raise ValueError(f"{flag} is the {other} model's file (listed in {listing}); choose another name, "
+    for other, kind, listed in _listed_files(entries):
+        if (other, kind) != (name, writes) and (listed == path.name or _same_file(path.parent / listed, path)):
+            raise ValueError(f"{flag} is the {other} {kind} file (listed in {listing}); choose another name, "
                              f"e.g. {path.with_name(example)}.")
     return path
+
+
+def _listed_files(entries: dict):
+    """(recipe, "model" or "snapshots", file name) for every file a manifest lists."""
+    for name, entry in entries.items():
+        if isinstance(entry, dict):
+            for kind, holder in (("model", entry), ("snapshots", entry.get("snapshots"))):
+                if isinstance(holder, dict) and holder.get("file"):
+                    yield name, kind, str(holder["file"])
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -315,7 +324,7 @@ def main(argv=None) -> None:
     path = args.out or DATA_DIR / f"{args.name}{'-snapshots' if args.snapshots else ''}.safetensors"
     try:
         if args.snapshots:
-            info = train_snapshots(args.name, check_out(path, args.name))
+            info = train_snapshots(args.name, check_out(path, args.name, "snapshots"))
             print({k: v for k, v in info.items() if k != "info"})
             return
         if args.seeds is not None:

@@ -156,3 +156,31 @@ def test_an_old_nbgrader_or_one_without_alembic_on_path_is_named(monkeypatch):
     problems, _ = doctor.check_graders()
     assert problems == ["✗ nbgrader runs `alembic`, which is not on PATH: activate the virtual environment "
                         "(`source .venv/bin/activate`) before running nbgrader."]
+
+
+def test_a_page_script_cut_short_is_one_line(tmp_path):
+    """A copy that stops midway (a half-finished download) passed as 'there' before; the page then fails."""
+    for name in doctor.PAGE_FILES:
+        text = (doctor.FIGURES_DIR / name).read_text(encoding="utf-8")
+        assert text.strip().endswith(doctor.ENDINGS[Path(name).suffix]), name  # the endings the check expects
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    model = tmp_path / "page_model.js"
+    model.write_text(model.read_text(encoding="utf-8")[:2000], encoding="utf-8")
+    assert doctor.check_page_files(tmp_path)[0] == [
+        "✗ helpers/figures/page_model.js is cut short (its last line should end with `})();`): restore it with "
+        "`git checkout -- helpers/figures/page_model.js` (or a fresh copy of the project)."]
+
+
+def test_a_damaged_notebook_or_helper_module_is_one_line_each(tmp_path):
+    shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    (tmp_path / "notebooks" / "02_shrinking_the_head.ipynb").write_text('{"cells": [', encoding="utf-8")
+    (tmp_path / "helpers" / "widgets" / "slider.py").write_text("def broken(:\n", encoding="utf-8")
+    check = ("import sys; from helpers import doctor; "
+             "print('\\n'.join(doctor.check_code(doctor.FIGURES_DIR.parent.parent)[0]))")
+    result = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and result.returncode == 0, result.stdout + result.stderr
+    assert lines[0].startswith("✗ notebooks/02_shrinking_the_head.ipynb is not a readable notebook (")
+    assert lines[1].startswith("✗ helpers/widgets/slider.py cannot be imported (SyntaxError: ")
+    assert all(line.endswith("(or a fresh copy of the project).") for line in lines)

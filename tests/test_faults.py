@@ -101,14 +101,14 @@ def shipped(tmp_path):
     return folder
 
 
-def refused_before_training(monkeypatch, capsys, out) -> str:
-    """main(['tiny', '--out', out]) must stop before any step is trained, with one line naming --out."""
+def refused_before_training(monkeypatch, capsys, out, *more: str) -> str:
+    """main(['tiny', '--out', out, *more]) must stop before any step is trained, with one line naming --out."""
     def no_training(*args, **kwargs):
         raise AssertionError("training started although --out is bad")
 
     monkeypatch.setattr(train, "train", no_training)
     with pytest.raises(SystemExit) as stop:
-        train.main(["tiny", "--out", str(out)])
+        train.main(["tiny", "--out", str(out), *more])
     err = capsys.readouterr().err.strip()
     assert stop.value.code == 2 and "\n" not in err and "--out" in err and "Traceback" not in err, err
     return err
@@ -121,8 +121,22 @@ def test_out_onto_the_model_list_is_refused_before_training(shipped, monkeypatch
 
 
 def test_out_onto_another_models_file_is_refused_before_training(shipped, monkeypatch, capsys):
-    assert "classroom model's file" in refused_before_training(monkeypatch, capsys, shipped / "classroom.safetensors")
+    assert "classroom model file" in refused_before_training(monkeypatch, capsys, shipped / "classroom.safetensors")
     assert (shipped / "classroom.safetensors").read_bytes() == b"the classroom model"
+
+
+def test_snapshots_onto_a_models_own_file_and_back_are_refused_before_training(shipped, monkeypatch, capsys):
+    """tiny's snapshots written over tiny's model (or a model over tiny's snapshots) would lose the other."""
+    listing = json.loads((shipped / "models.json").read_text())
+    listing["tiny"] = {"file": "tiny.safetensors", "snapshots": {"file": "tiny-snap.safetensors"}}
+    (shipped / "models.json").write_text(json.dumps(listing))
+    for name in ("tiny.safetensors", "tiny-snap.safetensors"):
+        (shipped / name).write_bytes(name.encode())
+    err = refused_before_training(monkeypatch, capsys, shipped / "tiny.safetensors", "--snapshots")
+    assert "tiny model file" in err
+    assert "tiny snapshots file" in refused_before_training(monkeypatch, capsys, shipped / "tiny-snap.safetensors")
+    assert [(shipped / n).read_bytes() for n in ("tiny.safetensors", "tiny-snap.safetensors")] == [
+        b"tiny.safetensors", b"tiny-snap.safetensors"]
 
 
 @pytest.mark.parametrize("where, words", [("file/sub/tiny.safetensors", "is a file, not a folder"),
