@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -208,7 +210,7 @@ def check_out(path: str | os.PathLike, name: str, writes: str = "model") -> Path
     folder = next(p for p in path.parents if p.exists() or p.is_symlink() or p == p.parent)
     if not folder.is_dir():
         raise ValueError(f"{flag}: {folder} is a file, not a folder; choose a folder for the model file.")
-    if not os.access(folder, os.W_OK | os.X_OK):
+    if not _can_create_in(folder):
         raise ValueError(f"{flag}: cannot write in {folder} (read-only or permission denied); choose a folder "
                          f"you can write to.")
     listing = path.parent / MANIFEST.name
@@ -232,6 +234,16 @@ def _listed_files(entries: dict):
             for kind, holder in (("model", entry), ("snapshots", entry.get("snapshots"))):
                 if isinstance(holder, dict) and holder.get("file"):
                     yield name, kind, str(holder["file"])
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be made in `folder`: tried, since os.access says yes to root on a read-only mount,
+    /proc or /sys."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -312,6 +324,10 @@ def train_live(name: str, seed: int, on_step) -> tuple[GPT, dict]:
     return train(name, progress=False, recipe=replace(RECIPES[name], seed=seed), on_step=on_step)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m helpers.train", description=__doc__)
     parser.add_argument("name", choices=list(RECIPES), help="which model to train")
@@ -321,6 +337,18 @@ def main(argv=None) -> None:
     parser.add_argument("--snapshots", action="store_true",
                         help="keep ~30 snapshots along the run in data/NAME-snapshots.safetensors (notebook 08)")
     args = parser.parse_args(argv)
+    # `kill` or a closed terminal ends a run as Ctrl-C does, with one line (not under nohup: SIGHUP stays ignored)
+    stops = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None))
+             if s is not None and signal.getsignal(s) is not signal.SIG_IGN]
+    before = {s: signal.signal(s, _interrupt) for s in stops}
+    try:
+        _run(parser, args)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     path = args.out or DATA_DIR / f"{args.name}{'-snapshots' if args.snapshots else ''}.safetensors"
     try:
         if args.snapshots:

@@ -372,9 +372,11 @@ def test_knockout_explorer_survives_bad_values_and_redraws(classroom):
     (lambda lm: H.KnockoutExplorer(lm, "I like to draw", top_k=0), "top_k=0 is out of range"),
     (lambda lm: H.LiveTraining(H.train_live, "tiny", seed="x"), "seed='x' is not a whole number"),
     (lambda lm: H.LiveTraining(H.train_live, "tiny", n_stories=10**9), "n_stories=1000000000 is out of range"),
+    (lambda lm: H.LiveTraining(None), "the function that trains, not NoneType; pass H.train_live"),
+    (lambda lm: H.plot_attention([[1.0, 0.0], [0.5]], ["I", "like"]), "the rows of this list have different lengths"),
 ])
 def test_a_widget_built_with_a_bad_argument_says_which_in_one_line(classroom, make, words):
-    with pytest.raises(ValueError, match=re.escape(words)) as err:
+    with pytest.raises((ValueError, TypeError), match=re.escape(words)) as err:
         make(classroom)
     assert "\n" not in str(err.value)
 

@@ -162,6 +162,13 @@ def test_out_onto_a_pipe_a_link_or_into_the_package_is_refused_first(tmp_path, m
 
 
 @needs_root
+def test_out_in_proc_or_sys_is_refused_before_training(monkeypatch, capsys):
+    """os.access says root may write there; only trying to make a file tells."""
+    for where in ("/proc/tiny.safetensors", "/sys/new/tiny.safetensors"):
+        assert "cannot write in" in refused_before_training(monkeypatch, capsys, where)
+
+
+@needs_root
 def test_out_on_a_read_only_mount_is_refused_before_training(tmp_path, monkeypatch, capsys):
     mount = tmp_path / "ro"
     mount.mkdir()
@@ -199,13 +206,15 @@ T.main(["tiny", "--out", sys.argv[1]])
 
 
 @pytest.mark.slow  # a training process
-def test_ctrl_c_stops_training_with_one_line_and_writes_nothing(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["Ctrl-C", "kill", "hang-up"])
+def test_ctrl_c_or_kill_stops_training_with_one_line_and_writes_nothing(tmp_path, stop):
+    """SIGTERM (kill) and SIGHUP (a closed terminal) ended a run without a word before; now as Ctrl-C does."""
     out = tmp_path / "new" / "tiny.safetensors"
     proc = subprocess.Popen([sys.executable, "-c", CTRL_C, str(out)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "training"
-        proc.send_signal(signal.SIGINT)  # a real Ctrl-C, in the middle of a step
+        proc.send_signal(stop)  # in the middle of a step
         _, err = proc.communicate(timeout=120)
     finally:
         proc.kill()

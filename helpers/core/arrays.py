@@ -13,4 +13,10 @@ def to_numpy(values, dtype=np.float64) -> np.ndarray:
         if not values.dtype.is_floating_point or values.dtype in (torch.float16, torch.bfloat16):
             values = values.double()  # numpy has no bfloat16; converting through float64 loses nothing
         values = values.numpy()
-    return np.asarray(values, dtype=dtype)
+    try:
+        return np.asarray(values, dtype=dtype)
+    except ValueError as err:  # numpy's own line speaks of "inhomogeneous part"
+        if "inhomogeneous" not in str(err) and "sequence" not in str(err):
+            raise
+        raise ValueError("the rows of this list have different lengths; pass a tensor or a list of rows that are "
+                         "all as long (e.g. attention weights of shape (T, T)).") from None

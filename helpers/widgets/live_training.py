@@ -32,6 +32,9 @@ class LiveTraining:
         """markers: whether `recipe` writes its lists with `list :` / `again :` (only notebook 08's does not)."""
         import ipywidgets as W
 
+        if not callable(train):  # found at the first press of Train otherwise, in a thread
+            raise TypeError(f"LiveTraining's first argument is the function that trains, not {type(train).__name__}; "
+                            f"pass H.train_live, as in notebook 08.")
         seed = whole_number(seed, "seed", 0, 10_000, example="22")
         n_stories = whole_number(n_stories, "n_stories", 1, 1000, example="32")  # held-out stories probed
         self.train, self.recipe, self.probe = train, recipe, Probe(vocabulary(), n_stories, markers)
