@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import re
 
 import pytest
 import torch
@@ -40,6 +41,23 @@ def test_a_model_trained_again_is_the_same_file(tiny, tmp_path):
     assert "train_seconds" in first["info"]
     loaded = catalog.load_model("tiny", data_dir=tmp_path / "a")
     assert "train_seconds" not in loaded.info and loaded.info["held_out_loss"] == info["held_out_loss"]
+
+
+
+def test_a_folder_of_ones_own_gets_its_own_fixes(tiny, tmp_path):
+    """Not `git checkout -- data/...` nor the shipped names: the model trained again into that folder."""
+    model, info = tiny
+    path = tmp_path / "mine" / "tiny.safetensors"
+    catalog.record_model("tiny", model, train.RECIPES["tiny"].words, info, path)
+    with pytest.raises(ValueError, match=re.escape(f"No model named 'classroom' in {path.parent / 'models.json'}; "
+                                                   f"choose one of tiny.")):
+        catalog.load_model("classroom", data_dir=path.parent)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=re.escape(f"`python -m helpers.train tiny --out {path}`.")) as err:
+        catalog.load_model("tiny", data_dir=path.parent)
+    assert "git checkout" not in str(err.value)
 
 
 def test_training_runs_on_the_recipes_thread_count_and_restores_the_callers(monkeypatch):

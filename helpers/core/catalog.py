@@ -61,14 +61,17 @@ def load_model(name: str = "classroom", data_dir: Path | None = None) -> Languag
     folder = DATA_DIR if data_dir is None else Path(data_dir)
     entries = manifest() if data_dir is None else manifest(folder / MANIFEST.name)
     if name not in entries:
-        raise ValueError(f"No model named {name!r}; choose one of {', '.join(shipped_models() + ['gpt2'])}.")
+        names = sorted(entries) + ['gpt2'] if data_dir is None else sorted(entries)
+        raise ValueError(f"No model named {name!r}{'' if data_dir is None else f' in {folder / MANIFEST.name}'}; "
+                         f"choose one of {', '.join(names) or '(none listed)'}.")
     entry = entries[name]
     listing = folder / MANIFEST.name
     for field in ("file", "sha256"):  # without its checksum a file cannot be trusted: never load it unchecked
         if not isinstance(entry, dict) or not isinstance(entry.get(field), str):
             raise ValueError(f"The entry {name!r} in {listing} has no {field!r}, so {name} cannot be checked; "
                              f"{RESTORE if data_dir is None else 'rerun ' + regenerate_command(name)}.")
-    remedy = f"{regenerate_command(name)}`, or restore the shipped file with `git checkout -- data/{entry['file']}"
+    remedy = (f"{regenerate_command(name)}`, or restore the shipped file with `git checkout -- data/{entry['file']}"
+              if data_dir is None else f"{regenerate_command(name)} --out {folder / entry['file']}")  # a folder of yours
     model, vocab, info = read_model(folder / entry["file"], entry["sha256"], remedy)
     return LanguageModel(name=name, model=model, tokenizer=WordTokenizer(vocab), info=info, bos=info.get("bos", True))
 
