@@ -229,6 +229,7 @@ def test_an_endless_function_is_stopped_with_a_cross(name, list_run, monkeypatch
 
     run_check(name, endless, list_run)
     assert "ran for more than 0.3 s (an endless loop?)" in one_line(capsys)
+    monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 60.0)  # a busy machine may need more than 0.3 s for a right one
     run_check(name, CHECKS[name][1], list_run)  # the timer is gone: the next check runs normally
     assert one_line(capsys).startswith("✓")
 

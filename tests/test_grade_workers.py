@@ -326,6 +326,13 @@ def _ours() -> list[int]:
     return found
 
 
+SLOW_RIGHT_ANSWER = '''def attention_weights(Q, K):
+    import time
+    time.sleep(0.4)  # a right answer that takes its time
+    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)
+'''
+
+
 @pytest.mark.parametrize("how", ["Ctrl-C", "SIGTERM"])  # SIGTERM: `kill PID`, or a scheduler's time limit
 def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path, how):
     folder, out = tmp_path / "class", tmp_path / "out"
@@ -333,8 +340,9 @@ def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path,
     # (pytest's tmp_path under xdist is longer than that allows)
     scratch = Path(tempfile.mkdtemp(prefix="hg", dir="/tmp" if os.path.isdir("/tmp") else None))
     folder.mkdir()
+    # the four after the first two take a second or more each, so the stop lands midway however busy the machine
     for i in range(6):
-        _write(folder / f"s{i}_01.ipynb", _lesson01())
+        _write(folder / f"s{i}_01.ipynb", _lesson01(None if i < 2 else SLOW_RIGHT_ANSWER))
     run = _grade(folder, out, "--workers", "1", env={"TMPDIR": str(scratch)}, start_new_session=True)
     kept = out / ".grading"
     while run.poll() is None and len(list(kept.glob("*.json"))) < 2:
