@@ -12,6 +12,7 @@ import math
 import os
 import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -338,8 +339,9 @@ def main(argv=None) -> None:
                         help="keep ~30 snapshots along the run in data/NAME-snapshots.safetensors (notebook 08)")
     args = parser.parse_args(argv)
     # `kill` or a closed terminal ends a run as Ctrl-C does, with one line (not under nohup: SIGHUP stays ignored)
-    stops = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None))
-             if s is not None and signal.getsignal(s) is not signal.SIG_IGN]
+    stops = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None))  # only the main thread may set them
+             if s is not None and signal.getsignal(s) is not signal.SIG_IGN and threading.current_thread()
+             is threading.main_thread()]
     before = {s: signal.signal(s, _interrupt) for s in stops}
     try:
         _run(parser, args)
