@@ -12,6 +12,7 @@ import sys
 
 import pytest
 from IPython.core.formatters import DisplayFormatter
+import numpy as np
 import torch
 
 import helpers as H
@@ -276,3 +277,21 @@ def test_printing_instead_of_returning_is_named_and_a_silent_stub_is_not_attempt
 def test_a_tuple_holding_the_answer_is_told_to_return_one_thing(capsys):
     C.check_attention_weights(lambda Q, K: (Q @ K.T, sdpa(Q, K)))
     assert "returned 2 things (a tuple)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer", [lambda Q, K: (Q @ K.T).softmax(-1).sum(), lambda Q, K: 1.0,
+                                    lambda Q, K: np.float32(3.0)], ids=["sum", "float", "numpy scalar"])
+def test_one_number_for_a_tensor_answer_is_said_not_raised(answer, capsys):
+    """Any one-number answer raised TypeError inside the check (numpy's ndarray.all on a numpy scalar)."""
+    verdict = H.check_attention_weights(answer)
+    assert verdict.code == "attention_weights.wrong_shape" and "one number (shape []), expected [5, 5]" in verdict.line
+
+
+@pytest.mark.parametrize("device_or_dtype, words", [("meta", "on the 'meta' device"), ("complex", "complex numbers")])
+def test_a_meta_or_complex_tensor_is_named(device_or_dtype, words):
+    """A meta tensor was 'expected a tensor, got Tensor'; a complex one passed with a cast warning."""
+    def answer(Q, K):
+        weights = (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1)
+        return torch.empty_like(weights, device="meta") if device_or_dtype == "meta" else weights.to(torch.complex64)
+    verdict = H.check_attention_weights(answer)
+    assert not verdict.passed and words in verdict.line, verdict.line

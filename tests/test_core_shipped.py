@@ -40,6 +40,7 @@ def classroom():
     return catalog.load_model("classroom")
 
 
+@pytest.mark.slow  # a held-out evaluation of the 12 × 12 model
 @needs("classroom")
 def test_classroom_forced_positions_are_predicted(classroom):
     result = train.evaluate(classroom.model, classroom.tokenizer, relay=True)

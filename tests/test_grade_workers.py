@@ -333,6 +333,7 @@ SLOW_RIGHT_ANSWER = '''def attention_weights(Q, K):
 '''
 
 
+@pytest.mark.slow  # a class graded twice, interrupted between
 @pytest.mark.parametrize("how", ["Ctrl-C", "SIGTERM"])  # SIGTERM: `kill PID`, or a scheduler's time limit
 def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path, how):
     folder, out = tmp_path / "class", tmp_path / "out"

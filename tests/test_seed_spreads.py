@@ -16,6 +16,7 @@ from helpers.core.catalog import manifest
 FAMILIES = [f"heads-{h}" for h in (1, 2, 3, 4, 6, 12)] + [f"kv-{n}" for n in (1, 2, 3, 4, 6, 12)]
 
 
+@pytest.mark.slow  # three training runs
 def test_the_training_command_records_every_seed_beside_the_model(tmp_path):
     out = tmp_path / "tiny.safetensors"
     train.main(["tiny", "--out", str(out)])

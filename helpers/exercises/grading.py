@@ -166,7 +166,10 @@ def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, see
             return ("your answer contains NaN or inf (e.g. a softmax over a row that is all -inf, -inf written "
                     "after the softmax, or 0 × inf); check each step on a small input."), "nan_or_inf", "mistake", True
         if value.shape != expected.shape:
-            line = f"wrong shape {list(value.shape)}, expected {list(expected.shape)}. {ex.shape_hint}".rstrip()
+            said = ("one number (shape [])" if value.ndim == 0 and expected.ndim else f"wrong shape {list(value.shape)}")
+            line = f"{said}, expected {list(expected.shape)}. {ex.shape_hint}".rstrip()
+            if value.ndim == 0 and expected.ndim:
+                line += " A .sum(), .mean(), .max() or .item() turns a tensor into one number."
             return line, "wrong_shape", "generic", True
     if ex.explain:
         line, named, *code = ex.explain(value, expected, args64)

@@ -28,7 +28,7 @@ ATOL = RTOL = 1e-4
 # captured now: later changes to torch, numpy or this module (by a student's code) cannot reach them
 _NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
 _DETACH, _TO, _NUMPY = torch.Tensor.detach, torch.Tensor.to, torch.Tensor.numpy
-_ARRAY, _ALL, _ANY = np.array, np.ndarray.all, np.ndarray.any
+_ARRAY, _ALL, _ANY = np.array, np.all, np.any  # np.all, not ndarray.all: a 0-d answer gives a numpy scalar
 _ABS, _SUB, _LE, _ISNAN, _ISFINITE = np.absolute, np.subtract, np.less_equal, np.isnan, np.isfinite
 _AND, _OR, _MUL, _ADD, _EQ = np.logical_and, np.logical_or, np.multiply, np.add, np.equal
 _HALF = (torch.float16, torch.bfloat16)
@@ -39,6 +39,8 @@ def as_float64(got) -> np.ndarray:
     """A plain float64 numpy copy of a tensor (any subclass, on any device, needing grad or not),
     an array or a (nested) list of numbers; raises TypeError/ValueError for anything else."""
     if isinstance(got, torch.Tensor):
+        if got.is_complex() or got.is_meta:  # the cast would drop the imaginary part, or there is nothing to read
+            raise TypeError("complex" if got.is_complex() else "meta")
         with _NO_TORCH_FUNCTION():
             plain = _TO(_DETACH(got), device="cpu", dtype=torch.float64)
             return _ARRAY(_NUMPY(plain), dtype=np.float64, copy=True)
@@ -53,7 +55,11 @@ def read_tensor(got, args: tuple) -> tuple[np.ndarray | None, str | None]:
     """(float64 array, None) for a tensor, an array or a list of numbers; else (None, what to return)."""
     try:
         return as_float64(got), None
-    except (TypeError, ValueError, RuntimeError):
+    except (TypeError, ValueError, RuntimeError) as err:
+        if isinstance(got, torch.Tensor) and str(err) in ("complex", "meta"):
+            return None, ("your tensor holds complex numbers; the answer is real: drop the conversion to a complex "
+                          "dtype." if str(err) == "complex" else "your tensor is on the 'meta' device, which holds "
+                          "shapes but no numbers: compute the answer from the inputs (no device='meta').")
         return None, f"expected a tensor, got {type(got).__name__}; return the result of the tensor maths."
 
 
