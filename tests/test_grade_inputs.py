@@ -186,6 +186,39 @@ def test_only_plain_definitions_are_taken_never_the_check_or_top_level_code():
     assert "print" not in taken.code and "check_attention_weights" not in taken.code
 
 
+def test_imports_and_definitions_of_the_cells_above_are_taken_as_the_notebook_ran_them():
+    """`import math` in the first cell and a helper in another: a right answer was graded 'uses math, which is
+    not defined in it'."""
+    taken = _take("import math\nimport torch.nn.functional as F\nprint('setup')", "def my_softmax(x):\n    return F.softmax(x, -1)",
+                  "x = run_something()", "def attention_weights(Q, K):\n    return my_softmax(Q @ K.T / math.sqrt(Q.shape[-1]))")
+    assert taken.problem == "" and taken.code.splitlines()[:2] == ["import math", "import torch.nn.functional as F"]
+    assert "def my_softmax" in taken.code and "print" not in taken.code and "run_something" not in taken.code
+    assert taken.left_out == {"x": "x = run_something()"}
+
+
+def test_simple_expressions_are_kept_and_a_call_of_the_students_own_is_left_out_and_named():
+    taken = _take("import math\nimport torch\nNEG = -float('inf')\nSCALE = 1 / math.sqrt(768)\nsoftmax = torch.softmax\n"
+                  "LIMIT = make_limit()\ndef attention_weights(Q, K):\n    return Q\n")
+    for kept in ("NEG = -float('inf')", "SCALE = 1 / math.sqrt(768)", "softmax = torch.softmax"):
+        assert kept in taken.code
+    assert "make_limit" not in taken.code and taken.left_out == {"LIMIT": "LIMIT = make_limit()"}
+    reads_left_out = _take("w = weights[0]\nz = w @ V\ndef attention_weights(Q, K):\n    return Q\n")
+    assert "z =" not in reads_left_out.code and set(reads_left_out.left_out) == {"w", "z"}  # z reads w: not run
+    rebound = _take("def float(x):\n    return 0.0\nNEG = -float('inf')\ndef attention_weights(Q, K):\n    return Q\n")
+    assert "NEG" not in rebound.code and rebound.left_out == {"NEG": "NEG = -float('inf')"}  # float is the student's
+
+
+def test_a_name_only_a_left_out_line_sets_is_named_in_the_verdict():
+    from helpers.grade import worker
+    ex = lessons()["01"].exercises[0][1]
+    said = {"code": f"{ex.key}.error.name_not_defined", "line": "✗ x: your function uses LIMIT, which is not defined "
+            "in it: compute it from the inputs (…)"}
+    taken = definitions.Taken(ex.name, "…", left_out={"LIMIT": "LIMIT = make_limit()"})
+    line = worker._name_left_out(said, ex, taken)["line"]
+    assert "which only `LIMIT = make_limit()` sets, a line the grader does not run" in line
+    assert worker._name_left_out(said, ex, definitions.Taken(ex.name, "…")) == said
+
+
 @pytest.mark.parametrize("source", [
     "@(lambda f: f)\ndef attention_weights(Q, K):\n    return Q\n",
     "def attention_weights(Q, K, _=open('/etc/passwd').read()):\n    return Q\n",

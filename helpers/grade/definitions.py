@@ -7,21 +7,25 @@ is read), too many cells. JSON in UTF-8 (with or without a BOM), UTF-16 or UTF-3
 cells' types, sources and metadata are kept; outputs are dropped as the file is read.
 
 For the exercise `name` the grader takes the LAST code cell that defines `name` at its top level (as
-running the notebook top to bottom would leave it), its IPython magics and shell lines (`%%time`, `!pip`)
-read as blank lines, and from that cell only:
-- `import …` and `from … import …` lines;
+running the notebook top to bottom would leave it) and every code cell above it, their IPython magics
+and shell lines (`%%time`, `!pip`) read as blank lines, and from those cells only:
+- `import …` and `from … import …` lines (the first cell's `import math` is where a notebook keeps it);
 - function definitions (`def`) whose default values are plain constants, with no decorator but
   @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod or @property;
 - class definitions (`class X(nn.Module):`) whose body holds only such functions and constants;
-- assignments of a plain constant to a name (`EPS = 1e-9`).
-Everything else in the cell (the check call, prints, top-level code) is left out, and so are the
-cell's outputs, so no code of the student runs until the check calls the function. A definition of
-`name` that would run code as it is defined is refused in one line.
+- assignments to a name of a constant or of a simple expression: names, attributes, arithmetic, and
+  calls of float, int, abs, round, min, max or math.* (`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`,
+  `softmax = torch.softmax`).
+Everything else (the check call, prints, other top-level code) is left out, and so are the cells'
+outputs, so no code of the student runs until the check calls the function; a name the function uses
+that only a left-out line sets is named in the verdict. A definition of `name` that would run code as
+it is defined is refused in one line.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import re
 from dataclasses import dataclass
@@ -30,6 +34,9 @@ from .lessons import defined_names, plain_python
 
 MAX_CELLS = 20_000
 ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "staticmethod", "classmethod", "property"}
+SIMPLE_CALLS = {"float", "int", "abs", "round", "min", "max"}  # builtins a simple assignment may call (and math.*)
+_SIMPLE_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.Tuple, ast.Call,
+                 ast.expr_context, ast.operator, ast.unaryop)
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,7 @@ class Taken:
     code: str | None  # the definitions to run before the check; None: nothing to grade
     problem: str = ""  # one line when the definition was refused or does not parse
     cell: str = ""  # the student's whole cell, shown in the report (never run)
+    left_out: dict[str, str] | None = None  # a name set only by a line left out -> that line (for the verdict)
 
 
 def _constant(node: ast.AST) -> bool:
@@ -66,8 +74,25 @@ def _plain_class(node: ast.ClassDef) -> bool:
         all(_plain(s) for s in body)
 
 
-def _plain(node: ast.stmt) -> bool:
-    """A statement that runs none of the student's code when it is executed."""
+def _simple(node: ast.expr, bound: frozenset) -> bool:
+    """An expression that runs none of the student's code: names, attributes, arithmetic, and calls of the
+    builtins in SIMPLE_CALLS or of math.* (with `float` or `math` not rebound by the student's cells)."""
+    for sub in ast.walk(node):
+        if not isinstance(sub, _SIMPLE_NODES):
+            return False
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            builtin = isinstance(f, ast.Name) and f.id in SIMPLE_CALLS and f.id not in bound
+            of_math = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math" \
+                and "math" not in bound
+            if not (builtin or of_math) or sub.keywords:
+                return False
+    return True
+
+
+def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
+    """A statement that runs none of the student's code when it is executed (`bound`: the names the student's
+    cells set, other than by `import math`)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return not any(alias.name == "*" for alias in node.names)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -75,8 +100,51 @@ def _plain(node: ast.stmt) -> bool:
     if isinstance(node, ast.ClassDef):
         return _plain_class(node)
     if isinstance(node, ast.Assign):
-        return all(isinstance(t, ast.Name) for t in node.targets) and _constant(node.value)
+        return all(isinstance(t, ast.Name) for t in node.targets) and (
+            _constant(node.value) or _simple(node.value, bound))
     return False
+
+
+def _sets(node: ast.stmt) -> set[str]:
+    """The names a top-level statement sets."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {a.asname or a.name.split(".")[0] for a in node.names}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    return {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+
+
+def _bound(body: list[ast.stmt]) -> frozenset:
+    """The names these statements set, but `math` when `import math` sets it (a call of math.* stays simple)."""
+    names = set()
+    for node in body:
+        plain_math = isinstance(node, ast.Import) and any(a.name == "math" and a.asname in (None, "math") for a in node.names)
+        names |= _sets(node) - ({"math"} if plain_math else set())
+    return frozenset(names)
+
+
+def _kept(every: list[ast.stmt]) -> tuple[list[ast.stmt], dict[str, str]]:
+    """(the statements to run, in order; each name that only a left-out assignment sets -> that line). A simple
+    expression is kept only when every name it reads is set by a statement kept before it, or is a builtin."""
+    bound, available, kept, left_out = _bound(every), set(dir(builtins)), [], {}
+    for node in every:
+        reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} if isinstance(node, ast.Assign) else set()
+        if _plain(node, bound) and reads <= available:
+            kept.append(node)
+            available |= _sets(node)
+            left_out = {k: v for k, v in left_out.items() if k not in _sets(node)}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            left_out.update({name: ast.unparse(node)[:80] for name in _sets(node) - available})
+    return kept, left_out
+
+
+def _statements(source: str) -> list[ast.stmt]:
+    """A cell's top-level statements; none for a cell that does not parse (it is left out, as Jupyter would fail it)."""
+    try:
+        return ast.parse(plain_python(source)).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
 
 
 def _defines(node: ast.stmt, name: str) -> bool:
@@ -104,6 +172,7 @@ def take(cells: list[dict], name: str) -> Taken:
                                      f"grader takes only plain definitions", assigned[-1])
         return Taken(name, None)
     cell = found[-1]
+    above = [n for source in sources[:len(sources) - sources[::-1].index(cell) - 1] for n in _statements(source)]
     try:
         body = ast.parse(plain_python(cell)).body  # a cell with `%%time` or `!pip` on top runs in Jupyter too
     except (RecursionError, MemoryError) as err:  # nesting past what Python's parser can follow
@@ -117,8 +186,8 @@ def take(cells: list[dict], name: str) -> Taken:
         return Taken(name, None, f"the definition of {name} runs code as it is defined (a decorator, a default "
                                  f"value or a class body that is not plain definitions): the grader runs only "
                                  f"plain definitions", cell)
-    kept = [n for n in body if _plain(n)]
-    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell)
+    kept, left_out = _kept(above + body)  # as the notebook ran them, top to bottom
+    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out)
 
 
 # --- reading a notebook's bytes ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ why it cannot be graded), one "record" per exercise, then "end". pool.py reads t
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import torch
@@ -57,7 +58,18 @@ def _grade_one(prepared, i: int, taken, runner_) -> dict:
     if taken.code is None:
         return record(ex.name, ex.key, "not_attempted", f"{ex.key}.not_attempted",
                       f"… {ex.title}: not attempted (the notebook defines no {ex.name}).")
-    return runner.grade(prepared, i, runner_, plain_record)
+    return _name_left_out(runner.grade(prepared, i, runner_, plain_record), ex, taken)
+
+
+def _name_left_out(done: dict, ex, taken) -> dict:
+    """A NameError for a name that only a line the grader left out sets: that line is named, not "not defined"."""
+    found = re.search(r"your function uses (\w+), which is not defined in it", done["line"])
+    if done["code"] != f"{ex.key}.error.name_not_defined" or not found or found.group(1) not in (taken.left_out or {}):
+        return done
+    name = found.group(1)
+    return dict(done, line=f"✗ {ex.title}: your function uses {name}, which only `{taken.left_out[name]}` sets, a line "
+                           f"the grader does not run (it takes imports, definitions and simple constants from your "
+                           f"cells): set {name} inside the function.")
 
 
 def _take(cells: list[dict], name: str):
