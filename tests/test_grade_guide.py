@@ -48,9 +48,11 @@ BACKED = {
         "test_a_local_services_socket_is_out_of_reach"),
     "leaves files in the machine's `/tmp`, `/var/tmp` or `/dev/shm`": (
         "test_nothing_is_written_into_the_machines_scratch_folders",),
-    "changes the project or its virtualenv": ("test_the_project_is_read_only_to_a_worker",),
+    "changes a file of the machine: the project, its virtualenv, the interpreter's standard library, `/etc`": (
+        "test_the_machines_files_are_read_only_to_a_worker",),
     "leaves processes running": ("test_a_forked_process_ends_with_its_worker",
-                                 "test_no_process_a_submission_started_outlives_its_worker"),
+                                 "test_no_process_a_submission_started_outlives_its_worker",
+                                 "test_a_grader_killed_with_minus_9_leaves_no_student_code_running"),
     "runs past its time": ("test_each_hostile_submission_gets_its_own_row_right",),
     "uses more memory": ("test_each_hostile_submission_gets_its_own_row_right",),
     "starts many processes": ("test_a_fork_bomb_is_held_to_the_process_limit_even_as_root",),

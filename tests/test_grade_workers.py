@@ -32,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 RIGHT = "    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)\n"
 HEAD = "def attention_weights(Q, K):\n    import os, sys, struct, json\n"
 TOKEN = uuid.uuid4().hex[:12]
+# files a submission tries to make: in the project, its virtualenv, the interpreter's standard library, /etc, /var/lib
+MACHINE_FILES = [ROOT / "helpers" / f"{TOKEN}.py", Path(sys.prefix) / TOKEN,
+                 Path(sysconfig.get_paths()["stdlib"]) / f"{TOKEN}.py", Path("/etc") / TOKEN, Path("/var/lib") / TOKEN]
 SECRET = ("SECRET-" + TOKEN, "-of-the-victim")  # the victim's notebook holds the two joined; no hostile code does
 FRAME = "struct.pack('<I', len(b)) + b"
 FORGED = ("    for i in range(3):\n"
@@ -68,7 +71,7 @@ HOSTILE = {
                           for d in ("/tmp", "/var/tmp", "/dev/shm")) + RIGHT,
     "fork": HEAD + "    if os.fork() == 0:\n        open('/proc/self/comm', 'w').write('gf' + " + repr(TOKEN[:10]) + ")\n"
                    "        while True:\n            pass\n" + RIGHT,
-    "project": HEAD + f"    for path in ({str(ROOT / 'helpers' / (TOKEN + '.py'))!r}, sys.prefix + '/{TOKEN}'):\n"
+    "project": HEAD + f"    for path in {[str(p) for p in MACHINE_FILES]!r}:\n"
                       "        try:\n            open(path, 'w').close()\n            print('wrote', path)\n"
                       "        except OSError as err:\n            print('refused', err.errno)\n" + RIGHT,
     "socket": HEAD + "    import socket\n    s = socket.socket(socket.AF_UNIX)\n    try:\n"
@@ -132,7 +135,8 @@ def graded(tmp_path_factory):
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())} \
         if done.returncode == 0 else {}
     verdicts = {s["student"]: s for s in json.loads((out / "verdicts.json").read_text())["students"]} if rows else {}
-    return dict(rc=done.returncode, err=stderr, rows=rows, verdicts=verdicts, out=out)
+    protections = json.loads((out / "verdicts.json").read_text())["protections"] if rows else []
+    return dict(rc=done.returncode, err=stderr, rows=rows, verdicts=verdicts, out=out, protections=protections)
 
 
 def _bad_files(folder: Path) -> None:
@@ -268,9 +272,16 @@ def test_the_process_limit_leaves_room_for_the_users_processes_where_there_is_no
     assert from_ps is not None and from_ps > 0 and abs(from_ps - from_proc) <= 3, (from_ps, from_proc)
 
 
-def test_the_project_is_read_only_to_a_worker(graded):
-    assert "wrote" not in _printed(graded, "hostile-project") and "refused" in _printed(graded, "hostile-project")
-    assert not (ROOT / "helpers" / f"{TOKEN}.py").exists() and not (Path(sys.prefix) / TOKEN).exists()
+def test_the_machines_files_are_read_only_to_a_worker(graded):
+    """Not only the project and its virtualenv: the interpreter's standard library (pyenv keeps it under $HOME; a
+    sitecustomize.py there would run in the teacher's next Python), /etc and /var/lib could be written before."""
+    made = [p for p in MACHINE_FILES if p.exists()]
+    for p in made:
+        p.unlink()
+    assert made == [] and "wrote" not in _printed(graded, "hostile-project")
+    printed = _printed(graded, "hostile-project").splitlines()  # (the check calls the function once per input)
+    assert set(printed) == {"refused 30"} and len(printed) % len(MACHINE_FILES) == 0  # EROFS, each one
+    assert "read-only: the whole file system" in graded["protections"]
 
 
 def test_no_process_a_submission_started_outlives_its_worker(graded):
@@ -324,6 +335,41 @@ def _ours() -> list[int]:
         except OSError:
             pass
     return found
+
+
+ENDLESS = "def attention_weights(Q, K):\n    open('/proc/self/comm', 'w').write('endless')\n    while True:\n        pass\n"
+
+
+def _comms(pids: list[int]) -> list[str]:
+    names = []
+    for pid in pids:
+        try:
+            names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+        except OSError:
+            pass
+    return names
+
+
+def test_a_grader_killed_with_minus_9_leaves_no_student_code_running(tmp_path):
+    """Its workers die with the forkserver, which ends with the grader: an endless function used to burn a core
+    until its CPU limit (10 minutes and more)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    _write(folder / "endless_01.ipynb", _lesson01(ENDLESS))
+    run = _grade(folder, tmp_path / "out", "--workers", "1", "--timeout", "120")
+    deadline = time.monotonic() + 120
+    while "endless" not in _comms(_ours()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "endless" in _comms(_ours()), "the student's function never started"
+    run.kill()  # kill -9: the grader cannot clean up
+    run.communicate(timeout=60)
+    deadline = time.monotonic() + 30
+    while _ours() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = _ours()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], _comms(left)
 
 
 SLOW_RIGHT_ANSWER = '''def attention_weights(Q, K):

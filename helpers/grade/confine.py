@@ -5,8 +5,11 @@ teacher's (HOME and TMPDIR point at that directory), stdin closed, stdout and st
 and resource limits on address space, CPU time, file size and core dumps.
 On Linux, when the kernel lets an unprivileged user namespace be made (libc `unshare`): no network
 (a network namespace of its own, where even loopback is down), a mount namespace in which the
-folders of the submissions, the output folder and $HOME are covered by an empty tmpfs and the
-project (with its virtualenv) is read-only, and a PID namespace whose processes all die with it.
+folders of the submissions, the output folder and $HOME are covered by an empty tmpfs and every
+other mount is read-only (the project, its virtualenv, the interpreter's files, /etc), with empty
+/tmp, /var/tmp and /dev/shm of its own, and a PID namespace whose processes all die with it. A worker
+and its namespace are killed when their parent ends (PR_SET_PDEATHSIG), so a grader killed with -9
+leaves no student code running.
 `confine` returns the protections that hold, one short phrase each, so the grader can say them.
 
 Two more, made by the grading process around a worker:
@@ -26,6 +29,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -40,6 +44,10 @@ from pathlib import Path
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x10000000, 0x20000000, 0x40000000
 PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 3, 4, 38
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME, MS_STRICTATIME = 1 << 10, 1 << 11, 1 << 21, 1 << 24
+KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
+              "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
+PR_SET_PDEATHSIG = 1
 PROJECT = Path(__file__).resolve().parent.parent.parent
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # each worker gets empty ones of its own
 SCRATCH_BYTES = 64 << 20
@@ -104,11 +112,40 @@ def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], p
         if folder.is_dir() and _cover(libc, folder, keep):
             protections.append(f"hidden: {folder}" + (" (Python's own files in it stay readable)"
                                                       if any(_inside(k, folder) for k in keep) else ""))
-    for folder in dict.fromkeys([PROJECT, Path(sys.prefix).resolve()]):
-        if not _inside(workdir, folder) and _mount(libc, str(folder), str(folder), None, MS_BIND | MS_REC) and \
-                _mount(libc, "none", str(folder), None, MS_REMOUNT | MS_BIND | MS_RDONLY):
-            protections.append(f"read-only: {folder}")
+    refused = _read_only_everywhere(libc)
+    protections.append("read-only: the whole file system" if not refused else
+                       f"read-only: the file system but {', '.join(refused[:3])}{' …' if len(refused) > 3 else ''}")
     _own_scratch(libc, workdir, keep, protections)
+    if not _writable(workdir):  # not under an own /tmp: its folder gets a tmpfs of its own
+        _mount(libc, "tmpfs", str(workdir), "tmpfs", MS_NOSUID | MS_NODEV, f"size={SCRATCH_BYTES},mode=700")
+        os.chdir(workdir)
+
+
+def _read_only_everywhere(libc) -> list[str]:
+    """Every mount of the worker's namespace made read-only, as bubblewrap's `--ro-bind / /` does: the project,
+    the virtualenv, the interpreter's own files (pyenv under $HOME), /etc. Returns the mount points that refused
+    (outside /proc, /sys and /dev). A user namespace may not drop a mount's nosuid, nodev, noexec or atime
+    flags, so each is remounted with its own."""
+    refused = []
+    for line in _read(Path("/proc/self/mountinfo")).splitlines():
+        fields = line.split()
+        if len(fields) < 6 or "ro" in fields[5].split(","):
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])  # \040 is a space
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY | sum(KEPT_FLAGS.get(o, 0) for o in fields[5].split(","))
+        if not _mount(libc, "none", point, None, flags) and not point.startswith(("/proc", "/sys", "/dev")):
+            refused.append(point)
+    return refused
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        with open(folder / ".w", "w"):
+            pass
+        os.remove(folder / ".w")
+        return True
+    except OSError:
+        return False
 
 
 def _own_scratch(libc, workdir: Path, keep: list[Path], protections: list[str]) -> None:
@@ -226,6 +263,18 @@ def own_proc() -> bool:
     worker's, whose pipes /proc/PID/fd would reopen). False where the kernel refuses (some containers)."""
     lib = libc()
     return lib is not None and _mount(lib, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+
+def die_with_parent() -> None:
+    """Be killed when the process that started this one ends (Linux): a worker when the forkserver ends, which
+    it does when the grader ends, even by kill -9; the first process of the worker's PID namespace when the
+    worker does (the namespace's processes then end with it)."""
+    lib = libc()
+    parent = os.getppid()
+    if lib is not None:
+        lib.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent ended before the line above
+            os._exit(1)
 
 
 def give_up_privileges() -> None:

@@ -24,7 +24,7 @@ import torch
 from ..exercises import sandbox
 from ..exercises.verdict import OUTCOMES
 from . import preload, runner
-from .confine import PR_SET_DUMPABLE, Limits, confine, in_cgroup, libc, own_proc
+from .confine import PR_SET_DUMPABLE, Limits, confine, die_with_parent, in_cgroup, libc, own_proc
 from .definitions import Taken, cells_of, take
 from .lessons import lessons, which_lesson
 from .wire import close_other_pipes, send
@@ -142,6 +142,7 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
     fd = conn.fileno()
     try:
         os.setsid()  # its own session: a Ctrl-C at the terminal reaches the grader, which stops it
+        die_with_parent()  # the forkserver, which ends when the grader does (kill -9 included)
         close_other_pipes({fd})
         counted = in_cgroup(cgroup)  # moved there by the grader before it starts anything
         cpu_s = int(limits.exercise_wall_s * 20) + 5
@@ -151,6 +152,8 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
         if pid_namespace and os.fork() != 0:  # the namespace's first process grades; this one waits for it
             os.close(fd)
             os._exit(os.waitstatus_to_exitcode(os.wait()[1]) & 0xFF)
+        if pid_namespace:
+            die_with_parent()  # and ends with the process that waits for it
         if pid_namespace and own_proc():
             protections.append("own /proc: sees only its own processes")
         torch.set_num_threads(1)
