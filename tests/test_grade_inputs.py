@@ -112,6 +112,9 @@ def test_10000_cells_are_read():
     ("plain name.ipynb", "plain name"),
     ("bad\nname_1.ipynb", "bad name"),
     ("Zoe\u0308_01.ipynb", "Zo\u00eb"),  # NFD (a Mac's zip) and NFC are one spelling
+    ("smith_2_01.ipynb", "smith_2"), ("smith_3_01.ipynb", "smith_3"),  # two students, not one "smith"
+    ("ana_1.ipynb", "ana"), ("ana_01_2.ipynb", "ana"), ("ana_lesson1.ipynb", "ana"),
+    ("team_1/01_single_head_attention.ipynb", "team_1"), ("team_2/notebook.ipynb", "team_2"),  # a folder: all of it
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student

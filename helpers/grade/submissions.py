@@ -9,8 +9,9 @@ symlink), never an error that stops the class. Limits keep a zip bomb out.
 Who a file belongs to (the documented rule, `student_key`): inside a folder or zip, the first folder
 below it, else the file's name; of that, the platform's whole participant key: Moodle's
 "Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
-is "limaana (4321)", and otherwise the name up to the lesson's number ("johnson_katherine_01.ipynb" is
-"johnson_katherine"). Names are NFC-normalised; control characters become spaces. `--names` maps that
+is "limaana (4321)"; otherwise a folder's whole name ("team_1"), and a file's name up to the lesson's
+number, the first part written with two digits or a word if there is one ("johnson_katherine_01.ipynb"
+is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana"). Names are NFC-normalised; control characters become spaces. `--names` maps that
 key to a name with a CSV of `key,name` rows.
 """
 
@@ -78,14 +79,19 @@ def visible(text: str) -> str:
 
 def student_key(relative: PurePosixPath) -> str:
     """The student a file belongs to, by the rule above."""
+    folder = len(relative.parts) > 1 and not relative.parts[0].lower().endswith(".ipynb")  # ("eve_01.ipynb/x.ipynb")
     first = relative.parts[0] if len(relative.parts) > 1 else re.sub(r"\.[A-Za-z0-9]{1,5}$", "", relative.name)
-    first = re.sub(r"\.ipynb$", "", first, flags=re.I)  # a folder named like a notebook ("eve_01.ipynb/x.ipynb")
-    stem = clean(first)
+    stem = clean(re.sub(r"\.ipynb$", "", first, flags=re.I))
     for platform in (MOODLE, CANVAS):
         if m := platform.match(stem):
             return f"{m['name'].strip()} ({m['id']})"
+    if folder:  # a folder per student or team: its whole name ("team_1" and "team_2" are two)
+        return stem or "?"
     parts = stem.split("_")
-    end = next((i for i, part in enumerate(parts) if i > 0 and LESSON_PART.match(part)), len(parts))
+    cuts = [i for i, part in enumerate(parts) if i > 0 and LESSON_PART.match(part)]
+    # the lesson is the first part written with two digits or a word ("smith_2_01": smith_2, lesson 01), else the first
+    end = next((i for i in cuts if not re.fullmatch(r"\d", parts[i].split("-")[0].split(" ")[0])), cuts[0] if cuts
+               else len(parts))
     return "_".join(parts[:end]).strip() or stem or "?"
 
 
