@@ -207,6 +207,8 @@ def test_simple_expressions_are_kept_and_a_call_of_the_students_own_is_left_out_
     assert "make_limit" not in taken.code and taken.left_out == {"LIMIT": "LIMIT = make_limit()"}
     reads_left_out = _take("w = weights[0]\nz = w @ V\ndef attention_weights(Q, K):\n    return Q\n")
     assert "z =" not in reads_left_out.code and set(reads_left_out.left_out) == {"w", "z"}  # z reads w: not run
+    default = _take("def attention_weights(Q, K, fill=-float('inf')):\n    return Q\n")
+    assert default.problem == "" and "fill=-float('inf')" in default.code  # was refused: "runs code as it is defined"
     rebound = _take("def float(x):\n    return 0.0\nNEG = -float('inf')\ndef attention_weights(Q, K):\n    return Q\n")
     assert "NEG" not in rebound.code and rebound.left_out == {"NEG": "NEG = -float('inf')"}  # float is the student's
 

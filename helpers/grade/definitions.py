@@ -10,7 +10,7 @@ For the exercise `name` the grader takes the LAST code cell that defines `name` 
 running the notebook top to bottom would leave it) and every code cell above it, their IPython magics
 and shell lines (`%%time`, `!pip`) read as blank lines, and from those cells only:
 - `import …` and `from … import …` lines (the first cell's `import math` is where a notebook keeps it);
-- function definitions (`def`) whose default values are plain constants, with no decorator but
+- function definitions (`def`) whose default values are constants or simple expressions, with no decorator but
   @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod or @property;
 - class definitions (`class X(nn.Module):`) whose body holds only such functions and constants;
 - assignments to a name of a constant or of a simple expression: names, attributes, arithmetic, and
@@ -58,10 +58,11 @@ def _constant(node: ast.AST) -> bool:
     return True
 
 
-def _plain_function(node: ast.AST) -> bool:
+def _plain_function(node: ast.AST, bound: frozenset = frozenset()) -> bool:
     args = node.args
     defaults = args.defaults + [d for d in args.kw_defaults if d is not None]
-    return all(ast.unparse(d) in ALLOWED_DECORATORS for d in node.decorator_list) and all(map(_constant, defaults))
+    return all(ast.unparse(d) in ALLOWED_DECORATORS for d in node.decorator_list) and \
+        all(_constant(d) or _simple(d, bound) for d in defaults)  # fill=float("-inf") runs none of the student's code
 
 
 def _dotted(node: ast.AST) -> bool:
@@ -96,7 +97,7 @@ def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return not any(alias.name == "*" for alias in node.names)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return _plain_function(node)
+        return _plain_function(node, bound)
     if isinstance(node, ast.ClassDef):
         return _plain_class(node)
     if isinstance(node, ast.Assign):
@@ -124,12 +125,21 @@ def _bound(body: list[ast.stmt]) -> frozenset:
     return frozenset(names)
 
 
+def _evaluated(node: ast.stmt) -> list[ast.expr]:
+    """What runs when the statement does: an assignment's value, a function's default values."""
+    if isinstance(node, ast.Assign):
+        return [node.value]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+    return []
+
+
 def _kept(every: list[ast.stmt]) -> tuple[list[ast.stmt], dict[str, str]]:
     """(the statements to run, in order; each name that only a left-out assignment sets -> that line). A simple
     expression is kept only when every name it reads is set by a statement kept before it, or is a builtin."""
     bound, available, kept, left_out = _bound(every), set(dir(builtins)), [], {}
     for node in every:
-        reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} if isinstance(node, ast.Assign) else set()
+        reads = {n.id for e in _evaluated(node) for n in ast.walk(e) if isinstance(n, ast.Name)}
         if _plain(node, bound) and reads <= available:
             kept.append(node)
             available |= _sets(node)
@@ -182,7 +192,8 @@ def take(cells: list[dict], name: str) -> Taken:
         line = f" on line {err.lineno}" if getattr(err, "lineno", None) else ""
         return Taken(name, None, f"the cell defining {name} does not run: {type(err).__name__}{line} "
                                  f"({getattr(err, 'msg', err)})", cell)
-    if not all(_plain(n) and not _runs_as_subclassed(n, body) for n in body if _defines(n, name)):
+    bound = _bound(above + body)
+    if not all(_plain(n, bound) and not _runs_as_subclassed(n, body) for n in body if _defines(n, name)):
         return Taken(name, None, f"the definition of {name} runs code as it is defined (a decorator, a default "
                                  f"value or a class body that is not plain definitions): the grader runs only "
                                  f"plain definitions", cell)
