@@ -419,3 +419,15 @@ def test_a_result_is_kept_for_the_time_limit_it_was_graded_with():
     from helpers.grade.results import kept_name
     assert kept_name("a.ipynb", b"{}", "--timeout 10") == kept_name("a.ipynb", b"{}", "--timeout 10")
     assert kept_name("a.ipynb", b"{}", "--timeout 10") != kept_name("a.ipynb", b"{}", "--timeout 2")
+
+
+def test_two_zip_entries_of_one_name_are_told_apart(tmp_path):
+    """The note read "graded X; not graded: X": which of the two was graded could not be told."""
+    data = _bytes(notebook(lessons()["01"].path, {}))
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        with zipfile.ZipFile(tmp_path / "class.zip", "w") as z:
+            z.writestr("ana_01.ipynb", data)
+            z.writestr("ana_01.ipynb", data)
+    subs, _ = read_zip(tmp_path / "class.zip")
+    assert [s.source for s in subs] == ["class.zip: ana_01.ipynb (entry 1 of 2 with this name)",
+                                        "class.zip: ana_01.ipynb (entry 2 of 2 with this name)"]

@@ -25,6 +25,7 @@ import struct
 import unicodedata
 import zipfile
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -208,6 +209,10 @@ def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
             raise ValueError(f"{label} unpacks to more than {MAX_ZIP_BYTES >> 20} MB of notebooks: not read "
                              f"(a zip bomb?); split the class into several zips.")
         found = [sub for info in infos if (sub := _zip_entry(archive, info, label)) is not None]
+    for name, count in Counter(sub.source for sub in found).items():  # one name twice: say which entry is which
+        if count > 1:
+            for n, sub in enumerate((sub for sub in found if sub.source == name), 1):
+                sub.source = f"{name} (entry {n} of {count} with this name)"
     return found, []
 
 
