@@ -144,3 +144,17 @@ def test_bwrap_asked_for_where_it_is_missing_is_one_line(tmp_path, capsys, monke
     (tmp_path / "a_01.ipynb").write_text("{}")
     assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), "--sandbox", "bwrap"]) == 2
     assert "bubblewrap is not installed" in capsys.readouterr().err
+
+
+def test_anonymous_leaves_out_the_students_own_words_in_verdict_lines():
+    """An error message or a line of code the student wrote may carry their name ('raise ValueError("Ana")')."""
+    from helpers.grade.classroom import _anonymised
+    from helpers.grade.results import Row
+    lines = ["✗ attention weights: your function raised ValueError: by Ana Lima (inputs: Q, K [5 × 16]; raised "
+             "ValueError)", "✗ masked weights: your function uses NEG, which only `NEG = ana_lima()` sets, a line the "
+             "grader does not run", "✓ weighted sum: correct on 2 inputs of different sizes"]
+    row = Row("Ana Lima", {str(i): {"line": line, "printed": "Ana", "cell": "# Ana"} for i, line in enumerate(lines)})
+    shown = [r["line"] for r in _anonymised([row])[0].records.values()]
+    assert not any("Ana" in line or "ana_lima" in line for line in shown), shown
+    assert shown[0].startswith("✗ attention weights: your function raised ValueError (its message is left out")
+    assert shown[2] == lines[2]

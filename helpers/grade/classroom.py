@@ -134,11 +134,18 @@ def _by_number(name: str) -> list[tuple[int, int | str]]:
 
 
 def _anonymised(rows: list[Row]) -> list[Row]:
-    """Numbers instead of names, no file names and nothing the student wrote or printed (either may name them)."""
+    """Numbers instead of names, no file names and nothing the student wrote or printed (either may name them):
+    no cell, no output, and no error message or line of code their verdicts quote."""
     width = len(str(len(rows)))
-    return [Row(f"student {i:0{width}d}", {c: {k: v for k, v in r.items() if k != "cell"} | {"printed": ""}
-                                           for c, r in row.records.items()}, [], row.unnamed)
+    return [Row(f"student {i:0{width}d}", {c: {k: v for k, v in r.items() if k != "cell"} | {
+        "printed": "", "line": _unquoted(r["line"])} for c, r in row.records.items()}, [], row.unnamed)
             for i, row in enumerate(rows, 1)]
+
+
+def _unquoted(line: str) -> str:
+    """A verdict's line without the student's own words: an error's message, a line of their code."""
+    line = re.sub(r"(raised [A-Za-z_][\w.]*): .*?(?= \(inputs: |$)", r"\1 (its message is left out: --anonymous)", line)
+    return re.sub(r"which only `.*?` sets", "which only a line of the notebook sets", line)
 
 
 def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits = Limits(),
