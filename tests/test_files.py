@@ -145,6 +145,7 @@ def test_permission_denied_names_the_file_and_the_fix(tmp_path):
     assert listing(folder) == []
 
 
+@pytest.mark.slow  # a small disk mounted and filled, with every figure exported
 def test_a_widget_export_whose_disk_fills_part_way_says_which_files_were_replaced(tmp_path, monkeypatch):
     import helpers as H
 

@@ -350,6 +350,7 @@ def _comms(pids: list[int]) -> list[str]:
     return names
 
 
+@pytest.mark.slow  # a grader started and killed
 def test_a_grader_killed_with_minus_9_leaves_no_student_code_running(tmp_path):
     """Its workers die with the forkserver, which ends with the grader: an endless function used to burn a core
     until its CPU limit (10 minutes and more)."""

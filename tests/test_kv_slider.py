@@ -104,6 +104,7 @@ def test_a_new_sentence_redraws(explorer):
     assert e.set_sentence(H.SENTENCE)
 
 
+@pytest.mark.slow  # every slide of the widget drawn and checked
 def test_export_writes_slides_that_pass_the_slide_check(explorer, tmp_path):
     e = explorer
     assert e.set_kv_heads(3)
