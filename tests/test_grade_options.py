@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -158,3 +159,25 @@ def test_anonymous_leaves_out_the_students_own_words_in_verdict_lines():
     assert not any("Ana" in line or "ana_lima" in line for line in shown), shown
     assert shown[0].startswith("✗ attention weights: your function raised ValueError (its message is left out")
     assert shown[2] == lines[2]
+
+
+def test_a_result_kept_by_another_version_of_the_grader_or_its_checks_is_not_reused(monkeypatch, tmp_path):
+    """A rerun after a check was fixed must grade again: the kept result's name holds a checksum of the grader's
+    code, the checks and the lessons."""
+    from helpers.grade import results
+    before = results.kept_name("ana_01.ipynb", b"{}", "10")
+    package = tmp_path / "helpers"
+    for folder in ("grade", "exercises", "core"):
+        shutil.copytree(ROOT / "helpers" / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    monkeypatch.setattr(results, "__file__", str(package / "grade" / "results.py"))
+    results.grader_digest.cache_clear()
+    try:
+        assert results.kept_name("ana_01.ipynb", b"{}", "10") == before  # the same code: the same name
+        with open(package / "exercises" / "attention_checks.py", "a") as f:
+            f.write("# a fixed check\n")
+        results.grader_digest.cache_clear()
+        assert results.kept_name("ana_01.ipynb", b"{}", "10") != before
+    finally:
+        monkeypatch.undo()
+        results.grader_digest.cache_clear()

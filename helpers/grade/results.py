@@ -17,6 +17,7 @@ with other contents is graded again. `--again` removes them all first.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -224,7 +225,21 @@ def kept_name(source: str, data: bytes, setting: str = "") -> str:
     """The name a notebook's result is kept under; `setting`: what else a result depends on (the time limit),
     so a rerun with another --timeout grades again instead of keeping a "too slow" of the old limit."""
     digest = hashlib.sha256(data).hexdigest()
-    return hashlib.sha256(f"{VERSION}\0{source}\0{digest}\0{setting}".encode("utf-8", "replace")).hexdigest()[:40]
+    key = f"{VERSION}\0{grader_digest()}\0{source}\0{digest}\0{setting}"
+    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:40]
+
+
+@functools.cache
+def grader_digest() -> str:
+    """A checksum of what decides a verdict: the grader, the checks and the lessons' notebooks. A result kept by
+    another version of any of them (a fixed check, an edited lesson) is graded again, not reused."""
+    package = Path(__file__).resolve().parent.parent
+    files = sorted([*package.glob("grade/*.py"), *package.glob("exercises/*.py"), *package.glob("core/*.py"),
+                    *package.parent.glob("notebooks/0*.ipynb")])
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def kept_folder(out: Path) -> Path:
