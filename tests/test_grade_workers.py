@@ -118,6 +118,12 @@ def graded(tmp_path_factory):
     blank = {"attention_weights": "blank", "masked_weights": "blank", "weighted_sum": "blank"}
     for case, cell in HOSTILE.items():
         _write(folder / f"hostile-{case}_01.ipynb", _lesson01(cell, blank if case == "forger" else None))
+    last_lesson = base / "graded_00" / "grades.csv"  # last lesson's grades, kept beside this class
+    last_lesson.parent.mkdir()
+    last_lesson.write_text(f"student,total\nAna Lima,{TOKEN}\n")
+    _write(folder / "hostile-sibling_01.ipynb", _lesson01(
+        HEAD + f"    try:\n        print(open({str(last_lesson)!r}).read())\n    except OSError as err:\n"
+               "        print('refused', err.errno)\n" + RIGHT))
     for name in NAMES:
         _write(folder / f"{name}_01.ipynb", _lesson01())
     _bad_files(folder)
@@ -270,6 +276,12 @@ def test_the_process_limit_leaves_room_for_the_users_processes_where_there_is_no
         pytest.skip("needs /proc and ps to compare")
     from_proc, from_ps = confine.own_processes(), confine.own_processes(tmp_path / "no-proc")
     assert from_ps is not None and from_ps > 0 and abs(from_ps - from_proc) <= 3, (from_ps, from_proc)
+
+
+def test_the_folders_beside_the_class_are_hidden(graded):
+    """Last lesson's grades kept beside this class's folder were read and quoted in a verdict."""
+    assert _printed(graded, "hostile-sibling").splitlines()[0] == "refused 2"  # ENOENT: an empty folder there
+    assert _cells(graded, "hostile-sibling") == ("✓", "✓", "✓")
 
 
 def test_the_machines_files_are_read_only_to_a_worker(graded):

@@ -17,7 +17,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from . import results
-from .confine import Limits
+from .confine import PROJECT, Limits, python_files
 from .lessons import lessons
 from .results import Row, Table
 from .submissions import Submission, collect, visible
@@ -27,8 +27,12 @@ RUNTIME = ("/run", "/var/run", "/sys/fs/cgroup")  # local services' sockets; the
 
 
 def _hidden(paths: list[Path], out: Path) -> list[Path]:
-    """The folders a worker must not see: where the submissions are, the output folder, $HOME."""
+    """The folders a worker must not see: where the submissions are, the output folder, the folders that hold
+    them (last lesson's class and grades kept beside this one), $HOME."""
     folders = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths] + [out.resolve()]
+    kept = [PROJECT, *python_files()]  # a worker must read these: a folder holding one is not hidden whole
+    folders += [f.parent for f in folders if f.parent != f.parent.parent and
+                not any(k == f.parent or f.parent in k.parents for k in kept)]
     if os.environ.get("HOME"):
         folders.append(Path(os.environ["HOME"]).resolve())
     folders += [Path(p).resolve() for p in RUNTIME if Path(p).is_dir()]  # local sockets: docker.sock, X11, D-Bus
@@ -142,6 +146,12 @@ def _anonymised(rows: list[Row]) -> list[Row]:
             for i, row in enumerate(rows, 1)]
 
 
+def _without_names(result: dict) -> dict:
+    """A notebook's kept result with no file name and no cell as written (--anonymous: nothing written names them)."""
+    taken = [{k: v for k, v in t.items() if k != "cell"} for t in result.get("taken") or []]
+    return dict(result, source="", taken=taken)
+
+
 def _unquoted(line: str) -> str:
     """A verdict's line without the student's own words: an error's message, a line of their code."""
     line = re.sub(r"(raised [A-Za-z_][\w.]*): .*?(?= \(inputs: |$)", r"\1 (its message is left out: --anonymous)", line)
@@ -157,7 +167,8 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
                          "line of docs/teaching.md, 'Grading a class'.")
     subs, inputs = collect(paths)
     where = results.kept_folder(Path(out))  # before any worker starts, so a bad --out costs nothing
-    graded, reused = _jobs(subs, where, again, f"--timeout {limits.exercise_s:g}")
+    # results kept by an --anonymous run hold no file name or cell: a run with names grades again
+    graded, reused = _jobs(subs, where, again, f"--timeout {limits.exercise_s:g}" + " --anonymous" * anonymous)
     todo = [job for _, job, _ in graded if job.data is not None]
     keys = {id(job): name for _, job, name in graded}
     if progress and reused:
@@ -165,7 +176,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress)
 
     def done(job: Job) -> None:
-        results.keep(where, keys[id(job)], job.result())
+        results.keep(where, keys[id(job)], _without_names(job.result()) if anonymous else job.result())
         job.data = None  # its bytes are no longer needed here
         bar.update(1)
 

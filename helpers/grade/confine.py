@@ -133,7 +133,8 @@ def _read_only_everywhere(libc) -> list[str]:
             continue
         point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])  # \040 is a space
         flags = MS_REMOUNT | MS_BIND | MS_RDONLY | sum(KEPT_FLAGS.get(o, 0) for o in fields[5].split(","))
-        if not _mount(libc, "none", point, None, flags) and not point.startswith(("/proc", "/sys", "/dev")):
+        if not _mount(libc, "none", point, None, flags) and not point.startswith(("/proc", "/sys", "/dev")) and \
+                os.path.exists(point):  # (a mount under a folder hidden since is out of reach already)
             refused.append(point)
     return refused
 
