@@ -212,31 +212,63 @@ def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
     return problems, f"the offline page's {len(PAGE_FILES)} scripts and templates are there"
 
 
-def check_code(root: Path = FIGURES_DIR.parent.parent) -> tuple[list[str], str]:
-    """(problems, summary): every notebook in notebooks/ reads as a notebook, and every module of helpers/
-    imports (a copy damaged by a bad merge or a half-finished download fails here, not in front of the class)."""
+NOTEBOOKS = ("01_single_head_attention.ipynb", "02_shrinking_the_head.ipynb", "03_decompression_and_recombination.ipynb",
+             "04_head_count_slider.ipynb", "05_all_144_heads.ipynb", "06_what_each_head_learns.ipynb",
+             "07_shared_keys_and_values.ipynb", "08_watch_the_heads_learn.ipynb", "app_slider_explorer.ipynb")  # (tested)
+RESTORE_CODE = "restore it with `git checkout -- {0}` (or a fresh copy of the project)"
+
+
+def _module_problems(names: list[str]) -> list[str]:
+    """One line per module that does not import, naming the file that is missing or broken when the error says."""
     problems = []
-    restore = "restore it with `git checkout -- {0}` (or a fresh copy of the project)"
-    notebooks = sorted((root / "notebooks").glob("*.ipynb"))
-    for path in notebooks:
-        where = path.relative_to(root).as_posix()
-        try:
-            if not isinstance(json.loads(path.read_text(encoding="utf-8")).get("cells"), list):
-                raise ValueError("no cells")
-        except (OSError, UnicodeDecodeError, ValueError, AttributeError) as err:
-            problems.append(f"✗ {where} is not a readable notebook ({_reason(err)}): {restore.format(where)}.")
-    # the grader's modules are left to --grading: they use POSIX calls a Windows laptop does not have
-    modules = [m.name for m in pkgutil.walk_packages(H.__path__, "helpers.")
-               if not m.name.endswith("__main__") and not m.name.startswith("helpers.grade")]
-    for name in modules:
+    for name in names:
         try:
             importlib.import_module(name)
         except Exception as err:  # noqa: BLE001 - any failure to import is the one line this check exists for
-            where = name.replace(".", "/") + ".py"
-            problems.append(f"✗ {where} cannot be imported ({type(err).__name__}: {err}): {restore.format(where)}.")
-    if not notebooks:
-        problems.append(f"✗ notebooks/ holds no notebook: {restore.format('notebooks')}.")
-    return problems, f"{len(notebooks)} notebooks read and {len(modules)} helper modules imported"
+            line = f"{_as_file(name)} cannot be imported ({type(err).__name__}: {err})"
+            missing = err.name if isinstance(err, ModuleNotFoundError) else None
+            named = re.match(r"cannot import name '(\w+)' from '(helpers[\w.]*)'", str(err))  # `from . import x`
+            if isinstance(err, ImportError) and named and not _module_file(f"{named[2]}.{named[1]}").exists():
+                missing = f"{named[2]}.{named[1]}"
+            if missing and missing.startswith("helpers.") and missing != name:
+                line = f"{_as_file(missing)} is missing ({_as_file(name)} imports it)"
+            elif missing == name:
+                line = f"{_as_file(name)} is missing"
+            elif isinstance(err, SyntaxError) and err.filename and "/helpers/" in Path(err.filename).as_posix():
+                line = f"helpers/{Path(err.filename).as_posix().rsplit('/helpers/', 1)[1]} is broken ({err.msg}, line {err.lineno})"
+            problems.append(f"✗ {line}: {RESTORE_CODE.format('helpers')}.")
+    return problems
+
+
+def _as_file(module: str) -> str:
+    return module.replace(".", "/") + ".py"
+
+
+def _module_file(module: str) -> Path:
+    return FIGURES_DIR.parent.parent / _as_file(module)
+
+
+def check_code(root: Path = FIGURES_DIR.parent.parent) -> tuple[list[str], str]:
+    """(problems, summary): every lesson notebook is there and reads as a notebook with cells, and every module of
+    helpers/ imports (a copy damaged by a bad merge or a half-finished download fails here, not in front of the class)."""
+    problems = []
+    for name in NOTEBOOKS:
+        where, path = f"notebooks/{name}", root / "notebooks" / name
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8")).get("cells")
+            if not isinstance(cells, list) or not cells:
+                problems.append(f"✗ {where} has no cells: {RESTORE_CODE.format(where)}.")
+        except FileNotFoundError:
+            problems.append(f"✗ {where} is missing: {RESTORE_CODE.format(where)}.")
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError) as err:
+            problems.append(f"✗ {where} is not a readable notebook ({_reason(err)}): {RESTORE_CODE.format(where)}.")
+    if not (root / "helpers" / "__init__.py").is_file():
+        return problems + [f"✗ helpers/__init__.py is missing: {RESTORE_CODE.format('helpers/__init__.py')}."], ""
+    # the grader's modules are left to --grading: they use POSIX calls a Windows laptop does not have
+    modules = [m.name for m in pkgutil.walk_packages(H.__path__, "helpers.")
+               if not m.name.endswith("__main__") and not m.name.startswith("helpers.grade")]
+    problems += _module_problems(modules)
+    return problems, f"{len(NOTEBOOKS)} notebooks read and {len(modules)} helper modules imported"
 
 
 CHECKS = (check_versions, check_widget_front_end, check_data, check_page_files, check_code, check_map)
@@ -285,7 +317,19 @@ def check_graders(required: dict[str, str] = GRADERS) -> tuple[list[str], str]:
     return problems, ", ".join(found)
 
 
-GRADING_CHECKS = (check_fork, check_export, check_graders)
+GRADER_MODULES = ("classroom", "confine", "definitions", "lessons", "pool", "preload", "results", "runner",
+                  "submissions", "wire", "worker")  # what `python -m helpers.grade` cannot run without (tested)
+
+
+def check_grader_code() -> tuple[list[str], str]:
+    """(problems, summary): every module of the grader (helpers/grade/) imports."""
+    names = ["helpers.grade", *(f"helpers.grade.{m.name}" for m in pkgutil.iter_modules(
+        [str(FIGURES_DIR.parent / "grade")]) if m.name != "__main__")]
+    missing = [f"helpers.grade.{m}" for m in GRADER_MODULES if f"helpers.grade.{m}" not in names]
+    return _module_problems(missing + names), f"the grader's {len(names)} modules imported"
+
+
+GRADING_CHECKS = (check_grader_code, check_fork, check_export, check_graders)
 
 
 def diagnose(checks=CHECKS) -> list[str]:

@@ -182,5 +182,30 @@ def test_a_damaged_notebook_or_helper_module_is_one_line_each(tmp_path):
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and result.returncode == 0, result.stdout + result.stderr
     assert lines[0].startswith("✗ notebooks/02_shrinking_the_head.ipynb is not a readable notebook (")
-    assert lines[1].startswith("✗ helpers/widgets/slider.py cannot be imported (SyntaxError: ")
+    assert lines[1].startswith("✗ helpers/widgets/slider.py is broken (invalid syntax, line 1): restore it with "
+                               "`git checkout -- helpers`")
     assert all(line.endswith("(or a fresh copy of the project).") for line in lines)
+
+
+def test_a_missing_or_empty_notebook_and_a_missing_module_are_one_line_each(tmp_path):
+    """A deleted lesson notebook passed ('8 notebooks read'), and the grader then refused the whole class."""
+    shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    (tmp_path / "notebooks" / "07_shared_keys_and_values.ipynb").unlink()
+    (tmp_path / "notebooks" / "03_decompression_and_recombination.ipynb").write_text('{"cells": [], "nbformat": 4}')
+    (tmp_path / "helpers" / "exercises" / "kv_checks.py").unlink()
+    (tmp_path / "helpers" / "grade" / "worker.py").unlink()
+    check = ("from helpers import doctor; print('\\n'.join(doctor.check_code(doctor.FIGURES_DIR.parent.parent)[0] + "
+             "doctor.check_grader_code()[0]))")
+    result = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    text = result.stdout
+    assert "✗ notebooks/07_shared_keys_and_values.ipynb is missing" in text, text + result.stderr
+    assert "✗ notebooks/03_decompression_and_recombination.ipynb has no cells" in text
+    assert "helpers/exercises/kv_checks.py is missing" in text and "helpers/grade/worker.py is missing" in text
+    assert "Traceback" not in result.stderr
+
+
+def test_the_notebooks_and_grader_modules_the_doctor_expects_are_the_projects():
+    assert sorted(doctor.NOTEBOOKS) == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    grader = {p.stem for p in (ROOT / "helpers" / "grade").glob("*.py")} - {"__init__", "__main__"}
+    assert set(doctor.GRADER_MODULES) <= grader
