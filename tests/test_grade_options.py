@@ -181,3 +181,23 @@ def test_a_result_kept_by_another_version_of_the_grader_or_its_checks_is_not_reu
     finally:
         monkeypatch.undo()
         results.grader_digest.cache_clear()
+
+
+def test_points_for_one_exercise_twice_are_refused(tmp_path, capsys):
+    """The last row won without a word; --names refuses its duplicates the same way."""
+    (tmp_path / "points.csv").write_text("exercise,points\none_head,2\n02 one_head,3\n")
+    (tmp_path / "class").mkdir()
+    assert main([str(tmp_path / "class"), "--out", str(tmp_path / "out"), "--points", str(tmp_path / "points.csv")]) == 2
+    assert "02 one_head is given points twice ('one_head' and '02 one_head'); keep one row for it." in capsys.readouterr().err
+
+
+def test_an_export_with_other_options_or_over_an_edited_lesson_is_one_line(tmp_path, capsys):
+    assert main(["--nbgrader", str(tmp_path / "nb"), "--otter", str(tmp_path / "ot")]) == 2
+    assert "pass it alone" in capsys.readouterr().err and not (tmp_path / "nb").exists()
+    assert main(["--otter", str(tmp_path / "ot")]) == 0
+    lesson = next((tmp_path / "ot").glob("02_*/02_*.ipynb"))
+    lesson.write_text(lesson.read_text() + " ")  # the teacher's edit
+    capsys.readouterr()
+    assert main(["--otter", str(tmp_path / "ot")]) == 2
+    assert "exists and differs from the lesson (edited there?)" in capsys.readouterr().err and lesson.read_text().endswith(" ")
+    assert main(["--otter", str(tmp_path / "ot"), "--again"]) == 0 and not lesson.read_text().endswith(" ")

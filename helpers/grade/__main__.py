@@ -89,8 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.nbgrader or args.otter:  # the lessons in that grader's format (nbgrader.py, otter.py)
-            for path in (nbgrader if args.nbgrader else otter).write_source(args.nbgrader or args.otter):
-                print(path)
+            flag = "--nbgrader" if args.nbgrader else "--otter"
+            if (args.nbgrader and args.otter) or args.submissions or args.out:
+                raise ValueError(f"{flag} writes the lessons and grades nothing: pass it alone (one of --nbgrader "
+                                 f"or --otter, no submissions, no --out), then grade with a command of its own.")
+            try:
+                for path in (nbgrader if args.nbgrader else otter).write_source(args.nbgrader or args.otter,
+                                                                               overwrite=args.again):
+                    print(path)
+            except OSError as err:  # worded for the notebook's folder= argument: here it is the flag's folder
+                raise OSError(err.errno, (err.strerror or str(err)).replace("pass folder= another directory",
+                                                                             f"pass {flag} another folder")) from None
             return 0
         _check(args)
         names = read_names(args.names)
@@ -104,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in write_outputs(table, args.out, args.anonymous):
             print(path)
     except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
-        print(f"✗ {err}", file=sys.stderr)
+        print(f"✗ {err.strerror if isinstance(err, OSError) and err.strerror else err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
         how = f"{err.args[0]}" if isinstance(err, Stopped) else "Ctrl-C"

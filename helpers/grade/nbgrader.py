@@ -100,21 +100,31 @@ def exercise_columns(notebooks: Path = NOTEBOOKS) -> list[str]:
 
 
 def write_source(folder: str | Path, points: dict[str, float] | None = None,
-                 notebooks: Path = NOTEBOOKS) -> list[Path]:
+                 notebooks: Path = NOTEBOOKS, overwrite: bool = False) -> list[Path]:
     """Write lessons 01-07 as nbgrader source assignments under `folder`; return the notebooks' paths.
     `points`: grades.csv column ("01 attention_weights") -> points, as results.read_points reads a
     --points file (default 1 each)."""
-    return write_lessons(folder, points, notebooks, assignment)
+    return write_lessons(folder, points, notebooks, assignment, overwrite)
 
 
-def write_lessons(folder: str | Path, points: dict[str, float] | None, notebooks: Path, make) -> list[Path]:
+def write_lessons(folder: str | Path, points: dict[str, float] | None, notebooks: Path, make,
+                  overwrite: bool = False) -> list[Path]:
     """Each lesson as `make(path, points)` builds it, written to folder/<lesson>/<lesson>.ipynb (nbgrader's
-    and otter's layout); the points are checked against the lessons' exercises first."""
+    and otter's layout); the points are checked against the lessons' exercises first. A lesson already there
+    that differs (the teacher edited it) is written over only with `overwrite`."""
     check_points(points, exercise_columns(notebooks))
-    written = []
-    for path in lesson_paths(notebooks):
-        nb = make(path, points)
-        target = Path(folder) / path.stem / path.name
-        atomic_write(target, lambda tmp: nbformat.write(nb, tmp))
-        written.append(target)
-    return written
+    lessons = [(Path(folder) / path.stem / path.name, make(path, points)) for path in lesson_paths(notebooks)]
+    edited = [target for target, nb in lessons if target.is_file() and _differs(target, nb)]
+    if edited and not overwrite:  # a teacher's edits to an exported lesson are not written over without a word
+        raise ValueError(f"{edited[0]} exists and differs from the lesson (edited there?): move it away, or pass "
+                         f"--again to write the lessons over it.")
+    for target, nb in lessons:
+        atomic_write(target, lambda tmp, nb=nb: nbformat.write(nb, tmp))
+    return [target for target, _ in lessons]
+
+
+def _differs(target: Path, nb) -> bool:
+    try:
+        return target.read_text(encoding="utf-8") != nbformat.writes(nb) + "\n"
+    except (OSError, UnicodeDecodeError):
+        return True

@@ -61,7 +61,7 @@ def assignment(path: Path, points: dict[str, float] | None = None) -> nbformat.N
 
 
 def write_source(folder: str | Path, points: dict[str, float] | None = None,
-                 notebooks: Path = NOTEBOOKS) -> list[Path]:
+                 notebooks: Path = NOTEBOOKS, overwrite: bool = False) -> list[Path]:
     """Write lessons 01-07 as otter master notebooks under `folder`; return the notebooks' paths.
     `points`: grades.csv column ("01 attention_weights") -> points (default 1 each)."""
-    return write_lessons(folder, points, notebooks, assignment)
+    return write_lessons(folder, points, notebooks, assignment, overwrite)

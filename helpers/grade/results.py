@@ -84,7 +84,7 @@ class Table:
 
 def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
     """Points per exercise from a CSV of `exercise,points` rows (the function's name, or "01 name"); default 1."""
-    points = {c: 1.0 for c in columns}
+    points, seen = {c: 1.0 for c in columns}, {}
     if path is None:
         return points
     if not Path(path).is_file():
@@ -102,6 +102,11 @@ def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
         if not math.isfinite(value) or not 0 < value <= MAX_POINTS:  # 1e308 twice would total inf
             raise ValueError(f"{path}: points {row[1].strip()!r} for {row[0].strip()}: write a finite number above 0 "
                              f"and at most {MAX_POINTS:g}, e.g. 2.")
+        for column in matches:  # one exercise named twice: which row counts would be a guess
+            if column in seen:
+                raise ValueError(f"{path}: {column} is given points twice ({seen[column]!r} and {row[0].strip()!r}); "
+                                 f"keep one row for it.")
+            seen[column] = row[0].strip()
         points.update({c: value for c in matches})
     return points
 
