@@ -295,3 +295,9 @@ def test_a_meta_or_complex_tensor_is_named(device_or_dtype, words):
         return torch.empty_like(weights, device="meta") if device_or_dtype == "meta" else weights.to(torch.complex64)
     verdict = H.check_attention_weights(answer)
     assert not verdict.passed and words in verdict.line, verdict.line
+
+
+def test_an_integer_tensor_where_the_answer_has_fractions_is_named():
+    """A .long() answer read 'numbers differ everywhere: 0 where 0.9968 is right'; .half() was named already."""
+    verdict = H.check_attention_weights(lambda Q, K: (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1).long())
+    assert verdict.code == "attention_weights.integer_dtype" and "whole numbers (torch.int64)" in verdict.line

@@ -150,6 +150,11 @@ def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, see
     if named and named[2]:
         return named[0], named[1], "mistake", True
     if ex.tensor:
+        if isinstance(got, torch.Tensor) and not got.dtype.is_floating_point and not got.is_complex() and \
+                value.shape == expected.shape and not _ALL(expected == np.round(expected)):
+            return (f"your tensor holds whole numbers ({got.dtype}) where the answer has fractions: a .long(), "
+                    f".int() or .bool(), or a tensor made with integers, dropped them; keep float32."), \
+                "integer_dtype", "mistake", True
         if isinstance(got, torch.Tensor) and got.dtype in _HALF and close(value, expected, 5e-2, 5e-2):
             return (f"computed in half precision ({got.dtype}): the numbers are right to about 3 digits only; "
                     f"keep the inputs' float32 (drop .half() / .bfloat16())."), "half_precision", "mistake", True

@@ -92,6 +92,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "nan_or_inf": ("mistake", "the answer holds NaN or inf"),
     "nan_everywhere": ("mistake", "every number of the answer is NaN"),
     "half_precision": ("mistake", "computed in float16/bfloat16: right to about 3 digits only"),
+    "integer_dtype": ("mistake", "a tensor of whole numbers (an integer or bool dtype) where the answer has fractions"),
     "returned_several": ("mistake", "returned a tuple or list holding the result and more"),
     "not_stacked": ("mistake", "right numbers, but a tuple/list of per-head tensors: torch.stack them"),
     "explained": ("mistake", "a last-resort diagnosis fitted from the answer"),
