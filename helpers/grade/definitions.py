@@ -143,7 +143,8 @@ def _kept(every: list[ast.stmt]) -> tuple[list[ast.stmt], dict[str, str]]:
         if _plain(node, bound) and reads <= available:
             kept.append(node)
             available |= _sets(node)
-            left_out = {k: v for k, v in left_out.items() if k not in _sets(node)}
+            for name in _sets(node):
+                left_out.pop(name, None)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             left_out.update({name: ast.unparse(node)[:80] for name in _sets(node) - available})
     return kept, left_out
@@ -198,7 +199,8 @@ def take(cells: list[dict], name: str) -> Taken:
                                  f"value or a class body that is not plain definitions): the grader runs only "
                                  f"plain definitions", cell)
     kept, left_out = _kept(above + body)  # as the notebook ran them, top to bottom
-    kept = [_forgiving(n) if n in above else n for n in kept]
+    from_above = {id(n) for n in above}
+    kept = [_forgiving(n) if id(n) in from_above else n for n in kept]
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out)
 
 
