@@ -87,8 +87,10 @@ def lesson_paths(folder: Path = NOTEBOOKS, numbers: tuple[str, ...] = LESSONS) -
     for number in numbers:
         found = sorted(Path(folder).glob(f"{number}_*.ipynb"))
         if not found:
-            raise FileNotFoundError(f"No lesson {number}_*.ipynb in {folder}: run this from the project's folder "
-                                    f"(a checkout with notebooks/), e.g. after `pip install -e .`.")
+            raise FileNotFoundError(f"No lesson {number}_*.ipynb in {folder}: the grader reads every lesson's "
+                                    f"pristine notebook there; restore it with `git checkout -- notebooks` (or a "
+                                    f"fresh copy of the project), and `python -m helpers.doctor` lists what else "
+                                    f"is missing.")
         paths.append(found[0])
     return paths
 
