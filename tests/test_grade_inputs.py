@@ -208,6 +208,34 @@ def test_an_import_above_that_fails_here_costs_only_its_own_names():
     assert "attention_weights" in namespace and "math" in namespace and "SCALE" not in namespace
 
 
+def test_a_constant_set_again_by_a_left_out_line_is_not_graded_with_its_old_value():
+    """POWER = 1, then POWER = 0.5 + 0 * d (not run by the grader): the function was graded with POWER = 1."""
+    taken = _take("POWER = 1\nPOWER = 0.5 + 0 * d\nPOWER *= 2\ndef attention_weights(Q, K):\n    return Q ** POWER\n")
+    assert "POWER" not in taken.code.replace("Q ** POWER", "") and taken.left_out["POWER"] == "POWER *= 2"
+
+
+def test_constants_of_the_cells_above_are_left_to_the_notebook():
+    """`full = None` at the top of 05: the lesson's own later cell sets it again, so the grader never takes it."""
+    taken = _take("full = None\nrepeat = 0\nimport math", "def attention_weights(Q, K):\n    return Q\n")
+    assert "full" not in taken.code and "repeat" not in taken.code and "import math" in taken.code
+
+
+def test_a_definition_above_that_fails_here_costs_only_its_name_and_a_star_import_is_taken():
+    taken = _take("import missing_mod as nx\nfrom math import *\ndef helper(x, k=nx.K):\n    return x\n"
+                  "class P(nx.Base):\n    pass", "def attention_weights(Q, K):\n    return Q * sqrt(4)\n")
+    namespace = {}
+    exec(taken.code, namespace)
+    assert namespace["attention_weights"](3, None) == 6.0 and "helper" not in namespace and "P" not in namespace
+
+
+def test_subclassing_a_class_above_that_has_init_subclass_is_refused():
+    """Its __init_subclass__ would run the student's code while the definitions are made."""
+    base = "class Base:\n    def __init_subclass__(cls):\n        print('runs')\n"
+    assert "runs code as it is defined" in _take(base, "class attention_weights(Base):\n    pass\n").problem
+    helper = _take(base, "class Helper(Base):\n    pass\ndef attention_weights(Q, K):\n    return Q\n")
+    assert helper.problem == "" and "class Helper" not in helper.code
+
+
 def test_simple_expressions_are_kept_and_a_call_of_the_students_own_is_left_out_and_named():
     taken = _take("import math\nimport torch\nNEG = -float('inf')\nSCALE = 1 / math.sqrt(768)\nsoftmax = torch.softmax\n"
                   "LIMIT = make_limit()\ndef attention_weights(Q, K):\n    return Q\n")

@@ -42,6 +42,17 @@ def test_anonymous_writes_numbers_and_no_names_or_file_names(anonymous):
     assert [r["student"] for r in rows] == ["student 1", "student 2", "student 3"]
 
 
+def test_an_anonymous_rerun_reuses_what_it_kept(anonymous):
+    """The kept results hold no cell: a rerun raised KeyError: 'cell' and left the old files."""
+    base, _ = anonymous
+    done = subprocess.run([sys.executable, "-m", "helpers.grade", str(base / "class"), "--out", str(base / "out"),
+                           "--anonymous", "--points", str(base / "points.csv"), "--names", str(base / "names.csv"),
+                           "--timeout", "5"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "kept 3 results from an earlier run" in done.stderr, done.stderr[-2000:]
+    kept = "".join(p.read_text(encoding="utf-8") for p in (base / "out" / ".grading").glob("*.json"))
+    assert "student0" not in kept and '"cell"' not in kept and '"printed": ""' in kept
+
+
 def test_points_weigh_the_total(anonymous):
     base, want = anonymous
     rows = list(csv.DictReader((base / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
@@ -154,8 +165,11 @@ def test_anonymous_leaves_out_the_students_own_words_in_verdict_lines():
     lines = ["✗ attention weights: your function raised ValueError: by Ana Lima (inputs: Q, K [5 × 16]; raised "
              "ValueError)", "✗ masked weights: your function uses NEG, which only `NEG = ana_lima()` sets, a line the "
              "grader does not run", "✓ weighted sum: correct on 2 inputs of different sizes"]
-    row = Row("Ana Lima", {str(i): {"line": line, "printed": "Ana", "cell": "# Ana"} for i, line in enumerate(lines)})
-    shown = [r["line"] for r in _anonymised([row])[0].records.values()]
+    row = Row("Ana Lima", {str(i): {"line": line, "printed": "Ana", "cell": "# Ana", "graded": "NAME = 'Ana Lima'"}
+                           for i, line in enumerate(lines)})
+    records = _anonymised([row])[0].records.values()
+    assert {r["graded"] for r in records} == {"NAME = '…'"}  # nbgrader's NAME cell, taken as a constant
+    shown = [r["line"] for r in records]
     assert not any("Ana" in line or "ana_lima" in line for line in shown), shown
     assert shown[0].startswith("✗ attention weights: your function raised ValueError (its message is left out")
     assert shown[2] == lines[2]

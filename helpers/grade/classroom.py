@@ -128,7 +128,7 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
         job = group[-1]
         for record, taken in zip(job.records, job.taken):
             rows[key].records[f"{lesson} {record['exercise']}"] = dict(record, lesson=lesson, graded=taken["code"],
-                                                                      cell=taken["cell"])
+                                                                      cell=taken.get("cell", ""))  # (--anonymous: none)
     return rows
 
 
@@ -142,14 +142,21 @@ def _anonymised(rows: list[Row]) -> list[Row]:
     no cell, no output, and no error message or line of code their verdicts quote."""
     width = len(str(len(rows)))
     return [Row(f"student {i:0{width}d}", {c: {k: v for k, v in r.items() if k != "cell"} | {
-        "printed": "", "line": _unquoted(r["line"])} for c, r in row.records.items()}, [], row.unnamed)
-            for i, row in enumerate(rows, 1)]
+        "printed": "", "line": _unquoted(r["line"]), "graded": _no_strings(r.get("graded", ""))}
+        for c, r in row.records.items()}, [], row.unnamed) for i, row in enumerate(rows, 1)]
 
 
 def _without_names(result: dict) -> dict:
-    """A notebook's kept result with no file name and no cell as written (--anonymous: nothing written names them)."""
-    taken = [{k: v for k, v in t.items() if k != "cell"} for t in result.get("taken") or []]
-    return dict(result, source="", taken=taken)
+    """A notebook's kept result as --anonymous writes it: no file name, no cell as written, no output, no error
+    message or string constant of the student's (`NAME = "Ana Lima"`, nbgrader's first cell)."""
+    taken = [{"code": _no_strings(t.get("code", ""))} for t in result.get("taken") or []]
+    records = [dict(r, printed="", line=_unquoted(r.get("line", ""))) for r in result.get("records") or []]
+    return dict(result, source="", taken=taken, records=records)
+
+
+def _no_strings(code: str) -> str:
+    """The code as graded with each top-level string constant blanked (it may hold the student's name)."""
+    return re.sub(r"""^(\w+\s*=\s*)[rbuRBU]?(['"]).*$""", r"\1'…'", code or "", flags=re.M)
 
 
 def _unquoted(line: str) -> str:

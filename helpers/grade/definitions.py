@@ -7,19 +7,22 @@ is read), too many cells. JSON in UTF-8 (with or without a BOM), UTF-16 or UTF-3
 cells' types, sources and metadata are kept; outputs are dropped as the file is read.
 
 For the exercise `name` the grader takes the LAST code cell that defines `name` at its top level (as
-running the notebook top to bottom would leave it) and every code cell above it, their IPython magics
-and shell lines (`%%time`, `!pip`) read as blank lines, and from those cells only:
+running the notebook top to bottom would leave it), its IPython magics and shell lines (`%%time`, `!pip`)
+read as blank lines. From the code cells above it, only:
 - `import …` and `from … import …` lines (the first cell's `import math` is where a notebook keeps it);
 - function definitions (`def`) whose default values are constants or simple expressions, with no decorator but
   @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod or @property;
 - class definitions (`class X(nn.Module):`) whose body holds only such functions and constants;
-- assignments to a name of a constant or of a simple expression: names, attributes, arithmetic, and
-  calls of float, int, abs, round, min, max or math.* (`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`,
-  `softmax = torch.softmax`).
+each in a `try`, so one that fails here (`import seaborn`) costs only its names. From that cell, the same,
+and assignments to a name of a constant or of a simple expression: names, attributes, arithmetic, and
+calls of float, int, abs, round, min, max or math.* (`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`,
+`softmax = torch.softmax`). A constant of a cell above is not taken: a later line the grader leaves out
+may set it again, and the lesson's own cells set theirs.
 Everything else (the check call, prints, other top-level code) is left out, and so are the cells'
 outputs, so no code of the student runs until the check calls the function; a name the function uses
 that only a left-out line sets is named in the verdict. A definition of `name` that would run code as
-it is defined is refused in one line.
+it is defined (a decorator, a default value that is not simple, a base class with __init_subclass__) is
+refused in one line.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Taken:
     problem: str = ""  # one line when the definition was refused or does not parse
     cell: str = ""  # the student's whole cell, shown in the report (never run)
     left_out: dict[str, str] | None = None  # a name set only by a line left out -> that line (for the verdict)
+    shown: str = ""  # what is taken from the exercise's own cell (the report shows it; `code` adds the cells above)
 
 
 def _constant(node: ast.AST) -> bool:
@@ -95,7 +99,7 @@ def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
     """A statement that runs none of the student's code when it is executed (`bound`: the names the student's
     cells set, other than by `import math`)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return not any(alias.name == "*" for alias in node.names)
+        return True  # an installed module's code, never the student's (`from math import *` too)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return _plain_function(node, bound)
     if isinstance(node, ast.ClassDef):
@@ -125,28 +129,32 @@ def _bound(body: list[ast.stmt]) -> frozenset:
     return frozenset(names)
 
 
-def _evaluated(node: ast.stmt) -> list[ast.expr]:
-    """What runs when the statement does: an assignment's value, a function's default values."""
-    if isinstance(node, ast.Assign):
-        return [node.value]
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
-    return []
-
-
-def _kept(every: list[ast.stmt]) -> tuple[list[ast.stmt], dict[str, str]]:
-    """(the statements to run, in order; each name that only a left-out assignment sets -> that line). A simple
-    expression is kept only when every name it reads is set by a statement kept before it, or is a builtin."""
-    bound, available, kept, left_out = _bound(every), set(dir(builtins)), [], {}
-    for node in every:
-        reads = {n.id for e in _evaluated(node) for n in ast.walk(e) if isinstance(n, ast.Name)}
-        if _plain(node, bound) and reads <= available:
+def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], dict[str, str]]:
+    """(the statements to run, in order; each name that only a left-out assignment sets -> that line). From the
+    cells above: imports and plain definitions only (their constants may be set again below by lines the grader
+    does not run); from the exercise's cell: assignments too, an expression only when every name it reads is
+    set before it. A name a left-out line sets again loses its earlier value, as in the notebook."""
+    bound, available, kept, left_out = _bound(above + body), set(dir(builtins)), [], {}
+    hooks: set[str] = set()  # classes with __init_subclass__: subclassing one runs the student's code
+    in_body = {id(n) for n in body}
+    for node in above + body:
+        reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} if isinstance(node, ast.Assign) else set()
+        subclasses_a_hook = isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in hooks
+                                                                   for b in node.bases)
+        fits = isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+            or id(node) in in_body
+        if fits and _plain(node, bound) and reads <= available and not subclasses_a_hook:
             kept.append(node)
             available |= _sets(node)
             for name in _sets(node):
                 left_out.pop(name, None)
+            if isinstance(node, ast.ClassDef) and any(getattr(f, "name", "") == "__init_subclass__" for f in node.body):
+                hooks.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            left_out.update({name: ast.unparse(node)[:80] for name in _sets(node) - available})
+            names = _sets(node)
+            kept = [k for k in kept if not (isinstance(k, ast.Assign) and _sets(k) & names)]  # its old value is gone
+            available -= names
+            left_out.update({name: ast.unparse(node)[:80] for name in names})
     return kept, left_out
 
 
@@ -194,21 +202,20 @@ def take(cells: list[dict], name: str) -> Taken:
         return Taken(name, None, f"the cell defining {name} does not run: {type(err).__name__}{line} "
                                  f"({getattr(err, 'msg', err)})", cell)
     bound = _bound(above + body)
-    if not all(_plain(n, bound) and not _runs_as_subclassed(n, body) for n in body if _defines(n, name)):
+    if not all(_plain(n, bound) and not _runs_as_subclassed(n, above + body) for n in body if _defines(n, name)):
         return Taken(name, None, f"the definition of {name} runs code as it is defined (a decorator, a default "
                                  f"value or a class body that is not plain definitions): the grader runs only "
                                  f"plain definitions", cell)
-    kept, left_out = _kept(above + body)  # as the notebook ran them, top to bottom
+    kept, left_out = _kept(above, body)  # as the notebook ran them, top to bottom
     from_above = {id(n) for n in above}
+    own = ast.unparse(ast.Module(body=[n for n in kept if id(n) not in from_above], type_ignores=[]))
     kept = [_forgiving(n) if id(n) in from_above else n for n in kept]
-    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out)
+    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own)
 
 
 def _forgiving(node: ast.stmt) -> ast.stmt:
-    """A cell above's import or assignment that may fail here and not on the student's laptop (`import seaborn`):
-    its failure costs only the names it sets, not every exercise."""
-    if not isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign)):
-        return node
+    """A cell above's import or definition that may fail here and not on the student's laptop (`import seaborn`,
+    a class built on it): its failure costs only the names it sets, not every exercise."""
     handler = ast.ExceptHandler(type=ast.Name("Exception", ast.Load()), name=None, body=[ast.Pass()])
     return ast.Try(body=[node], handlers=[handler], orelse=[], finalbody=[])
 

@@ -68,8 +68,8 @@ def _name_left_out(done: dict, ex, taken) -> dict:
         return done
     name = found.group(1)
     return dict(done, line=f"✗ {ex.title}: your function uses {name}, which only `{taken.left_out[name]}` sets, a line "
-                           f"the grader does not run (it takes imports, definitions and simple constants from your "
-                           f"cells): set {name} inside the function.")
+                           f"the grader does not run (it takes imports and definitions from your cells, and simple "
+                           f"constants from the exercise's own cell): set {name} inside the function.")
 
 
 def _take(cells: list[dict], name: str):
@@ -113,7 +113,7 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
         send(fd, {"kind": "notebook", "problem": str(err)[:MAX_TEXT]})
         return
     send(fd, {"kind": "notebook", "lesson": number, "setup": preload.SECONDS,
-               "taken": [{"code": (t.code or "")[:MAX_CELL], "cell": t.cell[:MAX_CELL]} for t in taken]})
+               "taken": [{"code": (t.shown or t.code or "")[:MAX_CELL], "cell": t.cell[:MAX_CELL]} for t in taken]})
     _grade_all(fd, prepared, taken, start, early)
 
 
