@@ -219,25 +219,33 @@ RESTORE_CODE = "restore it with `git checkout -- {0}` (or a fresh copy of the pr
 
 
 def _module_problems(names: list[str]) -> list[str]:
-    """One line per module that does not import, naming the file that is missing or broken when the error says."""
-    problems = []
+    """One line per damaged file, whichever modules fail because of it: the file that is missing or broken
+    when the error says, else the module that does not import."""
+    found: dict[str, list[str]] = {}  # what is wrong -> the modules that fail with it
     for name in names:
         try:
             importlib.import_module(name)
         except Exception as err:  # noqa: BLE001 - any failure to import is the one line this check exists for
-            line = f"{_as_file(name)} cannot be imported ({type(err).__name__}: {err})"
-            missing = err.name if isinstance(err, ModuleNotFoundError) else None
-            named = re.match(r"cannot import name '(\w+)' from '(helpers[\w.]*)'", str(err))  # `from . import x`
-            if isinstance(err, ImportError) and named and not _module_file(f"{named[2]}.{named[1]}").exists():
-                missing = f"{named[2]}.{named[1]}"
-            if missing and missing.startswith("helpers.") and missing != name:
-                line = f"{_as_file(missing)} is missing ({_as_file(name)} imports it)"
-            elif missing == name:
-                line = f"{_as_file(name)} is missing"
-            elif isinstance(err, SyntaxError) and err.filename and "/helpers/" in Path(err.filename).as_posix():
-                line = f"helpers/{Path(err.filename).as_posix().rsplit('/helpers/', 1)[1]} is broken ({err.msg}, line {err.lineno})"
-            problems.append(f"✗ {line}: {RESTORE_CODE.format('helpers')}.")
-    return problems
+            found.setdefault(_what_is_wrong(name, err), []).append(_as_file(name))
+    lines = []
+    for wrong, modules in found.items():
+        more = (f"; {len(modules) - 1} more module{'s fail' if len(modules) > 2 else ' fails'} with it"
+                if len(modules) > 1 else "")
+        lines.append(f"✗ {wrong}{more}: {RESTORE_CODE.format('helpers')}.")
+    return lines
+
+
+def _what_is_wrong(name: str, err: Exception) -> str:
+    missing = err.name if isinstance(err, ModuleNotFoundError) else None
+    named = re.match(r"cannot import name '(\w+)' from '(helpers[\w.]*)'", str(err))  # `from . import x`
+    if isinstance(err, ImportError) and named and _module_file(named[2]).with_suffix("").is_dir() and \
+            not _module_file(f"{named[2]}.{named[1]}").exists():  # a package's module, not a name in a module
+        missing = f"{named[2]}.{named[1]}"
+    if missing and missing.startswith("helpers"):
+        return f"{_as_file(missing)} is missing"
+    if isinstance(err, SyntaxError) and err.filename and "/helpers/" in Path(err.filename).as_posix():
+        return f"helpers/{Path(err.filename).as_posix().rsplit('/helpers/', 1)[1]} is broken ({err.msg}, line {err.lineno})"
+    return f"{_as_file(name)} cannot be imported ({type(err).__name__}: {err})"
 
 
 def _as_file(module: str) -> str:
@@ -248,9 +256,7 @@ def _module_file(module: str) -> Path:
     return FIGURES_DIR.parent.parent / _as_file(module)
 
 
-def check_code(root: Path = FIGURES_DIR.parent.parent) -> tuple[list[str], str]:
-    """(problems, summary): every lesson notebook is there and reads as a notebook with cells, and every module of
-    helpers/ imports (a copy damaged by a bad merge or a half-finished download fails here, not in front of the class)."""
+def _notebook_problems(root: Path) -> list[str]:
     problems = []
     for name in NOTEBOOKS:
         where, path = f"notebooks/{name}", root / "notebooks" / name
@@ -262,6 +268,13 @@ def check_code(root: Path = FIGURES_DIR.parent.parent) -> tuple[list[str], str]:
             problems.append(f"✗ {where} is missing: {RESTORE_CODE.format(where)}.")
         except (OSError, UnicodeDecodeError, ValueError, AttributeError) as err:
             problems.append(f"✗ {where} is not a readable notebook ({_reason(err)}): {RESTORE_CODE.format(where)}.")
+    return problems
+
+
+def check_code(root: Path = FIGURES_DIR.parent.parent) -> tuple[list[str], str]:
+    """(problems, summary): every lesson notebook is there and reads as a notebook with cells, and every module of
+    helpers/ imports (a copy damaged by a bad merge or a half-finished download fails here, not in front of the class)."""
+    problems = _notebook_problems(root)
     if not (root / "helpers" / "__init__.py").is_file():
         return problems + [f"✗ helpers/__init__.py is missing: {RESTORE_CODE.format('helpers/__init__.py')}."], ""
     # the grader's modules are left to --grading: they use POSIX calls a Windows laptop does not have
@@ -322,11 +335,13 @@ GRADER_MODULES = ("classroom", "confine", "definitions", "lessons", "pool", "pre
 
 
 def check_grader_code() -> tuple[list[str], str]:
-    """(problems, summary): every module of the grader (helpers/grade/) imports."""
+    """(problems, summary): the lessons' notebooks the grader reads are there, and every module of the grader
+    (helpers/grade/) imports."""
     names = ["helpers.grade", *(f"helpers.grade.{m.name}" for m in pkgutil.iter_modules(
         [str(FIGURES_DIR.parent / "grade")]) if m.name != "__main__")]
     missing = [f"helpers.grade.{m}" for m in GRADER_MODULES if f"helpers.grade.{m}" not in names]
-    return _module_problems(missing + names), f"the grader's {len(names)} modules imported"
+    problems = _notebook_problems(FIGURES_DIR.parent.parent) + _module_problems(missing + names)
+    return problems, f"the lessons' notebooks read and the grader's {len(names)} modules imported"
 
 
 GRADING_CHECKS = (check_grader_code, check_fork, check_export, check_graders)

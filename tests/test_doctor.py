@@ -209,3 +209,22 @@ def test_the_notebooks_and_grader_modules_the_doctor_expects_are_the_projects():
     assert sorted(doctor.NOTEBOOKS) == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     grader = {p.stem for p in (ROOT / "helpers" / "grade").glob("*.py")} - {"__init__", "__main__"}
     assert set(doctor.GRADER_MODULES) <= grader
+
+
+def test_one_missing_or_broken_module_is_one_line_whatever_imports_it(tmp_path):
+    """A deleted core module gave 52 lines, one per importer; a truncated one named files that do not exist."""
+    shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    (tmp_path / "helpers" / "core" / "attention.py").unlink()
+    definitions = tmp_path / "helpers" / "grade" / "definitions.py"
+    definitions.write_text(definitions.read_text(encoding="utf-8")[:2000], encoding="utf-8")  # ends mid-import
+    check = "from helpers import doctor; print('\\n'.join(doctor.check_code(doctor.FIGURES_DIR.parent.parent)[0]))"
+    lines = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120).stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("✗ helpers/core/attention.py is missing; ") and \
+        "more modules fail with it" in lines[0], lines
+    check = "from helpers import doctor; print('\\n'.join(doctor.check_grader_code()[0]))"
+    lines = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120).stdout.splitlines()
+    assert any(line.startswith("✗ helpers/grade/definitions.py is broken (") for line in lines), lines
+    assert not any("lessons/" in line for line in lines), lines
