@@ -214,6 +214,13 @@ def test_a_constant_set_again_by_a_left_out_line_is_not_graded_with_its_old_valu
     assert "POWER" not in taken.code.replace("Q ** POWER", "") and taken.left_out["POWER"] == "POWER *= 2"
 
 
+def test_a_tuple_of_constants_and_an_annotated_constant_are_taken():
+    taken = _take("POWER, AXIS = 0.5, -1\nSCALE: float = 0.125\ndef attention_weights(Q, K):\n    return Q\n")
+    assert "POWER, AXIS = (0.5, -1)" in taken.code and "SCALE: float = 0.125" in taken.code
+    left = _take("POWER, AXIS = make()\ndef attention_weights(Q, K):\n    return Q\n")
+    assert set(left.left_out) == {"POWER", "AXIS"}  # named in the verdict when the function uses one
+
+
 def test_constants_of_the_cells_above_are_left_to_the_notebook():
     """`full = None` at the top of 05: the lesson's own later cell sets it again, so the grader never takes it."""
     taken = _take("full = None\nrepeat = 0\nimport math", "def attention_weights(Q, K):\n    return Q\n")

@@ -14,7 +14,8 @@ read as blank lines. From the code cells above it, only:
   @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod or @property;
 - class definitions (`class X(nn.Module):`) whose body holds only such functions and constants;
 each in a `try`, so one that fails here (`import seaborn`) costs only its names. From that cell, the same,
-and assignments to a name of a constant or of a simple expression: names, attributes, arithmetic, and
+and assignments to names (`POWER, AXIS = 0.5, -1`, `SCALE: float = 0.125`) of a constant or of a simple
+expression: names, attributes, arithmetic, and
 calls of float, int, abs, round, min, max or math.* (`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`,
 `softmax = torch.softmax`). A constant of a cell above is not taken: a later line the grader leaves out
 may set it again, and the lesson's own cells set theirs.
@@ -104,9 +105,12 @@ def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
         return _plain_function(node, bound)
     if isinstance(node, ast.ClassDef):
         return _plain_class(node)
-    if isinstance(node, ast.Assign):
-        return all(isinstance(t, ast.Name) for t in node.targets) and (
-            _constant(node.value) or _simple(node.value, bound))
+    if isinstance(node, ast.AnnAssign):  # `POWER: float = 0.5`
+        return isinstance(node.target, ast.Name) and node.value is not None and node.simple and \
+            (_constant(node.value) or _simple(node.value, bound))
+    if isinstance(node, ast.Assign):  # `EPS = 1e-9`, `POWER, AXIS = 0.5, -1`
+        return all(isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts)
+                   for t in node.targets) and (_constant(node.value) or _simple(node.value, bound))
     return False
 
 
@@ -117,7 +121,8 @@ def _sets(node: ast.stmt) -> set[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {node.name}
     return {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+            for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            for t in ast.walk(target) if isinstance(t, ast.Name)}  # `a, b = …` sets both
 
 
 def _bound(body: list[ast.stmt]) -> frozenset:
@@ -138,7 +143,8 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], 
     hooks: set[str] = set()  # classes with __init_subclass__: subclassing one runs the student's code
     in_body = {id(n) for n in body}
     for node in above + body:
-        reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} if isinstance(node, ast.Assign) else set()
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
         subclasses_a_hook = isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in hooks
                                                                    for b in node.bases)
         fits = isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
@@ -152,7 +158,7 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], 
                 hooks.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             names = _sets(node)
-            kept = [k for k in kept if not (isinstance(k, ast.Assign) and _sets(k) & names)]  # its old value is gone
+            kept = [k for k in kept if not (isinstance(k, (ast.Assign, ast.AnnAssign)) and _sets(k) & names)]  # old value gone
             available -= names
             left_out.update({name: ast.unparse(node)[:80] for name in names})
     return kept, left_out
