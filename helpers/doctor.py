@@ -3,10 +3,11 @@
 It checks the Python and package versions, the widget front end JupyterLab needs to show sliders,
 the shipped files in data/ against the checksums in data/models.json and data/README.md (notebook
 08's training snapshots included), the scripts and templates the offline page is built from (each
-whole), that every notebook reads and every helper module imports, and draws one 144-head map. Each problem is one line that names the fix; the exit status is the number
-of problems (0: ready for class). `--grading` checks what grading a class needs instead: a confined
-worker per submission (python -m helpers.grade; bubblewrap for --sandbox bwrap), the lessons exported
-for nbgrader and otter-grader, and those two graders (the extra `.[grading]`; a missing one is a line).
+whole), that every notebook reads and every helper module imports, and draws one 144-head map. Each
+problem is one line that names the fix; the exit status is the number of problems (0: ready for class).
+`--grading` checks what grading a class needs instead: the grader's modules and the lessons' notebooks, a
+confined worker per submission (python -m helpers.grade; bubblewrap for --sandbox bwrap), the lessons
+exported for nbgrader and otter-grader, and those two graders (the extra `.[grading]`; a missing one is a line).
 
 Only the standard library and the lazy facade are imported at the top, so a missing package is
 reported as a line, not as a traceback.
@@ -99,7 +100,8 @@ def check_widget_front_end(paths: list[Path] | None = None) -> tuple[list[str], 
     return [], f"widget front end: jupyterlab_widgets {version}"
 
 
-RESTORE = "restore it with `git checkout -- data/{0}` (or a fresh copy of the project)"
+RESTORE_CODE = "restore it with `git checkout -- {0}` (or a fresh copy of the project)"  # any file of the project
+RESTORE = RESTORE_CODE.format("data/{0}")
 
 
 def _readme_checksums(data_dir: Path) -> tuple[dict[str, str] | None, list[str]]:
@@ -198,7 +200,7 @@ def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
     are built from, each there and readable as text."""
     problems = []
     for name in PAGE_FILES:
-        fix = f"restore it with `git checkout -- helpers/figures/{name}` (or a fresh copy of the project)"
+        fix = RESTORE_CODE.format(f"helpers/figures/{name}")
         try:
             text = (folder / name).read_text(encoding="utf-8").strip()
             if not text.endswith(ENDINGS[Path(name).suffix]):  # a copy cut short: the page would fail in the browser
@@ -215,8 +217,6 @@ def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
 NOTEBOOKS = ("01_single_head_attention.ipynb", "02_shrinking_the_head.ipynb", "03_decompression_and_recombination.ipynb",
              "04_head_count_slider.ipynb", "05_all_144_heads.ipynb", "06_what_each_head_learns.ipynb",
              "07_shared_keys_and_values.ipynb", "08_watch_the_heads_learn.ipynb", "app_slider_explorer.ipynb")  # (tested)
-RESTORE_CODE = "restore it with `git checkout -- {0}` (or a fresh copy of the project)"
-
 
 def _module_problems(names: list[str]) -> list[str]:
     """One line per damaged file, whichever modules fail because of it: the file that is missing or broken

@@ -11,8 +11,9 @@ below it, else the file's name; of that, the platform's whole participant key: M
 "Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
 is "limaana (4321)"; otherwise a folder's whole name ("team_1"), and a file's name up to the lesson's
 number, the first part written with two digits or a word if there is one ("johnson_katherine_01.ipynb"
-is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana"). Names are NFC-normalised; control characters become spaces. `--names` maps that
-key to a name with a CSV of `key,name` rows.
+is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana"). Names are
+NFC-normalised; control characters become spaces. `--names` maps that key to a name with a CSV of
+`key,name` rows.
 """
 
 from __future__ import annotations
@@ -91,8 +92,7 @@ def student_key(relative: PurePosixPath) -> str:
     parts = stem.split("_")
     cuts = [i for i, part in enumerate(parts) if i > 0 and LESSON_PART.match(part)]
     # the lesson is the first part written with two digits or a word ("smith_2_01": smith_2, lesson 01), else the first
-    end = next((i for i in cuts if not re.fullmatch(r"\d", parts[i].split("-")[0].split(" ")[0])), cuts[0] if cuts
-               else len(parts))
+    end = next((i for i in cuts if not re.match(r"\d(?!\d)", parts[i])), cuts[0] if cuts else len(parts))
     return "_".join(parts[:end]).strip() or stem or "?"
 
 
