@@ -231,7 +231,8 @@ def _module_problems(names: list[str]) -> list[str]:
     for wrong, modules in found.items():
         more = (f"; {len(modules) - 1} more module{'s fail' if len(modules) > 2 else ' fails'} with it"
                 if len(modules) > 1 else "")
-        lines.append(f"✗ {wrong}{more}: {RESTORE_CODE.format('helpers')}.")
+        where = wrong.split()[0] if wrong.startswith("helpers/") else "helpers"
+        lines.append(f"✗ {wrong}{more}: {RESTORE_CODE.format(where)}.")
     return lines
 
 
@@ -243,6 +244,10 @@ def _what_is_wrong(name: str, err: Exception) -> str:
         missing = f"{named[2]}.{named[1]}"
     if missing and missing.startswith("helpers"):
         return f"{_as_file(missing)} is missing"
+    attribute = re.match(r"module '(helpers[\w.]*)' has no attribute", str(err))  # `x.y` where x lost y
+    module = named[2] if named else attribute[1] if attribute else None
+    if module and _module_file(module).is_file():  # emptied or cut short: it imports, without the names others use
+        return f"{_as_file(module)} is damaged (other modules no longer find the names they use in it)"
     if isinstance(err, SyntaxError) and err.filename and "/helpers/" in Path(err.filename).as_posix():
         return f"helpers/{Path(err.filename).as_posix().rsplit('/helpers/', 1)[1]} is broken ({err.msg}, line {err.lineno})"
     return f"{_as_file(name)} cannot be imported ({type(err).__name__}: {err})"
@@ -271,6 +276,43 @@ def _notebook_problems(root: Path) -> list[str]:
     return problems
 
 
+def _facade_problems(failed: set[str]) -> list[str]:
+    """Each name the notebooks call as `H.name` is still in its module: an emptied or cut file imports, without them."""
+    missing: dict[str, list[str]] = {}  # the module's file -> the names it lost
+    for name in H.__all__:
+        try:
+            getattr(H, name)
+        except AttributeError as err:
+            where = _as_file(getattr(err.obj, "__name__", "helpers"))
+            if where not in failed:  # a module that does not import is named once, by _module_problems
+                missing.setdefault(where, []).append(name)
+        except Exception:  # noqa: BLE001, S112 - a module that does not import: _module_problems named it
+            continue
+    return [f"✗ {where} is damaged: it no longer defines {', '.join(names[:3])}{' …' if len(names) > 3 else ''}, "
+            f"which the notebooks call: {RESTORE_CODE.format(where)}." for where, names in missing.items()]
+
+
+def _check_call_problems(root: Path) -> list[str]:
+    """Every exercise's notebook still calls its check (a cell edited in class loses it: answers go unchecked)."""
+    try:
+        entries = importlib.import_module("helpers.exercises.catalogue").entries()
+    except Exception:  # noqa: BLE001 - the module is named by _module_problems
+        return []
+    problems = []
+    for entry in entries:
+        name = next(n for n in NOTEBOOKS if n.startswith(entry.notebook))
+        try:
+            cells = json.loads((root / "notebooks" / name).read_text(encoding="utf-8"))["cells"]
+            code = "\n".join("".join(c["source"]) for c in cells if c.get("cell_type") == "code")
+        except Exception:  # noqa: BLE001, S112 - a missing or broken notebook: _notebook_problems named it
+            continue
+        if f"H.{entry.check}(" not in code:
+            where = f"notebooks/{name}"
+            problems.append(f"✗ {where} no longer calls H.{entry.check}(…) (its exercise “{entry.title}”), so "
+                            f"that exercise is never checked: {RESTORE_CODE.format(where)}.")
+    return problems
+
+
 def check_code(root: Path = FIGURES_DIR.parent.parent) -> tuple[list[str], str]:
     """(problems, summary): every lesson notebook is there and reads as a notebook with cells, and every module of
     helpers/ imports (a copy damaged by a bad merge or a half-finished download fails here, not in front of the class)."""
@@ -280,8 +322,11 @@ def check_code(root: Path = FIGURES_DIR.parent.parent) -> tuple[list[str], str]:
     # the grader's modules are left to --grading: they use POSIX calls a Windows laptop does not have
     modules = [m.name for m in pkgutil.walk_packages(H.__path__, "helpers.")
                if not m.name.endswith("__main__") and not m.name.startswith("helpers.grade")]
-    problems += _module_problems(modules)
-    return problems, f"{len(NOTEBOOKS)} notebooks read and {len(modules)} helper modules imported"
+    broken = _module_problems(modules)
+    failed = {word for line in broken for word in line.split() if word.startswith("helpers/")}
+    problems += broken + _facade_problems(failed) + _check_call_problems(root)
+    return problems, (f"{len(NOTEBOOKS)} notebooks read, each exercise's check called, and {len(modules)} helper "
+                      f"modules imported")
 
 
 CHECKS = (check_versions, check_widget_front_end, check_data, check_page_files, check_code, check_map)
@@ -316,7 +361,11 @@ def check_export(timeout: float = 120) -> tuple[list[str], str]:
                     f"FOLDER` to see why."], ""
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        return [f"✗ Exporting the lessons for nbgrader and otter-grader failed ({last}): {INSTALL}."], ""
+        if "git checkout" in last:  # a lesson's own line: which notebook, and how to restore it
+            return [f"✗ Exporting the lessons for nbgrader and otter-grader failed. {last.split(': ', 1)[-1]}"], ""
+        damaged = re.search(r"module '(helpers[\w.]*)' has no attribute", last)
+        fix = RESTORE_CODE.format(_as_file(damaged[1])) if damaged else INSTALL
+        return [f"✗ Exporting the lessons for nbgrader and otter-grader failed ({last}): {fix}."], ""
     return [], f"lessons exported for nbgrader and otter-grader ({done.stdout.split()[0]} notebooks each)"
 
 
@@ -340,7 +389,8 @@ def check_grader_code() -> tuple[list[str], str]:
     names = ["helpers.grade", *(f"helpers.grade.{m.name}" for m in pkgutil.iter_modules(
         [str(FIGURES_DIR.parent / "grade")]) if m.name != "__main__")]
     missing = [f"helpers.grade.{m}" for m in GRADER_MODULES if f"helpers.grade.{m}" not in names]
-    problems = _notebook_problems(FIGURES_DIR.parent.parent) + _module_problems(missing + names)
+    root = FIGURES_DIR.parent.parent
+    problems = _notebook_problems(root) + _check_call_problems(root) + _module_problems(missing + names)
     return problems, f"the lessons' notebooks read and the grader's {len(names)} modules imported"
 
 

@@ -28,6 +28,8 @@ LONG_MODULES: dict[str, str] = {  # "figures/x.py": why it is one idea all the s
                             "copies, time limit, exit(), patches and notebook variables put back, in one path",
     "exercises/diagnosis.py": "what a wrong answer is beyond the catalogue: relations, fitted constants, errors "
                               "in words, a notebook variable read, and the evidence for 'fixed to the first input'",
+    "doctor.py": "one command's checks of a copy before class or grading: versions, widget front end, data, page "
+                 "files, notebooks, exercise checks and modules, each one line naming the file and its fix",
     "grade/confine.py": "what a grading worker may reach: its namespaces, mounts and limits, the pids cgroup "
                         "around it and the bubblewrap that may hold them",
 }

@@ -183,7 +183,7 @@ def test_a_damaged_notebook_or_helper_module_is_one_line_each(tmp_path):
     assert len(lines) == 2 and result.returncode == 0, result.stdout + result.stderr
     assert lines[0].startswith("✗ notebooks/02_shrinking_the_head.ipynb is not a readable notebook (")
     assert lines[1].startswith("✗ helpers/widgets/slider.py is broken (invalid syntax, line 1): restore it with "
-                               "`git checkout -- helpers`")
+                               "`git checkout -- helpers/widgets/slider.py`")
     assert all(line.endswith("(or a fresh copy of the project).") for line in lines)
 
 
@@ -228,3 +228,42 @@ def test_one_missing_or_broken_module_is_one_line_whatever_imports_it(tmp_path):
                            timeout=120).stdout.splitlines()
     assert any(line.startswith("✗ helpers/grade/definitions.py is broken (") for line in lines), lines
     assert not any("lessons/" in line for line in lines), lines
+
+
+def test_an_emptied_module_and_a_lost_check_call_are_one_line_each_naming_the_file(tmp_path):
+    """An emptied module imports: the doctor said "All good" while H.solution and every importer of seeds.py failed;
+    an exercise cell without its H.check_… call left that exercise unchecked, and the doctor said nothing."""
+    shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    check = "from helpers import doctor; print('\\n'.join(doctor.check_code(doctor.FIGURES_DIR.parent.parent)[0]))"
+
+    def doctor_lines() -> list[str]:
+        result = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in result.stderr, result.stderr
+        return result.stdout.splitlines()
+
+    for name in ("exercises/solutions.py", "analysis/seeds.py"):
+        (tmp_path / "helpers" / name).write_text("", encoding="utf-8")
+    lines = doctor_lines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("✗ helpers/analysis/seeds.py is damaged (other modules no longer find the names they "
+                               "use in it); ") and "`git checkout -- helpers/analysis/seeds.py`" in lines[0]
+    assert lines[1] == ("✗ helpers/exercises/solutions.py is damaged: it no longer defines solution, which the "
+                        "notebooks call: restore it with `git checkout -- helpers/exercises/solutions.py` (or a fresh "
+                        "copy of the project).")
+    for name in ("exercises/solutions.py", "analysis/seeds.py"):
+        shutil.copy(ROOT / "helpers" / name, tmp_path / "helpers" / name)
+    lesson = tmp_path / "notebooks" / "01_single_head_attention.ipynb"
+    text = lesson.read_text(encoding="utf-8")
+    assert text.count("H.check_masked_weights(masked_weights)") == 1
+    lesson.write_text(text.replace("H.check_masked_weights(masked_weights)", "pass"), encoding="utf-8")
+    assert doctor_lines() == [
+        "✗ notebooks/01_single_head_attention.ipynb no longer calls H.check_masked_weights(…) (its exercise “masked "
+        "weights”), so that exercise is never checked: restore it with "
+        "`git checkout -- notebooks/01_single_head_attention.ipynb` (or a fresh copy of the project)."]
+    read = "from helpers.grade import lessons; lessons.read(lessons.NOTEBOOKS / '01_single_head_attention.ipynb')"
+    result = subprocess.run([sys.executable, "-c", read], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.stderr.splitlines()[-1] == (  # what the grader and its export print for it
+        "ValueError: In the lesson notebooks/01_single_head_attention.ipynb, the exercise cell of masked_weights must "
+        "end with one H.check_…(…) call; it has 0: restore it with "
+        "`git checkout -- notebooks/01_single_head_attention.ipynb`."), result.stderr

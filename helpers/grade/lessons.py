@@ -112,7 +112,7 @@ def _stub_function(node: ast.stmt) -> ast.FunctionDef:
     for method in node.body:
         if isinstance(method, ast.FunctionDef) and _is_ellipsis(method.body[-1]):
             return method
-    raise ValueError(f"The exercise class {node.name} has no method left as `...` for the student to write.")
+    raise ValueError(f"the exercise class {node.name} has no method left as `...` for the student to write")
 
 
 def _body_start(fn: ast.FunctionDef) -> int:
@@ -135,12 +135,12 @@ def _solution_body(name: str, method: str) -> str:
     return "\n".join(text.splitlines()[_body_start(fn):fn.end_lineno])
 
 
-def _check_call(statements: list[ast.stmt]) -> ast.Call:
+def _check_call(statements: list[ast.stmt], name: str) -> ast.Call:
     calls = [n for s in statements for n in ast.walk(s)
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
              and n.func.value.id == "H" and n.func.attr.startswith("check_")]
     if len(calls) != 1:
-        raise ValueError(f"An exercise cell must end with one H.check_…(…) call; found {len(calls)}.")
+        raise ValueError(f"the exercise cell of {name} must end with one H.check_…(…) call; it has {len(calls)}")
     return calls[0]
 
 
@@ -162,7 +162,7 @@ def split(source: str) -> ExerciseCell | None:
     if not found:
         return None
     node, lines = body[found[0]], source.splitlines()
-    fn, call = _stub_function(node), _check_call(body[found[0] + 1:])
+    fn, call = _stub_function(node), _check_call(body[found[0] + 1:], node.name)
     entry = next(e for e in catalogue.entries() if e.check == call.func.attr)
     return ExerciseCell(
         name=node.name, key=entry.key, title=entry.title,
@@ -170,6 +170,17 @@ def split(source: str) -> ExerciseCell | None:
         head="\n".join(lines[node.lineno - 1:_stub_start(fn)]).rstrip("\n"),
         body=_solution_body(node.name, fn.name), tail="\n".join(lines[fn.end_lineno:node.end_lineno]),
         test=_test(call, source), reads=tuple(dict.fromkeys(n.id for n in ast.walk(call) if isinstance(n, ast.Name))))
+
+
+def split_in(path: Path, source: str) -> ExerciseCell | None:
+    """split(source) of a cell of the lesson at `path`; a lesson edited by hand fails in one line that names
+    the notebook and how to get it back."""
+    try:
+        return split(source)
+    except ValueError as err:
+        name = Path(path).name
+        raise ValueError(f"In the lesson notebooks/{name}, {err}: restore it with `git checkout -- notebooks/{name}`.") \
+            from None
 
 
 def is_navigation(cell: dict) -> bool:
@@ -215,7 +226,7 @@ def read(path: Path) -> Lesson:
     """One pristine notebook taken apart (cells, exercise cells)."""
     nb = read_lesson(path)
     code = [c["source"] for c in nb["cells"] if c["cell_type"] == "code"]
-    exercises = tuple((i, ex) for i, src in enumerate(code) if (ex := split(src)) is not None)
+    exercises = tuple((i, ex) for i, src in enumerate(code) if (ex := split_in(path, src)) is not None)
     numbers = (m.group(1) for c in nb["cells"] if c["cell_type"] == "markdown" and (m := HEADING.search(c["source"])))
     return Lesson(next(numbers, path.name[:2]), path, tuple(code), exercises)
 

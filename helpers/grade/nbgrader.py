@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from ..core.files import atomic_write
-from .lessons import NOTEBOOKS, ExerciseCell, is_navigation, lesson_paths, read_lesson, split
+from .lessons import NOTEBOOKS, ExerciseCell, is_navigation, lesson_paths, read_lesson, split_in
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
@@ -58,7 +58,7 @@ def converted(path: Path, points: dict[str, float] | None, exercise, other) -> n
     lesson = nbformat.from_dict(read_lesson(path))
     nb = nbformat.v4.new_notebook(metadata=copy.deepcopy(lesson.metadata))
     for number, cell in enumerate(lesson.cells):
-        ex = split(cell.source) if cell.cell_type == "code" else None
+        ex = split_in(path, cell.source) if cell.cell_type == "code" else None
         if ex is not None:
             nb.cells += exercise(ex, points_of(points, path, ex))
         elif not is_navigation(cell):
@@ -96,7 +96,7 @@ def check_points(points: dict[str, float] | None, columns: list[str]) -> None:
 def exercise_columns(notebooks: Path = NOTEBOOKS) -> list[str]:
     """Every exercise of lessons 01-07 as its grades.csv column, in order."""
     return [column(path, ex) for path in lesson_paths(notebooks) for cell in read_lesson(path)["cells"]
-            if cell["cell_type"] == "code" and (ex := split(cell["source"]))]
+            if cell["cell_type"] == "code" and (ex := split_in(path, cell["source"]))]
 
 
 def write_source(folder: str | Path, points: dict[str, float] | None = None,
