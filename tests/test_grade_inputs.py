@@ -257,6 +257,22 @@ def test_simple_expressions_are_kept_and_a_call_of_the_students_own_is_left_out_
     assert "NEG" not in rebound.code and rebound.left_out == {"NEG": "NEG = -float('inf')"}  # float is the student's
 
 
+def test_a_decorated_helper_and_an_if_block_are_named_and_del_above_removes_the_name():
+    """An @lru_cache helper and `if True:\n    POWER = 0.5` above gave "uses scale_of, which is not defined in it",
+    without the line; `POWER = 0.5` then `del POWER` above was graded with POWER, where the notebook fails."""
+    cached = _take("import functools\n@functools.lru_cache\ndef scale_of(d):\n    return d ** 0.5",
+                   "def attention_weights(Q, K):\n    return Q / scale_of(4)\n")
+    assert "scale_of" not in cached.code.replace("scale_of(4)", "")
+    assert cached.left_out == {"scale_of": "@functools.lru_cache def scale_of(d): return d ** 0.5"}
+    block = _take("if True:\n    POWER = 0.5\n", "def attention_weights(Q, K):\n    return Q ** POWER\n")
+    assert block.left_out == {"POWER": "if True: POWER = 0.5"}
+    gone = _take("POWER = 0.5\ndef helper(x):\n    return x\n", "del POWER, helper",
+                 "POWER = 0.5\ndel POWER\ndef attention_weights(Q, K):\n    return helper(Q) ** POWER\n")
+    namespace = {}
+    exec(gone.code, namespace)
+    assert "POWER" not in namespace and "helper" not in namespace and gone.left_out == {}
+
+
 def test_a_name_only_a_left_out_line_sets_is_named_in_the_verdict():
     from helpers.grade import worker
     ex = lessons()["01"].exercises[0][1]
@@ -266,6 +282,8 @@ def test_a_name_only_a_left_out_line_sets_is_named_in_the_verdict():
     line = worker._name_left_out(said, ex, taken)["line"]
     assert "which only `LIMIT = make_limit()` sets, a line the grader does not run" in line
     assert worker._name_left_out(said, ex, definitions.Taken(ex.name, "…")) == said
+    decorated = definitions.Taken(ex.name, "…", left_out={"LIMIT": "@functools.lru_cache def LIMIT(): return 1"})
+    assert worker._name_left_out(said, ex, decorated)["line"].endswith(": define LIMIT without the decorator.")
 
 
 @pytest.mark.parametrize("source", [

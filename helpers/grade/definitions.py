@@ -21,7 +21,8 @@ calls of float, int, abs, round, min, max or math.* (`NEG = -float("inf")`, `SCA
 may set it again, and the lesson's own cells set theirs.
 Everything else (the check call, prints, other top-level code) is left out, and so are the cells'
 outputs, so no code of the student runs until the check calls the function; a name the function uses
-that only a left-out line sets is named in the verdict. A definition of `name` that would run code as
+that only a left-out line sets (a call, an `if` block, a decorated helper) is named in the verdict, and
+`del NAME` removes what was taken, as in the notebook. A definition of `name` that would run code as
 it is defined (a decorator, a default value that is not simple, a base class with __init_subclass__) is
 refused in one line.
 """
@@ -38,6 +39,7 @@ from .lessons import defined_names, plain_python
 
 MAX_CELLS = 20_000
 ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "staticmethod", "classmethod", "property"}
+BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)  # statements holding statements
 SIMPLE_CALLS = {"float", "int", "abs", "round", "min", "max"}  # builtins a simple assignment may call (and math.*)
 _SIMPLE_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.Tuple, ast.Call,
                  ast.expr_context, ast.operator, ast.unaryop)
@@ -120,6 +122,11 @@ def _sets(node: ast.stmt) -> set[str]:
         return {a.asname or a.name.split(".")[0] for a in node.names}
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {node.name}
+    if isinstance(node, BLOCKS):  # `if True:\n    POWER = 0.5`: what any branch sets, as a left-out line
+        inner = [n for field in ("body", "orelse", "finalbody") for n in getattr(node, field, [])]
+        inner += [n for handler in getattr(node, "handlers", []) for n in handler.body]
+        loop = {t.id for t in ast.walk(node.target) if isinstance(t, ast.Name)} if hasattr(node, "target") else set()
+        return loop | {name for n in inner for name in _sets(n)}
     return {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
             for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
             for t in ast.walk(target) if isinstance(t, ast.Name)}  # `a, b = …` sets both
@@ -156,12 +163,24 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], 
                 left_out.pop(name, None)
             if isinstance(node, ast.ClassDef) and any(getattr(f, "name", "") == "__init_subclass__" for f in node.body):
                 hooks.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            names = _sets(node)
-            kept = [k for k in kept if not (isinstance(k, (ast.Assign, ast.AnnAssign)) and _sets(k) & names)]  # old value gone
+        elif isinstance(node, ast.Delete):  # `del POWER`: gone here as in the notebook, and not a line to name
+            names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            kept = [k for k in kept if not (_sets(k) & names)]
             available -= names
-            left_out.update({name: ast.unparse(node)[:80] for name in names})
+            for name in names:
+                left_out.pop(name, None)
+        else:  # left out (a decorated def, an `if` block, a call): a name it sets loses its earlier value
+            names = _sets(node)
+            kept = [k for k in kept if not (isinstance(k, (ast.Assign, ast.AnnAssign)) and _sets(k) & names)]
+            available -= names
+            left_out.update({name: _one_line(node) for name in names})
     return kept, left_out
+
+
+def _one_line(node: ast.stmt) -> str:
+    """A statement as the verdict quotes it: on one line, at most 80 characters."""
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _statements(source: str) -> list[ast.stmt]:

@@ -66,10 +66,12 @@ def _name_left_out(done: dict, ex, taken) -> dict:
     found = re.search(r"your function uses (\w+), which is not defined in it", done["line"])
     if done["code"] != f"{ex.key}.error.name_not_defined" or not found or found.group(1) not in (taken.left_out or {}):
         return done
-    name = found.group(1)
-    return dict(done, line=f"✗ {ex.title}: your function uses {name}, which only `{taken.left_out[name]}` sets, a line "
-                           f"the grader does not run (it takes imports and definitions from your cells, and simple "
-                           f"constants from the exercise's own cell): set {name} inside the function.")
+    name, line = found.group(1), taken.left_out[found.group(1)]
+    fix = (f"define {name} without the decorator" if line.startswith("@")
+           else f"set {name} inside the function")
+    return dict(done, line=f"✗ {ex.title}: your function uses {name}, which only `{line}` sets, a line the grader "
+                           f"does not run (it takes imports and plain definitions, without decorators, from your "
+                           f"cells, and simple constants from the exercise's own cell): {fix}.")
 
 
 def _take(cells: list[dict], name: str):
