@@ -46,7 +46,8 @@ BACKED = {
         "test_no_submission_reads_another_or_the_teachers_files",
         "test_nothing_is_written_into_the_output_folder_home_or_the_class", "test_deleting_files_deletes_nothing",
         "test_a_right_answer_that_imports_the_standard_library_is_right_when_home_holds_it",
-        "test_a_local_services_socket_is_out_of_reach"),
+        "test_a_local_services_socket_is_out_of_reach",
+        "test_a_class_kept_in_the_project_cannot_read_the_projects_other_folders"),
     "leaves files in the machine's `/tmp`, `/var/tmp` or `/dev/shm`": (
         "test_nothing_is_written_into_the_machines_scratch_folders",),
     "changes a file of the machine: the project, its virtualenv, the interpreter's standard library, `/etc`": (

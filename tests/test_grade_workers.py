@@ -284,6 +284,32 @@ def test_the_folders_beside_the_class_are_hidden(graded):
     assert _cells(graded, "hostile-sibling") == ("✓", "✓", "✓")
 
 
+def test_a_class_kept_in_the_project_cannot_read_the_projects_other_folders(tmp_path):
+    """A class folder inside the project left the project's other folders readable: another class, an older --out."""
+    folder, other = ROOT / f".class-{TOKEN}", ROOT / f".grades-{TOKEN}"  # (dot names: no test lists them)
+    probe = HEAD + "".join(f"    try:\n        print('read', repr(open({str(path)!r}).read()))\n    except OSError as err:\n"
+                           f"        print('refused', err.errno)\n"
+                           for path in (other / "grades.csv", ROOT / "README.md")) + RIGHT
+    try:
+        folder.mkdir()
+        other.mkdir()
+        (other / "grades.csv").write_text(f"student,total\nAna Lima,{TOKEN}\n")
+        _write(folder / "ana_01.ipynb", _lesson01(probe))
+        done = _grade(folder, tmp_path / "out", "--workers", "1")
+        _, err = done.communicate(timeout=300)
+        verdicts = json.loads((tmp_path / "out" / "verdicts.json").read_text(encoding="utf-8"))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(other, ignore_errors=True)
+    assert done.returncode == 0, err[-3000:]
+    if not any(p.startswith("hidden: ") for p in verdicts["protections"]):
+        pytest.skip("this machine gives a worker no namespaces to hide folders in")
+    student = verdicts["students"][0]
+    assert student["verdicts"][0]["printed"].splitlines()[:2] == ["refused 2", "read ''"]  # gone; the README empty
+    assert [v["line"][0] for v in student["verdicts"]] == ["✓", "✓", "✓"]  # helpers, notebooks and data still read
+    assert f"hidden: {ROOT} but its helpers, notebooks, data and Python's own files" in verdicts["protections"]
+
+
 def test_the_machines_files_are_read_only_to_a_worker(graded):
     """Not only the project and its virtualenv: the interpreter's standard library (pyenv keeps it under $HOME; a
     sitecustomize.py there would run in the teacher's next Python), /etc and /var/lib could be written before."""

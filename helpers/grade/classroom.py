@@ -17,7 +17,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from . import results
-from .confine import PROJECT, Limits, python_files
+from .confine import PROJECT, PROJECT_PARTS, Limits, python_files
 from .lessons import lessons
 from .results import Row, Table
 from .submissions import Submission, collect, visible
@@ -30,9 +30,11 @@ def _hidden(paths: list[Path], out: Path) -> list[Path]:
     """The folders a worker must not see: where the submissions are, the output folder, the folders that hold
     them (last lesson's class and grades kept beside this one), $HOME."""
     folders = [p.resolve() if p.is_dir() else p.resolve().parent for p in paths] + [out.resolve()]
-    kept = [PROJECT, *python_files()]  # a worker must read these: a folder holding one is not hidden whole
+    kept = [*PROJECT_PARTS, *python_files()]  # a worker must read these: a folder holding one is not hidden whole
     folders += [f.parent for f in folders if f.parent != f.parent.parent and
                 not any(k == f.parent or f.parent in k.parents for k in kept)]
+    if any(PROJECT in f.parents for f in folders):  # a class kept in the project: the project's other folders
+        folders.append(PROJECT)  # (other classes, grades) are hidden, its helpers, notebooks and data are not
     if os.environ.get("HOME"):
         folders.append(Path(os.environ["HOME"]).resolve())
     folders += [Path(p).resolve() for p in RUNTIME if Path(p).is_dir()]  # local sockets: docker.sock, X11, D-Bus

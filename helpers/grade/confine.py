@@ -49,6 +49,7 @@ KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noat
               "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME}
 PR_SET_PDEATHSIG = 1
 PROJECT = Path(__file__).resolve().parent.parent.parent
+PROJECT_PARTS = [PROJECT / part for part in ("helpers", "notebooks", "data")]  # all a worker reads of the project
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # each worker gets empty ones of its own
 SCRATCH_BYTES = 64 << 20
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
@@ -107,10 +108,12 @@ def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], p
     protections.append("no network (own network namespace)")
     if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
         return
-    keep = [workdir, PROJECT] + python_files()
+    keep = [workdir, *PROJECT_PARTS] + python_files()
     for folder in hidden:
         if folder.is_dir() and _cover(libc, folder, keep):
-            protections.append(f"hidden: {folder}" + (" (Python's own files in it stay readable)"
+            but = [str(k.relative_to(folder)) for k in PROJECT_PARTS if _inside(k, folder)]
+            protections.append(f"hidden: {folder}" + (f" but its {', '.join(but)} and Python's own files" if but else
+                                                      " (Python's own files in it stay readable)"
                                                       if any(_inside(k, folder) for k in keep) else ""))
     refused = _read_only_everywhere(libc)
     protections.append("read-only: the whole file system" if not refused else
@@ -170,7 +173,8 @@ def python_files() -> list[Path]:
     places += [p for p in sys.path if p and os.path.isdir(p)]
     shared = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
     places += [shared] * os.path.isfile(shared)  # libpython, which a runner started by exec loads (pyenv's lib/)
-    return list(dict.fromkeys(Path(p).resolve() for p in places))
+    # the project folder is on sys.path when the grader is run from it: of it a worker needs only PROJECT_PARTS
+    return [p for p in dict.fromkeys(Path(p).resolve() for p in places) if p != PROJECT]
 
 
 def _cover(libc, folder: Path, keep: list[Path], depth: int = 0) -> bool:
@@ -413,7 +417,7 @@ def arguments(root: Path, hidden: list[Path]) -> list[str]:
             args += ["--tmpfs", folder]
     args += [a for folder in hidden if Path(folder).is_dir() for a in ("--tmpfs", str(folder))]
     covered = [Path(f) for f in ("/tmp", "/var/tmp", "/run", *map(str, hidden))]
-    back = [p for p in python_files() if any(p == c or c in p.parents for c in covered)]
+    back = [p for p in python_files() + PROJECT_PARTS if any(p == c or c in p.parents for c in covered)]
     args += [a for p in back for a in ("--ro-bind", str(p), str(p))]
     args += ["--bind", str(root), str(root)]  # the workers' own folders
     return args + ["--unshare-user", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
