@@ -172,6 +172,8 @@ def check_data(data_dir: Path = DATA_DIR) -> tuple[list[str], str]:
     """(problems, summary): every file in models.json is there, readable, whole (sha256), and listed
     alike in README.md. Each fault, however the files are damaged, is one ✗ line naming the fix.
     A model and its line that a killed trainer left half-renamed are finished first, as load_model does."""
+    if not data_dir.is_dir():  # the whole folder gone (a copy without it): one line, not one per file
+        return [f"✗ data/ is missing, and with it every model: {RESTORE_CODE.format('data')}."], ""
     finish_interrupted(data_dir)
     entries, problem = _read_listing(data_dir)
     if problem:

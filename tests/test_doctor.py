@@ -55,6 +55,9 @@ def test_a_damaged_data_file_gives_one_line_naming_the_fix(data_copy):
     (data_copy / "models.json").write_text("{ not json")
     assert doctor.check_data(data_copy)[0] == ["✗ data/models.json is damaged (not valid JSON): restore it with "
                                                "`git checkout -- data/models.json` (or a fresh copy of the project)."]
+    assert doctor.check_data(data_copy / "gone")[0] == [  # the whole folder: one line, not models.json's alone
+        "✗ data/ is missing, and with it every model: restore it with `git checkout -- data` (or a fresh copy of "
+        "the project)."]
 
 
 def test_a_damaged_snapshot_file_of_notebook_08_is_one_line(data_copy):
