@@ -126,3 +126,20 @@ def test_the_formation_line_says_what_is_wrong_with_the_step_and_the_knockout_li
     off = after + 0.4 if after < 0.5 else after - 0.4  # 0.4 off at the end, still an accuracy
     got = H.check_knockout_along(lambda: (before, off))
     assert "At the end you predicted" in got.line and "before formation" not in got.line
+
+
+def test_a_size_written_as_a_number_in_the_function_is_named():
+    """`x.view(T, 12, D // 12)`, the notebook's 12 heads, got "wrong shape [12, 5, 1], expected [3, 5, 4]"."""
+    def split_heads(x, n_heads):
+        T, D = x.shape
+        return x.view(T, 12, D // 12).transpose(0, 1)
+
+    said = H.check_split_heads(split_heads)
+    assert said.code == "split_heads.written_number", said.line
+    assert "[12, 5, 1], not [3, 5, 4], and its size 12 is a number written in your function" in said.line
+    assert diagnosis.written_numbers(split_heads) == {12}  # the 0 and 1 of transpose(0, 1) are axes, not sizes
+
+    def grouped(Q, K, V):  # a right answer that writes a number is not accused of it
+        return S.grouped_attention(Q, K, V) * 7 / 7
+
+    assert H.check_grouped_attention(grouped).passed

@@ -21,9 +21,11 @@ The catalogue knows slips one by one; a fresh class makes others. Each diagnosis
 
 from __future__ import annotations
 
+import dis
 import itertools
 import math
 import re
+import types
 from fractions import Fraction
 
 import numpy as np
@@ -447,9 +449,11 @@ def _params(source) -> list[str]:
     return names[1:] if names[:1] == ["self"] else names
 
 
-def told(source, args: tuple, err, value, expected, code: str, sizes: str, broken_only: bool = False) -> str | None:
-    """A line naming the notebook variable the function reads, when its size is one that broke (or, for
-    an answer no slip explains and unless broken_only, when it reads one at all); None when it reads none."""
+def told(source, args: tuple, err, value, expected, code: str, sizes: str,
+         broken_only: bool = False) -> tuple[str, str] | None:
+    """(line, code) naming the notebook variable the function reads, when its size is one that broke (or, for
+    an answer no slip explains and unless broken_only, when it reads one at all); else naming a number written
+    in the function that is a size of a wrong-shaped answer; None when neither."""
     if not callable(source):
         return None
     if err is not None:
@@ -465,7 +469,26 @@ def told(source, args: tuple, err, value, expected, code: str, sizes: str, broke
     told = say(source, args, broken, params, sizes) if broken else None
     if told is None and not broken_only and (err is None or code == "raised"):
         told = say(source, args, set(), params, sizes)
-    return told
+    if told is not None:
+        return told, "notebook_global"
+    written = sorted(broken & written_numbers(source)) if err is None and isinstance(expected, np.ndarray) else []
+    if written:  # `x.view(T, 12, D // 12)`: the notebook's 12 heads, where this input has 3
+        return (f"your answer is {list(value.shape)}, not {list(expected.shape)}, and its size {written[0]} is a "
+                f"number written in your function: compute every size from the inputs ({sizes}); a number copied "
+                f"from the notebook fits only the notebook's example."), "written_number"
+    return None
+
+
+def written_numbers(source) -> set[int]:
+    """The whole numbers written in the function's code, 3 and up (0, 1, 2 and -1 are axes and steps). Read from
+    its bytecode, nested functions and comprehensions too: the grader runs code that has no source file."""
+    found, codes = set(), [f.__code__ for f in functions(source)]
+    while codes:
+        code = codes.pop()
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        found |= {i.argval for i in dis.get_instructions(code)
+                  if type(i.argval) is int and i.opname in ("LOAD_CONST", "LOAD_SMALL_INT") and i.argval >= 3}
+    return found
 
 
 # --- fixed to the first input ---------------------------------------------------------------------

@@ -331,7 +331,7 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
                                      None if outcome.error is not None else value, expected, code, ex.sizes,
                                      broken_only=relation and same_shape)
             if told:
-                line, code, kind, sure = told, "notebook_global", "mistake", True
+                (line, code), kind, sure = told, "mistake", True
         if n > 0 and code in _FIXED_HINT:
             line = line.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}"
             fixed = diagnosis.fixed_to_first(ex, n, seen[0][1], None if outcome.error is not None else value,

@@ -100,6 +100,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "fitted_factor": ("mistake", "every number is the same multiple of the right one"),
     "float_size": ("mistake", "the right number as a float where a whole number is asked for (/ instead of //)"),
     "notebook_global": ("mistake", "the function reads a notebook variable instead of (a size of) its arguments"),
+    "written_number": ("mistake", "a size of a wrong-shaped answer is a number written in the function (12 heads)"),
     "axes_permuted": ("mistake", "the right numbers with the axes in another order (a transpose missing or extra)"),
     "wrong_layout": ("mistake", "exactly the right numbers in another layout (a reshape where a transpose belongs)"),
     "part_of_answer": ("mistake", "one slice of the right answer (one row, one head) instead of all of it"),
