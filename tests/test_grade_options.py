@@ -215,3 +215,9 @@ def test_an_export_with_other_options_or_over_an_edited_lesson_is_one_line(tmp_p
     assert main(["--otter", str(tmp_path / "ot")]) == 2
     assert "exists and differs from the lesson (edited there?)" in capsys.readouterr().err and lesson.read_text().endswith(" ")
     assert main(["--otter", str(tmp_path / "ot"), "--again"]) == 0 and not lesson.read_text().endswith(" ")
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "ana_01.ipynb").write_text("{}")  # a class's folder: exported lessons would be read as work
+    capsys.readouterr()
+    assert main(["--nbgrader", str(tmp_path / "class")]) == 2
+    assert "holds notebooks or archives (ana_01.ipynb), a class's submissions?" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "class").iterdir()) == ["ana_01.ipynb"]

@@ -113,6 +113,11 @@ def write_lessons(folder: str | Path, points: dict[str, float] | None, notebooks
     and otter's layout); the points are checked against the lessons' exercises first. A lesson already there
     that differs (the teacher edited it) is written over only with `overwrite`."""
     check_points(points, exercise_columns(notebooks))
+    handed_in = sorted(p.name for p in Path(folder).glob("*.*") if p.suffix.lower() in (".ipynb", ".zip")) \
+        if Path(folder).is_dir() else []
+    if handed_in:  # a class's folder: the grader would later read the exported lessons there as submissions
+        raise ValueError(f"{folder} holds notebooks or archives ({handed_in[0]}{' …' if len(handed_in) > 1 else ''}), "
+                         f"a class's submissions?: export the lessons into a folder of their own.")
     lessons = [(Path(folder) / path.stem / path.name, make(path, points)) for path in lesson_paths(notebooks)]
     edited = [target for target, nb in lessons if target.is_file() and _differs(target, nb)]
     if edited and not overwrite:  # a teacher's edits to an exported lesson are not written over without a word
