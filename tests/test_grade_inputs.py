@@ -493,3 +493,13 @@ def test_two_zip_entries_of_one_name_are_told_apart(tmp_path):
     subs, _ = read_zip(tmp_path / "class.zip")
     assert [s.source for s in subs] == ["class.zip: ana_01.ipynb (entry 1 of 2 with this name)",
                                         "class.zip: ana_01.ipynb (entry 2 of 2 with this name)"]
+
+
+def test_a_def_above_rebound_by_a_left_out_line_is_gone_and_no_grad_without_parentheses_is_taken():
+    """`def norm` (softmax over dim 0) then `norm = lambda …` above: the old def was graded, a right answer ✗;
+    `@torch.no_grad` (torch takes it without parentheses too) was refused as running code."""
+    rebound = _take("def norm(x):\n    return x.softmax(dim=0)\n", "norm = lambda x: x.softmax(dim=-1)",
+                    "def attention_weights(Q, K):\n    return norm(Q)\n")
+    assert "def norm" not in rebound.code and rebound.left_out == {"norm": "norm = lambda x: x.softmax(dim=-1)"}
+    plain = _take("import torch\n@torch.no_grad\ndef attention_weights(Q, K):\n    return Q\n")
+    assert plain.problem == "" and "@torch.no_grad\ndef attention_weights" in plain.code

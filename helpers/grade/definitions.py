@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from .lessons import defined_names, plain_python
 
 MAX_CELLS = 20_000
-ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "staticmethod", "classmethod", "property"}
+ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "torch.no_grad", "torch.inference_mode",
+                      "staticmethod", "classmethod", "property"}  # torch takes both forms
 BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)  # statements holding statements
 SIMPLE_CALLS = {"float", "int", "abs", "round", "min", "max"}  # builtins a simple assignment may call (and math.*)
 _SIMPLE_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.Tuple, ast.Call,
@@ -169,9 +170,9 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], 
             available -= names
             for name in names:
                 left_out.pop(name, None)
-        else:  # left out (a decorated def, an `if` block, a call): a name it sets loses its earlier value
-            names = _sets(node)
-            kept = [k for k in kept if not (isinstance(k, (ast.Assign, ast.AnnAssign)) and _sets(k) & names)]
+        else:  # left out (a decorated def, an `if` block, a call): a name it sets loses its earlier value,
+            names = _sets(node)  # a def's too (`norm = 8` after `def norm`), as in the notebook
+            kept = [k for k in kept if not _sets(k) & names]
             available -= names
             left_out.update({name: _one_line(node) for name in names})
     return kept, left_out
