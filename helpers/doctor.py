@@ -226,9 +226,12 @@ def _module_problems(names: list[str]) -> list[str]:
     found: dict[str, list[str]] = {}  # what is wrong -> the modules that fail with it
     for name in names:
         try:
-            importlib.import_module(name)
+            module = importlib.import_module(name)
         except Exception as err:  # noqa: BLE001 - any failure to import is the one line this check exists for
             found.setdefault(_what_is_wrong(name, err), []).append(_as_file(name))
+            continue
+        if not hasattr(module, "__path__") and not any(n[0] != "_" for n in vars(module)):  # emptied: imports, holds nothing
+            found.setdefault(f"{_as_file(name)} is empty", []).append(_as_file(name))
     lines = []
     for wrong, modules in found.items():
         more = (f"; {len(modules) - 1} more module{'s fail' if len(modules) > 2 else ' fails'} with it"

@@ -254,7 +254,11 @@ def test_an_emptied_module_and_a_lost_check_call_are_one_line_each_naming_the_fi
     assert lines[1] == ("✗ helpers/exercises/solutions.py is damaged: it no longer defines solution, which the "
                         "notebooks call: restore it with `git checkout -- helpers/exercises/solutions.py` (or a fresh "
                         "copy of the project).")
-    for name in ("exercises/solutions.py", "analysis/seeds.py"):
+    grader = "from helpers import doctor; print('\\n'.join(doctor.check_grader_code()[0]))"
+    (tmp_path / "helpers" / "grade" / "preload.py").write_text("", encoding="utf-8")  # imports, defines nothing
+    assert "✗ helpers/grade/preload.py is empty: restore it with `git checkout -- helpers/grade/preload.py`" in \
+        subprocess.run([sys.executable, "-c", grader], cwd=tmp_path, capture_output=True, text=True, timeout=120).stdout
+    for name in ("exercises/solutions.py", "analysis/seeds.py", "grade/preload.py"):
         shutil.copy(ROOT / "helpers" / name, tmp_path / "helpers" / name)
     lesson = tmp_path / "notebooks" / "01_single_head_attention.ipynb"
     text = lesson.read_text(encoding="utf-8")
