@@ -232,6 +232,8 @@ def _module_problems(names: list[str]) -> list[str]:
             continue
         if not hasattr(module, "__path__") and not any(n[0] != "_" for n in vars(module)):  # emptied: imports, holds nothing
             found.setdefault(f"{_as_file(name)} is empty", []).append(_as_file(name))
+    named = {key.split()[0] for key in found if not key.endswith(" is empty")}
+    found = {key: modules for key, modules in found.items() if key.split()[0] not in named or " is empty" not in key}
     lines = []
     for wrong, modules in found.items():
         more = (f"; {len(modules) - 1} more module{'s fail' if len(modules) > 2 else ' fails'} with it"

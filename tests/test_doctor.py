@@ -251,9 +251,8 @@ def test_an_emptied_module_and_a_lost_check_call_are_one_line_each_naming_the_fi
     assert len(lines) == 2, lines
     assert lines[0].startswith("✗ helpers/analysis/seeds.py is damaged (other modules no longer find the names they "
                                "use in it); ") and "`git checkout -- helpers/analysis/seeds.py`" in lines[0]
-    assert lines[1] == ("✗ helpers/exercises/solutions.py is damaged: it no longer defines solution, which the "
-                        "notebooks call: restore it with `git checkout -- helpers/exercises/solutions.py` (or a fresh "
-                        "copy of the project).")
+    assert lines[1] == ("✗ helpers/exercises/solutions.py is empty: restore it with "
+                        "`git checkout -- helpers/exercises/solutions.py` (or a fresh copy of the project).")
     grader = "from helpers import doctor; print('\\n'.join(doctor.check_grader_code()[0]))"
     (tmp_path / "helpers" / "grade" / "preload.py").write_text("", encoding="utf-8")  # imports, defines nothing
     assert "✗ helpers/grade/preload.py is empty: restore it with `git checkout -- helpers/grade/preload.py`" in \
