@@ -284,6 +284,8 @@ def test_a_name_only_a_left_out_line_sets_is_named_in_the_verdict():
     assert worker._name_left_out(said, ex, definitions.Taken(ex.name, "…")) == said
     decorated = definitions.Taken(ex.name, "…", left_out={"LIMIT": "@functools.lru_cache def LIMIT(): return 1"})
     assert worker._name_left_out(said, ex, decorated)["line"].endswith(": define LIMIT without the decorator.")
+    defaults = definitions.Taken(ex.name, "…", left_out={"LIMIT": "def LIMIT(p=POWER): return p"})
+    assert worker._name_left_out(said, ex, defaults)["line"].endswith(": write LIMIT's default values as constants.")
 
 
 @pytest.mark.parametrize("source", [
@@ -503,3 +505,24 @@ def test_a_def_above_rebound_by_a_left_out_line_is_gone_and_no_grad_without_pare
     assert "def norm" not in rebound.code and rebound.left_out == {"norm": "norm = lambda x: x.softmax(dim=-1)"}
     plain = _take("import torch\n@torch.no_grad\ndef attention_weights(Q, K):\n    return Q\n")
     assert plain.problem == "" and "@torch.no_grad\ndef attention_weights" in plain.code
+
+
+def test_a_default_value_read_from_a_left_out_line_or_a_cell_above_is_named():
+    """`def attention_weights(Q, K, p=POWER)` with POWER = 0.5 in a cell above ran in the notebook; the grader
+    said only "the definitions raised NameError"."""
+    above = _take("POWER = 0.5", "def attention_weights(Q, K, p=POWER):\n    return Q ** p\n")
+    assert above.code is None and "reads POWER, which only `POWER = 0.5` sets" in above.problem
+    assert "write the value itself as the default" in above.problem
+    inside = _take("BIG = D * 0 - 1e9\ndef attention_weights(Q, K, big=BIG):\n    return Q\n")
+    assert "reads BIG, which only `BIG = D * 0 - 1000000000.0` sets" in inside.problem
+    assert "no cell sets" in _take("def attention_weights(Q, K, p=NOWHERE):\n    return Q\n").problem
+    taken = _take("POWER = 0.5\ndef attention_weights(Q, K, p=POWER):\n    return Q\n")
+    assert taken.problem == "" and "p=POWER" in taken.code  # a constant of its own cell is taken
+    helper = _take("POWER = 0.5\ndef helper(x, p=POWER):\n    return x", "def attention_weights(Q, K):\n    return helper(Q)\n")
+    assert helper.problem == "" and "def helper" not in helper.code and helper.left_out["helper"].startswith("def helper")
+
+
+def test_a_definition_inside_a_block_is_named_not_called_not_attempted():
+    taken = _take("try:\n    def attention_weights(Q, K):\n        return Q\nexcept Exception:\n    pass\n")
+    assert taken.code is None and "is defined indented" in taken.problem and "first column" in taken.problem
+    assert _take("x = 1").problem == ""

@@ -24,7 +24,8 @@ outputs, so no code of the student runs until the check calls the function; a na
 that only a left-out line sets (a call, an `if` block, a decorated helper) is named in the verdict, and
 `del NAME` removes what was taken, as in the notebook. A definition of `name` that would run code as
 it is defined (a decorator, a default value that is not simple, a base class with __init_subclass__) is
-refused in one line.
+refused in one line, and so is one whose default value reads a name the grader did not take, or one
+written indented (inside a `try:` or an `if`), which Jupyter runs but the grader does not look into.
 """
 
 from __future__ import annotations
@@ -151,8 +152,7 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], 
     hooks: set[str] = set()  # classes with __init_subclass__: subclassing one runs the student's code
     in_body = {id(n) for n in body}
     for node in above + body:
-        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
-        reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
+        reads = _reads(node)
         subclasses_a_hook = isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in hooks
                                                                    for b in node.bases)
         fits = isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
@@ -176,6 +176,36 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], 
             available -= names
             left_out.update({name: _one_line(node) for name in names})
     return kept, left_out
+
+
+def _reads(node: ast.stmt) -> set[str]:
+    """The names a statement reads as it runs: an assignment's value, a definition's default values."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        values = [node.value] if node.value is not None else []
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        values = node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
+    else:
+        values = []
+    return {n.id for value in values for n in ast.walk(value) if isinstance(n, ast.Name)}
+
+
+def _default_problem(name: str, node: ast.stmt, left_out: dict[str, str], available: set[str]) -> str:
+    """One line when the exercise's definition has a default value that reads a name the grader does not
+    take (`def f(Q, K, p=POWER)` with POWER set in a cell above): in the notebook it ran, here it cannot."""
+    missing = sorted(_reads(node) - available)
+    if not missing:
+        return ""
+    n = missing[0]
+    where = f"only `{left_out[n]}` sets, a line the grader does not run" if n in left_out else "no cell sets"
+    return (f"a default value of {name} reads {n}, which {where} (it takes imports and plain definitions from "
+            f"your cells, and simple constants from the exercise's own cell): write the value itself as the "
+            f"default, or set {n} inside the function")
+
+
+def _indented(sources: list[str], name: str) -> bool:
+    """Whether a cell defines `name` indented (inside an if, a try or a class) rather than at its top level."""
+    pattern = re.compile(rf"^[ \t]+(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b", re.M)
+    return any(pattern.search(s) for s in sources)
 
 
 def _one_line(node: ast.stmt) -> str:
@@ -215,6 +245,10 @@ def take(cells: list[dict], name: str) -> Taken:
         if assigned:  # `name = lambda …` or a value made elsewhere: say the rule, not "defines no name"
             return Taken(name, None, f"{name} is assigned (`{name} = …`), not defined with `def {name}(…):`; the "
                                      f"grader takes only plain definitions", assigned[-1])
+        if _indented(sources, name):  # `try:\n    def f(…)` runs in Jupyter: "not attempted" would be wrong
+            return Taken(name, None, f"{name} is defined indented (inside a block such as `try:` or `if`, or a "
+                                     f"class), not at the top of its cell; the grader takes top-level definitions: "
+                                     f"move `def {name}(…)` to the cell's first column")
         return Taken(name, None)
     cell = found[-1]
     above = [n for source in sources[:len(sources) - sources[::-1].index(cell) - 1] for n in _statements(source)]
@@ -233,6 +267,11 @@ def take(cells: list[dict], name: str) -> Taken:
                                  f"value or a class body that is not plain definitions): the grader runs only "
                                  f"plain definitions", cell)
     kept, left_out = _kept(above, body)  # as the notebook ran them, top to bottom
+    exercise = [n for n in body if _defines(n, name)][-1]
+    available = set(dir(builtins)) | {s for n in kept if n is not exercise for s in _sets(n)}
+    problem = _default_problem(name, exercise, left_out, available)
+    if problem:
+        return Taken(name, None, problem, cell)
     from_above = {id(n) for n in above}
     own = ast.unparse(ast.Module(body=[n for n in kept if id(n) not in from_above], type_ignores=[]))
     kept = [_forgiving(n) if id(n) in from_above else n for n in kept]

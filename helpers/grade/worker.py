@@ -68,6 +68,7 @@ def _name_left_out(done: dict, ex, taken) -> dict:
         return done
     name, line = found.group(1), taken.left_out[found.group(1)]
     fix = (f"define {name} without the decorator" if line.startswith("@")
+           else f"write {name}'s default values as constants" if re.match(r"(async )?def ", line)
            else f"set {name} inside the function")
     return dict(done, line=f"✗ {ex.title}: your function uses {name}, which only `{line}` sets, a line the grader "
                            f"does not run (it takes imports and plain definitions, without decorators, from your "
