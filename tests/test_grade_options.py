@@ -221,3 +221,15 @@ def test_an_export_with_other_options_or_over_an_edited_lesson_is_one_line(tmp_p
     assert main(["--nbgrader", str(tmp_path / "class")]) == 2
     assert "holds notebooks or archives (ana_01.ipynb), a class's submissions?" in capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "class").iterdir()) == ["ana_01.ipynb"]
+
+
+def test_a_points_file_saved_with_semicolons_is_read_and_a_one_field_row_is_one_line(tmp_path):
+    """A spreadsheet in a language that writes 0,5 saves `exercise;points` rows: they were skipped without a word,
+    and every exercise counted 1."""
+    from helpers.grade.results import read_points
+    columns = ["01 attention_weights", "01 masked_weights"]
+    (tmp_path / "p.csv").write_text("exercise;points\nattention_weights;2\nmasked_weights;0,5\n")
+    assert read_points(tmp_path / "p.csv", columns) == {"01 attention_weights": 2.0, "01 masked_weights": 0.5}
+    (tmp_path / "one.csv").write_text("attention_weights 2\n")
+    with pytest.raises(ValueError, match=r"line 1: 'attention_weights 2' is one field; write exercise,points"):
+        read_points(tmp_path / "one.csv", columns)

@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -95,8 +96,8 @@ def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
         matches = [c for c in columns if row[0].strip() in (c, c.split(" ", 1)[1])]
         if not matches:
             raise ValueError(f"{path}: no exercise {row[0].strip()!r}; use one of {[c.split(' ', 1)[1] for c in columns]}.")
-        try:
-            value = float(row[1])
+        try:  # 0,5: a decimal comma, from a spreadsheet that saved its CSV with ; between fields
+            value = float(re.sub(r"^\s*(\d+),(\d+)\s*$", r"\1.\2", row[1]))
         except ValueError:
             raise ValueError(f"{path}: points {row[1]!r} for {row[0].strip()} is not a number; write e.g. 2.") from None
         if not math.isfinite(value) or not 0 < value <= MAX_POINTS:  # 1e308 twice would total inf

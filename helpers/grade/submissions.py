@@ -100,11 +100,21 @@ def csv_rows(path: Path, what: str) -> list[list[str]]:
     """The rows of a small CSV the teacher wrote (--names, --points), or one line saying why it cannot be read."""
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            return list(csv.reader(f))
+            text = f.read()
+        try:  # a spreadsheet set to a language that writes 0,5 saves its CSV with ; between fields
+            dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
+        except csv.Error:
+            dialect = csv.excel
+        rows = list(csv.reader(io.StringIO(text), dialect))
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not UTF-8 text: save it as CSV (UTF-8) with {what} rows.") from None
     except csv.Error as err:
         raise ValueError(f"{path} is not a readable CSV ({err}): write one {what} row per line.") from None
+    for number, row in enumerate(rows, 1):
+        if len([f for f in row if f.strip()]) == 1:  # not skipped without a word: it was meant to say something
+            raise ValueError(f"{path}, line {number}: {row[0].strip()!r} is one field; write {what} (two fields "
+                             f"separated by a comma).")
+    return rows
 
 
 def read_names(path: Path | None) -> dict[str, str]:
