@@ -284,6 +284,11 @@ def test_a_name_only_a_left_out_line_sets_is_named_in_the_verdict():
     assert worker._name_left_out(said, ex, definitions.Taken(ex.name, "…")) == said
     decorated = definitions.Taken(ex.name, "…", left_out={"LIMIT": "@functools.lru_cache def LIMIT(): return 1"})
     assert worker._name_left_out(said, ex, decorated)["line"].endswith(": define LIMIT without the decorator.")
+    einops = _take("from no_such_module_here import rearrange", "def attention_weights(Q, K):\n    return rearrange(Q)\n")
+    assert einops.imports == {"rearrange": "from no_such_module_here import rearrange"}
+    said_einops = dict(said, line=said["line"].replace("LIMIT", "rearrange"))
+    assert "which `from no_such_module_here import rearrange` (a cell above) sets, and that import fails" in \
+        worker._name_left_out(said_einops, ex, einops)["line"]
     defaults = definitions.Taken(ex.name, "…", left_out={"LIMIT": "def LIMIT(p=POWER): return p"})
     assert worker._name_left_out(said, ex, defaults)["line"].endswith(": write LIMIT's default values as constants.")
 

@@ -57,6 +57,7 @@ class Taken:
     cell: str = ""  # the student's whole cell, shown in the report (never run)
     left_out: dict[str, str] | None = None  # a name set only by a line left out -> that line (for the verdict)
     shown: str = ""  # what is taken from the exercise's own cell (the report shows it; `code` adds the cells above)
+    imports: dict[str, str] | None = None  # a name an import of a cell above sets -> that line (it may fail here)
 
 
 def _constant(node: ast.AST) -> bool:
@@ -274,8 +275,10 @@ def take(cells: list[dict], name: str) -> Taken:
         return Taken(name, None, problem, cell)
     from_above = {id(n) for n in above}
     own = ast.unparse(ast.Module(body=[n for n in kept if id(n) not in from_above], type_ignores=[]))
+    imports = {s: _one_line(n) for n in kept if id(n) in from_above and isinstance(n, (ast.Import, ast.ImportFrom))
+               for s in _sets(n)}
     kept = [_forgiving(n) if id(n) in from_above else n for n in kept]
-    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own)
+    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports)
 
 
 def _forgiving(node: ast.stmt) -> ast.stmt:

@@ -64,7 +64,14 @@ def _grade_one(prepared, i: int, taken, runner_) -> dict:
 def _name_left_out(done: dict, ex, taken) -> dict:
     """A NameError for a name that only a line the grader left out sets: that line is named, not "not defined"."""
     found = re.search(r"your function uses (\w+), which is not defined in it", done["line"])
-    if done["code"] != f"{ex.key}.error.name_not_defined" or not found or found.group(1) not in (taken.left_out or {}):
+    if done["code"] != f"{ex.key}.error.name_not_defined" or not found:
+        return done
+    if found.group(1) in (taken.imports or {}):  # `import einops` above: installed on the laptop, not here
+        name, line = found.group(1), taken.imports[found.group(1)]
+        return dict(done, line=f"✗ {ex.title}: your function uses {name}, which `{line}` (a cell above) sets, and "
+                               f"that import fails where the class is graded (the module is not installed there): "
+                               f"use torch's own operations, as the lesson does.")
+    if found.group(1) not in (taken.left_out or {}):
         return done
     name, line = found.group(1), taken.left_out[found.group(1)]
     fix = (f"define {name} without the decorator" if line.startswith("@")
