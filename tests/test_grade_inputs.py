@@ -531,3 +531,14 @@ def test_a_definition_inside_a_block_is_named_not_called_not_attempted():
     taken = _take("try:\n    def attention_weights(Q, K):\n        return Q\nexcept Exception:\n    pass\n")
     assert taken.code is None and "is defined indented" in taken.problem and "first column" in taken.problem
     assert _take("x = 1").problem == ""
+
+
+def test_a_runner_that_stopped_answering_is_told_in_words_not_as_an_exception_name():
+    """A function that forked (both copies answered on one pipe) got "your function raised Lost: the runner's
+    answer could not be read (a message that is not the answer asked for)"."""
+    from helpers.exercises.diagnosis import translate_error
+    from helpers.grade.runner import Lost
+    line, code = translate_error(Lost("the process running your function stopped answering (a message that is not "
+                                      "the answer asked for)"), "Q, K [5 × 16]")
+    assert code == "error.runner_lost" and line.startswith("your function's process stopped answering the grader")
+    assert "it forked" in line and "raised Lost:" not in line

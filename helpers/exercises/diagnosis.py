@@ -379,6 +379,9 @@ _ERRORS = [  # (pattern, the engine's code, the line)
      "config is a dict: read config['{0}'], not config.{0}."),
     (r"missing (\d+) required positional argument", "extra_parameter",
      "your function asks for {0} argument(s) the check does not pass: keep the parameters the exercise's cell gives it."),
+    (r"^the process running your function stopped answering", "runner_lost",  # runner.Lost, in the grader
+     "your function's process stopped answering the grader as it ran (it forked, ended its process, or wrote "
+     "to a pipe it does not own): compute the answer with tensor operations only."),
     (r"name '(\w+)' is not defined", "name_not_defined",
      "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
 ]

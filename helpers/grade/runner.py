@@ -199,7 +199,7 @@ class Runner:
     def call(self, target, args: tuple, kwargs: dict, weights=None, training: bool = False):
         """target(*args, **kwargs) in the runner; its answer as a value (or an error raised here)."""
         if self.broken:
-            raise Lost("the runner stopped answering")
+            raise Lost("the process running your function stopped answering (an earlier call left it mid-message)")
         self.broken = True  # until the whole answer is read: an alarm in between leaves the pipe mid-message
         request = {"target": target, "args": encode(args), "kwargs": encode(kwargs),
                    "weights": None if weights is None else encode(weights), "training": training}
@@ -209,7 +209,7 @@ class Runner:
             if reply.get("kind") != "answer":
                 raise Unreadable("a message that is not the answer asked for")
         except (Gone, Unreadable, OSError) as err:
-            raise Lost(f"the runner's answer could not be read ({err})") from None
+            raise Lost(f"the process running your function stopped answering ({err})") from None
         self.broken = False
         if "module" in reply:
             return RemoteModule(self, reply)
