@@ -350,18 +350,25 @@ def main(argv=None) -> None:
             signal.signal(s, handler)
 
 
+def _replacing(path: Path) -> Path:
+    """Say so when the run will replace a file already there (a model of one's own under --out, too)."""
+    if path.exists():
+        print(f"{path} exists: it is replaced when training ends (Ctrl-C before then keeps it).", flush=True)
+    return path
+
+
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     path = args.out or DATA_DIR / f"{args.name}{'-snapshots' if args.snapshots else ''}.safetensors"
     try:
         if args.snapshots:
-            info = train_snapshots(args.name, check_out(path, args.name, "snapshots"))
+            info = train_snapshots(args.name, _replacing(check_out(path, args.name, "snapshots")))
             print({k: v for k, v in info.items() if k != "info"})
             return
         if args.seeds is not None:
             seeds_of(0, args.seeds)  # a bad count is refused before anything runs
             train_seeds(args.name, args.seeds, check_out(path, args.name).parent / MANIFEST.name)
             return
-        info = train_and_record(args.name, check_out(path, args.name))
+        info = train_and_record(args.name, _replacing(check_out(path, args.name)))
     except ValueError as err:  # a bad --out, refused before the first step
         parser.exit(2, f"{parser.prog}: error: {err}\n")
     except OSError as err:  # e.g. the disk filled: the pair was staged, so nothing was written

@@ -161,6 +161,21 @@ def test_out_onto_a_pipe_a_link_or_into_the_package_is_refused_first(tmp_path, m
     assert (tmp_path / "mine.safetensors").read_bytes() == b"mine" and (tmp_path / "link.safetensors").is_symlink()
 
 
+def test_out_over_a_file_already_there_says_it_will_be_replaced(tmp_path, monkeypatch, capsys):
+    """--out over a .safetensors of one's own that no model list names was replaced without a word."""
+    (tmp_path / "mine.safetensors").write_bytes(b"mine")
+
+    def stop_at_once(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "train", stop_at_once)
+    with pytest.raises(SystemExit):
+        train.main(["tiny", "--out", str(tmp_path / "mine.safetensors")])
+    said = capsys.readouterr().out
+    assert "mine.safetensors exists: it is replaced when training ends (Ctrl-C before then keeps it)." in said
+    assert (tmp_path / "mine.safetensors").read_bytes() == b"mine"
+
+
 @needs_root
 def test_out_in_proc_or_sys_is_refused_before_training(monkeypatch, capsys):
     """os.access says root may write there; only trying to make a file tells."""
