@@ -542,3 +542,13 @@ def test_a_runner_that_stopped_answering_is_told_in_words_not_as_an_exception_na
                                       "the answer asked for)"), "Q, K [5 × 16]")
     assert code == "error.runner_lost" and line.startswith("your function's process stopped answering the grader")
     assert "it forked" in line and "raised Lost:" not in line
+
+
+def test_a_future_import_opening_a_cell_is_put_first_in_the_code_graded():
+    """`from __future__ import annotations` on top of the exercise's cell runs in Jupyter; the grader put the cells
+    above before it and graded a right answer "the definitions raised SyntaxError"."""
+    taken = _take("import math\nfrom __future__ import annotations", "from __future__ import annotations\n"
+                  "def attention_weights(Q: Tensor, K: Tensor) -> Tensor:\n    return Q\n")
+    namespace = {}
+    exec(compile(taken.code, "<graded>", "exec", dont_inherit=True), namespace)
+    assert taken.code.startswith("from __future__ import annotations") and namespace["attention_weights"](1, 2) == 1

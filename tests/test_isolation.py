@@ -168,6 +168,8 @@ def test_a_notebook_tensor_the_function_edits_or_a_name_it_rebinds_is_put_back_a
     for fn in (cell["f"], cell["g"]):
         verdict = H.check_attention_weights(fn)
         assert verdict.code == "attention_weights.changed_input" and "the notebook's `walk`" in verdict.line
+        assert "leave walk to the notebook and use a local name inside the function (no `global walk`" in verdict.line
+        assert "the notebook's `walk` = " not in verdict.line  # the fix read "the notebook's `walk` = the notebook's …"
         assert cell["walk"] is kept and torch.equal(kept, torch.ones(3))
 
 

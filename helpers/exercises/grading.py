@@ -366,7 +366,11 @@ def _changed(outcomes: list[sandbox.Outcome]) -> str:
     first = args[0] if args else names[0]
     what = " and ".join(f"`{n}`" if n in args else n for n in names[:3])
     values = [a for o in outcomes for a in o.changed_values]
-    if not values or any(isinstance(a, torch.Tensor) for a in values):
+    if not args:  # only notebook variables: a `global X` rebound, or a notebook tensor edited in place
+        bare = first.split("`")[1] if "`" in first else first
+        fix = (f"leave {bare} to the notebook and use a local name inside the function (no `global {bare}`, "
+               f"no {bare} /= c or {bare}[…] = …)")
+    elif not values or any(isinstance(a, torch.Tensor) for a in values):
         fix = f"compute into a new tensor ({first} = {first} / c, not {first} /= c, {first}.div_(c) or {first}[...] = …)"
     else:
         fix = f"work on a copy ({first} = list({first}) or dict({first})) or compute a new value, not .pop/.append/[…] ="

@@ -277,7 +277,9 @@ def take(cells: list[dict], name: str) -> Taken:
     own = ast.unparse(ast.Module(body=[n for n in kept if id(n) not in from_above], type_ignores=[]))
     imports = {s: _one_line(n) for n in kept if id(n) in from_above and isinstance(n, (ast.Import, ast.ImportFrom))
                for s in _sets(n)}
-    kept = [_forgiving(n) if id(n) in from_above else n for n in kept]
+    future = [n for n in kept if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    kept = future + [_forgiving(n) if id(n) in from_above else n for n in kept if n not in future]  # Python wants
+    # `from __future__ import …` first in the code run; in Jupyter it may open any cell
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports)
 
 
