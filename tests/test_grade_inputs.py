@@ -552,3 +552,13 @@ def test_a_future_import_opening_a_cell_is_put_first_in_the_code_graded():
     namespace = {}
     exec(compile(taken.code, "<graded>", "exec", dont_inherit=True), namespace)
     assert taken.code.startswith("from __future__ import annotations") and namespace["attention_weights"](1, 2) == 1
+
+
+def test_an_import_in_the_exercises_cell_that_is_not_installed_here_is_told_so():
+    """`from einops import rearrange` in the exercise's own cell: "the definitions raised ModuleNotFoundError"."""
+    from helpers.grade import preload, runner
+    prepared = preload.prepared("01")
+    taken = definitions.Taken("attention_weights", "import no_such_module_here\ndef attention_weights(Q, K):\n    return Q\n")
+    verdict, _ = runner.check(prepared, 0, taken)
+    assert verdict["outcome"] == "raised" and "imports no_such_module_here, which is not installed where the class " \
+        "is graded: use torch's own operations" in verdict["line"]

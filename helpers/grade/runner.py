@@ -64,7 +64,10 @@ def check(prepared, i: int, taken) -> tuple[dict, dict]:
     flags = __future__.annotations.compiler_flag  # annotations stay text: nothing of theirs is evaluated
     try:
         exec(compile(taken.code, f"<{ex.name}>", "exec", flags=flags, dont_inherit=True), namespace)
-    except Exception as err:  # an import that fails, a class whose base is wrong
+    except ModuleNotFoundError as err:  # installed on the student's laptop, not where the class is graded
+        return raised(ex, f"the exercise's cell imports {str(err.name)[:80]}, which is not installed where the class "
+                          f"is graded: use torch's own operations, as the lesson does"), namespace
+    except Exception as err:  # a class whose base is wrong, a name a default value reads
         return raised(ex, f"the definitions raised {type(err).__name__}: {str(err)[:200]}"), namespace
     try:
         verdict = eval(ex.test, namespace)
