@@ -562,3 +562,9 @@ def test_an_import_in_the_exercises_cell_that_is_not_installed_here_is_told_so()
     verdict, _ = runner.check(prepared, 0, taken)
     assert verdict["outcome"] == "raised" and "imports no_such_module_here, which is not installed where the class " \
         "is graded: use torch's own operations" in verdict["line"]
+
+
+def test_a_class_whose_body_is_pass_is_taken():
+    """`class MyMultiHead(nn.MultiheadAttention):\n    pass` was refused as "runs code as it is defined"."""
+    taken = definitions.take([_code("class MyMultiHead(nn.MultiheadAttention):\n    pass\n")], "MyMultiHead")
+    assert taken.problem == "" and "class MyMultiHead(nn.MultiheadAttention):" in taken.code

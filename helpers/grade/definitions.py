@@ -80,7 +80,8 @@ def _dotted(node: ast.AST) -> bool:
 
 
 def _plain_class(node: ast.ClassDef) -> bool:
-    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                         or isinstance(s, ast.Pass))]  # a docstring, `...` or `pass` runs nothing
     return not node.decorator_list and not node.keywords and all(map(_dotted, node.bases)) and \
         all(_plain(s) for s in body)
 
