@@ -143,3 +143,12 @@ def test_a_size_written_as_a_number_in_the_function_is_named():
         return S.grouped_attention(Q, K, V) * 7 / 7
 
     assert H.check_grouped_attention(grouped).passed
+
+
+def test_a_strict_comparison_that_skips_a_score_of_exactly_one_half_is_told_to_use_ge():
+    """`s > 0.5` with next() and no default: not the catalogued slip alone, so the line said only "an earlier step
+    already reaches 0.5"; that step's score is exactly 0.5, and the line now says so."""
+    def strict(steps, scores, tokens_per_step):
+        i = next(i for i, s in enumerate(scores) if s > 0.5)
+        return steps[i]
+    assert "at step 80 it is exactly 0.5, which reaches 0.5: compare with >=, not >" in H.check_formation_step(strict).line

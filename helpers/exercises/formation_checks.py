@@ -98,6 +98,10 @@ def _step_property(value, expected, args) -> str:
     score = scores[list(steps).index(value)]
     if score < THRESHOLD:
         return f"at your step {value} the score is {score:g}, below 0.5: return the first step whose score is >= 0.5."
+    if expected in list(steps) and scores[list(steps).index(expected)] == THRESHOLD and \
+            value == next(x for x, y in zip(steps, scores) if y > THRESHOLD):  # the first step above: `score > 0.5`
+        return (f"at your step {value} the score is {score:g}, but at step {expected} it is exactly 0.5, which "
+                f"reaches 0.5: compare with >=, not >.")
     return (f"at your step {value} the score is {score:g}, but an earlier step, {expected}, already reaches 0.5: return "
             f"the first one.")
 
