@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 import pytest
+import torch
 
 from helpers.grade import definitions, submissions
 from helpers.grade.definitions import cells_of
@@ -568,3 +569,23 @@ def test_a_class_whose_body_is_pass_is_taken():
     """`class MyMultiHead(nn.MultiheadAttention):\n    pass` was refused as "runs code as it is defined"."""
     taken = definitions.take([_code("class MyMultiHead(nn.MultiheadAttention):\n    pass\n")], "MyMultiHead")
     assert taken.problem == "" and "class MyMultiHead(nn.MultiheadAttention):" in taken.code
+
+
+def test_a_constant_of_a_cell_above_is_taken_when_the_lesson_does_not_set_its_name():
+    """`device = torch.device('cpu')` in a cell above and `.to(device)` in a right answer got "uses device, which
+    only `device = …` sets, a line the grader does not run": a mistake for a right answer."""
+    lesson = frozenset({"full", "Q", "K"})
+    cells = [_code("import torch\ndevice = torch.device('cpu')\nGPU = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                   "full = None\nSCALE = 0.5"),
+             _code("def attention_weights(Q, K):\n    return Q.to(device) * SCALE\n")]
+    taken = definitions.take(cells, "attention_weights", lesson)
+    namespace = {}
+    exec(taken.code, namespace)
+    assert namespace["device"] == torch.device("cpu") and namespace["GPU"] in ("cuda", "cpu") and namespace["SCALE"] == 0.5
+    assert "full" not in namespace  # a name the lesson's own cells set stays the lesson's
+    assert "device =" not in definitions.take(cells, "attention_weights").code  # without the lesson's names: not taken
+    later = definitions.take(cells[:1] + [_code("SCALE = make()")] + cells[1:], "attention_weights", lesson)
+    assert "SCALE = 0.5" not in later.code and later.left_out["SCALE"] == "SCALE = make()"
+    rebound = definitions.take([_code("import torch\ntorch = fake\ndevice = torch.device('cpu')")] + cells[1:],
+                               "attention_weights", lesson)
+    assert "device" not in rebound.code.replace("Q.to(device)", "")  # torch is the student's: a call of theirs

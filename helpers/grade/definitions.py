@@ -16,9 +16,11 @@ read as blank lines. From the code cells above it, only:
 each in a `try`, so one that fails here (`import seaborn`) costs only its names. From that cell, the same,
 and assignments to names (`POWER, AXIS = 0.5, -1`, `SCALE: float = 0.125`) of a constant or of a simple
 expression: names, attributes, arithmetic, and
-calls of float, int, abs, round, min, max or math.* (`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`,
-`softmax = torch.softmax`). A constant of a cell above is not taken: a later line the grader leaves out
-may set it again, and the lesson's own cells set theirs.
+calls of float, int, abs, round, min, max, math.*, torch.device and torch.cuda.is_available, and `a if c else b`
+(`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`, `softmax = torch.softmax`, `device = torch.device("cpu")`).
+Such a constant of a cell above is taken too, but never one whose name the lesson's own cells set (the
+check reads theirs from the pristine lesson), and a later line the grader leaves out that sets it again
+removes it, as in the notebook.
 Everything else (the check call, prints, other top-level code) is left out, and so are the cells'
 outputs, so no code of the student runs until the check calls the function; a name the function uses
 that only a left-out line sets (a call, an `if` block, a decorated helper) is named in the verdict, and
@@ -43,8 +45,9 @@ ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "torch.no_gra
                       "staticmethod", "classmethod", "property"}  # torch takes both forms
 BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)  # statements holding statements
 SIMPLE_CALLS = {"float", "int", "abs", "round", "min", "max"}  # builtins a simple assignment may call (and math.*)
-_SIMPLE_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.Tuple, ast.Call,
-                 ast.expr_context, ast.operator, ast.unaryop)
+TORCH_CALLS = {"torch.device", "torch.cuda.is_available", "torch.backends.mps.is_available"}  # `device = …` lines
+_SIMPLE_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.Tuple, ast.Call, ast.IfExp,
+                 ast.Compare, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop)
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,8 @@ def _simple(node: ast.expr, bound: frozenset) -> bool:
             builtin = isinstance(f, ast.Name) and f.id in SIMPLE_CALLS and f.id not in bound
             of_math = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math" \
                 and "math" not in bound
-            if not (builtin or of_math) or sub.keywords:
+            of_torch = ast.unparse(f) in TORCH_CALLS and "torch" not in bound
+            if not (builtin or of_math or of_torch) or sub.keywords:
                 return False
     return True
 
@@ -137,15 +141,18 @@ def _sets(node: ast.stmt) -> set[str]:
 
 
 def _bound(body: list[ast.stmt]) -> frozenset:
-    """The names these statements set, but `math` when `import math` sets it (a call of math.* stays simple)."""
+    """The names these statements set, but `math` and `torch` when `import math`/`import torch` sets them (a
+    call of math.* or of TORCH_CALLS stays simple)."""
     names = set()
     for node in body:
-        plain_math = isinstance(node, ast.Import) and any(a.name == "math" and a.asname in (None, "math") for a in node.names)
-        names |= _sets(node) - ({"math"} if plain_math else set())
+        plain = {a.name for a in node.names if a.name in ("math", "torch") and a.asname in (None, a.name)} \
+            if isinstance(node, ast.Import) else set()
+        names |= _sets(node) - plain
     return frozenset(names)
 
 
-def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], dict[str, str]]:
+def _kept(above: list[ast.stmt], body: list[ast.stmt], lesson_names: frozenset | None = None
+          ) -> tuple[list[ast.stmt], dict[str, str]]:
     """(the statements to run, in order; each name that only a left-out assignment sets -> that line). From the
     cells above: imports and plain definitions only (their constants may be set again below by lines the grader
     does not run); from the exercise's cell: assignments too, an expression only when every name it reads is
@@ -158,7 +165,8 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt]) -> tuple[list[ast.stmt], 
         subclasses_a_hook = isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in hooks
                                                                    for b in node.bases)
         fits = isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-            or id(node) in in_body
+            or id(node) in in_body or lesson_names is not None and isinstance(node, (ast.Assign, ast.AnnAssign)) \
+            and not _sets(node) & lesson_names  # `device = "cpu"` above; never a name the lesson's cells set
         if fits and _plain(node, bound) and reads <= available and not subclasses_a_hook:
             kept.append(node)
             available |= _sets(node)
@@ -199,8 +207,8 @@ def _default_problem(name: str, node: ast.stmt, left_out: dict[str, str], availa
         return ""
     n = missing[0]
     where = f"only `{left_out[n]}` sets, a line the grader does not run" if n in left_out else "no cell sets"
-    return (f"a default value of {name} reads {n}, which {where} (it takes imports and plain definitions from "
-            f"your cells, and simple constants from the exercise's own cell): write the value itself as the "
+    return (f"a default value of {name} reads {n}, which {where} (it takes imports, plain definitions and "
+            f"simple constants from your cells): write the value itself as the "
             f"default, or set {n} inside the function")
 
 
@@ -208,6 +216,11 @@ def _indented(sources: list[str], name: str) -> bool:
     """Whether a cell defines `name` indented (inside an if, a try or a class) rather than at its top level."""
     pattern = re.compile(rf"^[ \t]+(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b", re.M)
     return any(pattern.search(s) for s in sources)
+
+
+def lesson_names(sources) -> frozenset:
+    """Every name the lesson's own code cells set at their top level (its setup, its exercises' functions)."""
+    return frozenset(name for source in sources for node in _statements(source) for name in _sets(node))
 
 
 def _one_line(node: ast.stmt) -> str:
@@ -238,8 +251,10 @@ def _runs_as_subclassed(node: ast.stmt, body: list[ast.stmt]) -> bool:
                    for f in n.body) for n in body)
 
 
-def take(cells: list[dict], name: str) -> Taken:
-    """The definitions to grade for exercise `name` from a notebook's cells (see the module's rules)."""
+def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) -> Taken:
+    """The definitions to grade for exercise `name` from a notebook's cells (see the module's rules).
+    `lesson_names`: what the pristine lesson's cells set (lesson_names()); a simple constant of a cell above
+    is taken only when given, and only for a name the lesson does not set."""
     sources = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
     found = [s for s in sources if name in defined_names(s)]
     if not found:
@@ -268,7 +283,7 @@ def take(cells: list[dict], name: str) -> Taken:
         return Taken(name, None, f"the definition of {name} runs code as it is defined (a decorator, a default "
                                  f"value or a class body that is not plain definitions): the grader runs only "
                                  f"plain definitions", cell)
-    kept, left_out = _kept(above, body)  # as the notebook ran them, top to bottom
+    kept, left_out = _kept(above, body, lesson_names)  # as the notebook ran them, top to bottom
     exercise = [n for n in body if _defines(n, name)][-1]
     available = set(dir(builtins)) | {s for n in kept if n is not exercise for s in _sets(n)}
     problem = _default_problem(name, exercise, left_out, available)

@@ -25,7 +25,7 @@ from ..exercises import sandbox
 from ..exercises.verdict import OUTCOMES
 from . import preload, runner
 from .confine import PR_SET_DUMPABLE, Limits, confine, die_with_parent, in_cgroup, libc, own_proc
-from .definitions import Taken, cells_of, take
+from .definitions import Taken, cells_of, lesson_names, take
 from .lessons import lessons, which_lesson
 from .wire import close_other_pipes, send
 
@@ -78,13 +78,13 @@ def _name_left_out(done: dict, ex, taken) -> dict:
            else f"write {name}'s default values as constants" if re.match(r"(async )?def ", line)
            else f"set {name} inside the function")
     return dict(done, line=f"✗ {ex.title}: your function uses {name}, which only `{line}` sets, a line the grader "
-                           f"does not run (it takes imports and plain definitions, without decorators, from your "
-                           f"cells, and simple constants from the exercise's own cell): {fix}.")
+                           f"does not run (it takes imports, plain definitions without decorators "
+                           f"and simple constants from your cells): {fix}.")
 
 
-def _take(cells: list[dict], name: str):
+def _take(cells: list[dict], name: str, names: frozenset):
     try:
-        return take(cells, name)
+        return take(cells, name, names)
     except (RecursionError, MemoryError) as err:
         return Taken(name, None, f"the cell defining {name} is nested too deeply for Python's parser "
                                  f"({type(err).__name__})")
@@ -110,7 +110,8 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
     if problem:
         send(fd, {"kind": "notebook", "problem": problem[:MAX_TEXT]})
         return
-    taken = [_take(cells, name) for name in lessons()[number].names]
+    names = lesson_names(lessons()[number].cells)
+    taken = [_take(cells, name, names) for name in lessons()[number].names]
     del cells
     # A runner started by exec (macOS's way) imports torch and prepares the lesson while this worker does
     # the same, not after it: a notebook takes one setup's time, not two.
