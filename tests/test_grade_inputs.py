@@ -589,3 +589,16 @@ def test_a_constant_of_a_cell_above_is_taken_when_the_lesson_does_not_set_its_na
     rebound = definitions.take([_code("import torch\ntorch = fake\ndevice = torch.device('cpu')")] + cells[1:],
                                "attention_weights", lesson)
     assert "device" not in rebound.code.replace("Q.to(device)", "")  # torch is the student's: a call of theirs
+
+
+def test_a_lambda_assigned_above_or_in_the_cell_is_taken_and_its_defaults_are_held_to_the_same_rule():
+    """`sm = lambda x: x.softmax(-1)` in a cell above: a right answer was "uses sm, which only `sm = lambda …` sets"."""
+    def take(*sources):
+        return definitions.take([_code(s) for s in sources], "attention_weights", frozenset({"Q", "K"}))
+    for taken in (take("sm = lambda x: x.softmax(-1)", "def attention_weights(Q, K):\n    return sm(Q)\n"),
+                  take("sm = lambda x: x.softmax(-1)\ndef attention_weights(Q, K):\n    return sm(Q)\n")):
+        namespace = {}
+        exec(taken.code, namespace)
+        assert namespace["sm"](torch.zeros(2)).tolist() == [0.5, 0.5]
+    runs = take("sm = lambda x, k=open('/etc/hostname').read(): x", "def attention_weights(Q, K):\n    return sm(Q)\n")
+    assert "sm =" not in runs.code and "sm" in runs.left_out  # a default that calls: left out and named

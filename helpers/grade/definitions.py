@@ -17,7 +17,8 @@ each in a `try`, so one that fails here (`import seaborn`) costs only its names.
 and assignments to names (`POWER, AXIS = 0.5, -1`, `SCALE: float = 0.125`) of a constant or of a simple
 expression: names, attributes, arithmetic, and
 calls of float, int, abs, round, min, max, math.*, torch.device and torch.cuda.is_available, and `a if c else b`
-(`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`, `softmax = torch.softmax`, `device = torch.device("cpu")`).
+(`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`, `softmax = torch.softmax`, `device = torch.device("cpu")`),
+or a lambda whose default values are such (`sm = lambda x: x.softmax(-1)`: its body runs only when called).
 Such a constant of a cell above is taken too, but never one whose name the lesson's own cells set (the
 check reads theirs from the pristine lesson), and a later line the grader leaves out that sets it again
 removes it, as in the notebook.
@@ -74,7 +75,7 @@ def _constant(node: ast.AST) -> bool:
 def _plain_function(node: ast.AST, bound: frozenset = frozenset()) -> bool:
     args = node.args
     defaults = args.defaults + [d for d in args.kw_defaults if d is not None]
-    return all(ast.unparse(d) in ALLOWED_DECORATORS for d in node.decorator_list) and \
+    return all(ast.unparse(d) in ALLOWED_DECORATORS for d in getattr(node, "decorator_list", [])) and \
         all(_constant(d) or _simple(d, bound) for d in defaults)  # fill=float("-inf") runs none of the student's code
 
 
@@ -118,9 +119,10 @@ def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
     if isinstance(node, ast.AnnAssign):  # `POWER: float = 0.5`
         return isinstance(node.target, ast.Name) and node.value is not None and node.simple and \
             (_constant(node.value) or _simple(node.value, bound))
-    if isinstance(node, ast.Assign):  # `EPS = 1e-9`, `POWER, AXIS = 0.5, -1`
+    if isinstance(node, ast.Assign):  # `EPS = 1e-9`, `POWER, AXIS = 0.5, -1`, `sm = lambda x: x.softmax(-1)`
         return all(isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts)
-                   for t in node.targets) and (_constant(node.value) or _simple(node.value, bound))
+                   for t in node.targets) and (_constant(node.value) or _simple(node.value, bound)
+                                               or isinstance(node.value, ast.Lambda) and _plain_function(node.value, bound))
     return False
 
 
@@ -190,10 +192,12 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt], lesson_names: frozenset |
 
 def _reads(node: ast.stmt) -> set[str]:
     """The names a statement reads as it runs: an assignment's value, a definition's default values."""
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+    value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(value, ast.Lambda):
+        args = (value or node).args  # a function's body runs only when called: its defaults run now
+        values = args.defaults + [d for d in args.kw_defaults if d is not None]
+    elif isinstance(node, (ast.Assign, ast.AnnAssign)):
         values = [node.value] if node.value is not None else []
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        values = node.args.defaults + [d for d in node.args.kw_defaults if d is not None]
     else:
         values = []
     return {n.id for value in values for n in ast.walk(value) if isinstance(n, ast.Name)}
