@@ -374,7 +374,8 @@ def _changed(outcomes: list[sandbox.Outcome]) -> str:
         fix = f"compute into a new tensor ({first} = {first} / c, not {first} /= c, {first}.div_(c) or {first}[...] = …)"
     else:
         fix = f"work on a copy ({first} = list({first}) or dict({first})) or compute a new value, not .pop/.append/[…] ="
-    return f"your function changed {what} in place; {fix}, so the notebook's own stays as it was."
+    how = " in place" if args else ""  # a notebook name may have been rebound (`global X`), not edited
+    return f"your function changed {what}{how}; {fix}, so the notebook's own stays as it was."
 
 
 _KEEP = {"fitted_divisor", "fitted_factor", "half_precision", "returned_several", "float_size"}  # exact; a global does not beat them
