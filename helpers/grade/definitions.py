@@ -8,7 +8,7 @@ cells' types, sources and metadata are kept; outputs are dropped as the file is 
 
 For the exercise `name` the grader takes the LAST code cell that defines `name` at its top level (as
 running the notebook top to bottom would leave it), its IPython magics and shell lines (`%%time`, `!pip`)
-read as blank lines. From the code cells above it, only:
+read as blank lines. From the code cells above it, only (and the constants described below):
 - `import …` and `from … import …` lines (the first cell's `import math` is where a notebook keeps it);
 - function definitions (`def`) whose default values are constants or simple expressions, with no decorator but
   @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod or @property;
@@ -156,9 +156,9 @@ def _bound(body: list[ast.stmt]) -> frozenset:
 def _kept(above: list[ast.stmt], body: list[ast.stmt], lesson_names: frozenset | None = None
           ) -> tuple[list[ast.stmt], dict[str, str]]:
     """(the statements to run, in order; each name that only a left-out assignment sets -> that line). From the
-    cells above: imports and plain definitions only (their constants may be set again below by lines the grader
-    does not run); from the exercise's cell: assignments too, an expression only when every name it reads is
-    set before it. A name a left-out line sets again loses its earlier value, as in the notebook."""
+    cells above: imports, plain definitions and, given `lesson_names`, simple constants of names the lesson
+    does not set; from the exercise's cell: simple assignments too. An expression is kept only when every name
+    it reads is set before it. A name a left-out line sets again loses its earlier value, as in the notebook."""
     bound, available, kept, left_out = _bound(above + body), set(dir(builtins)), [], {}
     hooks: set[str] = set()  # classes with __init_subclass__: subclassing one runs the student's code
     in_body = {id(n) for n in body}
