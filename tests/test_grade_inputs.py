@@ -562,7 +562,7 @@ def test_an_import_in_the_exercises_cell_that_is_not_installed_here_is_told_so()
     taken = definitions.Taken("attention_weights", "import no_such_module_here\ndef attention_weights(Q, K):\n    return Q\n")
     verdict, _ = runner.check(prepared, 0, taken)
     assert verdict["outcome"] == "raised" and "imports no_such_module_here, which is not installed where the class " \
-        "is graded: use torch's own operations" in verdict["line"]
+        "is graded" in verdict["line"] and verdict["line"].endswith("use torch's own operations, as the lesson does")
 
 
 def test_a_class_whose_body_is_pass_is_taken():
@@ -602,3 +602,45 @@ def test_a_lambda_assigned_above_or_in_the_cell_is_taken_and_its_defaults_are_he
         assert namespace["sm"](torch.zeros(2)).tolist() == [0.5, 0.5]
     runs = take("sm = lambda x, k=open('/etc/hostname').read(): x", "def attention_weights(Q, K):\n    return sm(Q)\n")
     assert "sm =" not in runs.code and "sm" in runs.left_out  # a default that calls: left out and named
+
+
+@pytest.mark.parametrize("above, cell", [
+    ("gpu = !nvidia-smi -L\ndef inv_root(d):\n    return d ** -0.5", None),  # a shell line giving a value
+    ("torch.triu?\ndef inv_root(d):\n    return d ** -0.5", None),  # help on a name
+    (None, "t = %timeit -o 1 + 1\ndef inv_root(d):\n    return d ** -0.5\n"),  # a line magic giving a value
+    (None, "def inv_root(d):\n    return (d\n        != 0) * d ** -0.5\n"),  # a continuation line starting with !=
+])
+def test_cells_are_read_as_ipython_reads_them(above, cell):
+    """IPython's own transformer reads magics and shell lines: a cell holding `gpu = !nvidia-smi`, `torch.triu?`,
+    `t = %timeit …` or a line starting with `!=` inside brackets was a SyntaxError, or dropped without a word."""
+    exercise = "def attention_weights(Q, K):\n    return Q * inv_root(4)\n"
+    sources = ([above] if above else []) + [(cell or "") + exercise]
+    taken = definitions.take([_code(s) for s in sources], "attention_weights")
+    namespace = {}
+    exec(taken.code, namespace)
+    assert taken.problem == "" and namespace["attention_weights"](2.0, None) == 1.0
+
+
+def test_a_writefile_cell_is_no_python_and_a_time_cell_is():
+    """A later `%%writefile draft.py` cell holding an old wrong def was graded instead of the right one."""
+    right = "def attention_weights(Q, K):\n    return 'right'\n"
+    taken = _take(right, "%%writefile draft.py\ndef attention_weights(Q, K):\n    return 'old'\n")
+    assert "'right'" in taken.code and "'old'" not in taken.code
+    timed = _take("%%time\n" + right.replace("'right'", "'timed'"))
+    assert "'timed'" in timed.code
+    assert "on line 3 ('(' was never closed; read by Python 3." in _take("%%time\ndef attention_weights(Q, K):\n    return (Q\n").problem
+
+
+def test_a_walrus_at_the_top_sets_its_name_and_a_decorator_on_the_exercise_is_named():
+    walrus = _take("(power := 0.5)\ndef attention_weights(Q, K):\n    return Q ** power\n")
+    assert walrus.left_out == {"power": "(power := 0.5)"}  # named in the verdict, not "not defined in it"
+    cached = _take("import functools\n@functools.cache\ndef attention_weights(Q, K):\n    return Q\n")
+    assert cached.code is None and "has the decorator @functools.cache" in cached.problem
+    assert "remove the decorator" in cached.problem
+
+
+def test_input_in_a_function_is_told_as_such():
+    """A leftover input() gave "your function raised EOFError: EOF when reading a line"."""
+    from helpers.exercises.diagnosis import translate_error
+    line, code = translate_error(EOFError("EOF when reading a line"), "weights [5 × 5]")
+    assert code == "error.input_called" and line.startswith("your function calls input()")

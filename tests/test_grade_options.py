@@ -230,6 +230,8 @@ def test_a_points_file_saved_with_semicolons_is_read_and_a_one_field_row_is_one_
     columns = ["01 attention_weights", "01 masked_weights"]
     (tmp_path / "p.csv").write_text("exercise;points\nattention_weights;2\nmasked_weights;0,5\n")
     assert read_points(tmp_path / "p.csv", columns) == {"01 attention_weights": 2.0, "01 masked_weights": 0.5}
+    (tmp_path / "sep.csv").write_text("sep=;\nattention_weights;2\n")  # Excel's first line naming the separator
+    assert read_points(tmp_path / "sep.csv", columns)["01 attention_weights"] == 2.0
     (tmp_path / "one.csv").write_text("attention_weights 2\n")
     with pytest.raises(ValueError, match=r"line 1: 'attention_weights 2' is one field; write exercise,points"):
         read_points(tmp_path / "one.csv", columns)

@@ -382,6 +382,8 @@ _ERRORS = [  # (pattern, the engine's code, the line)
     (r"^the process running your function stopped answering", "runner_lost",  # runner.Lost, in the grader
      "your function's process stopped answering the grader as it ran (it forked, ended its process, or wrote "
      "to a pipe it does not own): compute the answer with tensor operations only."),
+    (r"^EOF when reading a line", "input_called",
+     "your function calls input(), which waits for someone to type: take every value from its arguments."),
     (r"name '(\w+)' is not defined", "name_not_defined",
      "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
 ]

@@ -37,6 +37,7 @@ import ast
 import builtins
 import json
 import re
+import sys
 from dataclasses import dataclass
 
 from .lessons import defined_names, plain_python
@@ -121,8 +122,8 @@ def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
             (_constant(node.value) or _simple(node.value, bound))
     if isinstance(node, ast.Assign):  # `EPS = 1e-9`, `POWER, AXIS = 0.5, -1`, `sm = lambda x: x.softmax(-1)`
         return all(isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts)
-                   for t in node.targets) and (_constant(node.value) or _simple(node.value, bound)
-                                               or isinstance(node.value, ast.Lambda) and _plain_function(node.value, bound))
+                   for t in node.targets) and (_constant(node.value) or _simple(node.value, bound) or
+                                               isinstance(node.value, ast.Lambda) and _plain_function(node.value, bound))
     return False
 
 
@@ -137,7 +138,8 @@ def _sets(node: ast.stmt) -> set[str]:
         inner += [n for handler in getattr(node, "handlers", []) for n in handler.body]
         loop = {t.id for t in ast.walk(node.target) if isinstance(t, ast.Name)} if hasattr(node, "target") else set()
         return loop | {name for n in inner for name in _sets(n)}
-    return {t.id for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For))
+    setters = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)  # `(power := 0.5)` sets power
+    return {t.id for n in ast.walk(node) if isinstance(n, setters)
             for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
             for t in ast.walk(target) if isinstance(t, ast.Name)}  # `a, b = …` sets both
 
@@ -280,9 +282,15 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
                                  f"deeply for Python's parser)", cell)
     except (SyntaxError, ValueError) as err:
         line = f" on line {err.lineno}" if getattr(err, "lineno", None) else ""
+        version = f"Python {sys.version_info.major}.{sys.version_info.minor}"  # a 3.12 f-string fails in 3.11
         return Taken(name, None, f"the cell defining {name} does not run: {type(err).__name__}{line} "
-                                 f"({getattr(err, 'msg', err)})", cell)
+                                 f"({getattr(err, 'msg', err)}; read by {version}, which grades the class)", cell)
     bound = _bound(above + body)
+    decorators = [ast.unparse(d) for n in body if _defines(n, name) for d in n.decorator_list
+                  if ast.unparse(d) not in ALLOWED_DECORATORS]
+    if decorators:
+        return Taken(name, None, f"{name} has the decorator @{decorators[0][:60]}, which runs code as it is "
+                                 f"defined; the grader runs only plain definitions: remove the decorator", cell)
     if not all(_plain(n, bound) and not _runs_as_subclassed(n, above + body) for n in body if _defines(n, name)):
         return Taken(name, None, f"the definition of {name} runs code as it is defined (a decorator, a default "
                                  f"value or a class body that is not plain definitions): the grader runs only "

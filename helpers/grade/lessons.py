@@ -32,6 +32,7 @@ from pathlib import Path
 from unittest import mock
 
 import matplotlib
+from IPython.core.inputtransformer2 import TransformerManager
 
 from ..exercises import catalogue, solutions
 
@@ -274,10 +275,28 @@ class Prepared:
     namespaces: list[dict]
 
 
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}  # cell magics whose body the kernel runs as Python
+
+
 def plain_python(source: str) -> str:
-    """A cell with its IPython magics and shell lines (`%%time`, `%timeit …`, `!pip …`; a kernel turns them
-    into calls) left blank, so the line numbers stay those the student sees."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    """A cell as Python, read by IPython's own transformer (the kernel's): a line magic, a shell line or
+    `obj?` that is a whole statement becomes `pass`; one that gives a value (`t = %timeit -o f()`,
+    `gpu = !nvidia-smi`) becomes a call, which the grader leaves out. A cell magic whose body is Python
+    (%%time, %%capture) keeps its body; any other (%%writefile, %%bash) is no Python: the cell reads as blank.
+    Line numbers stay those the student sees."""
+    lines = source.splitlines()
+    if lines and lines[0].lstrip().startswith("%%"):
+        magic = (lines[0].lstrip()[2:].split() or [""])[0]
+        if magic not in PYTHON_CELL_MAGICS:
+            return "\n" * (len(lines) - 1)
+        lines = [""] + lines[1:]
+    lead = next((i for i, line in enumerate(lines) if line.strip()), len(lines))  # IPython drops leading blank lines
+    try:
+        text = "\n" * lead + TransformerManager().transform_cell("\n".join(lines[lead:]))
+    except Exception:  # IPython cannot read it either: the line-by-line reading, and Python's parser says why
+        text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+    return "\n".join(line[:len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith("get_ipython().")
+                     else line for line in text.splitlines())
 
 
 def _run(source: str, namespace: dict, label: str) -> None:

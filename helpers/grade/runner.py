@@ -66,7 +66,8 @@ def check(prepared, i: int, taken) -> tuple[dict, dict]:
         exec(compile(taken.code, f"<{ex.name}>", "exec", flags=flags, dont_inherit=True), namespace)
     except ModuleNotFoundError as err:  # installed on the student's laptop, not where the class is graded
         return raised(ex, f"the exercise's cell imports {str(err.name)[:80]}, which is not installed where the class "
-                          f"is graded: use torch's own operations, as the lesson does"), namespace
+                          f"is graded (nor is a module of your own, such as a file %%writefile wrote: only the notebook is "
+                          f"handed in): use torch's own operations, as the lesson does"), namespace
     except Exception as err:  # a class whose base is wrong, a name a default value reads
         return raised(ex, f"the definitions raised {type(err).__name__}: {str(err)[:200]}"), namespace
     try:

@@ -101,11 +101,16 @@ def csv_rows(path: Path, what: str) -> list[list[str]]:
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             text = f.read()
-        try:  # a spreadsheet set to a language that writes 0,5 saves its CSV with ; between fields
-            dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
-        except csv.Error:
-            dialect = csv.excel
-        rows = list(csv.reader(io.StringIO(text), dialect))
+        first, newline, rest = text.partition("\n")
+        if re.fullmatch(r"sep=.", first.strip()):  # Excel's line naming the separator
+            text = newline + rest  # (kept as a blank line: the line numbers stay the file's)
+            rows = list(csv.reader(io.StringIO(text), delimiter=first.strip()[4]))
+        else:
+            try:  # a spreadsheet set to a language that writes 0,5 saves its CSV with ; between fields
+                dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
+            except csv.Error:
+                dialect = csv.excel
+            rows = list(csv.reader(io.StringIO(text), dialect))
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not UTF-8 text: save it as CSV (UTF-8) with {what} rows.") from None
     except csv.Error as err:
