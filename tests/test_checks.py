@@ -301,3 +301,17 @@ def test_an_integer_tensor_where_the_answer_has_fractions_is_named():
     """A .long() answer read 'numbers differ everywhere: 0 where 0.9968 is right'; .half() was named already."""
     verdict = H.check_attention_weights(lambda Q, K: (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1).long())
     assert verdict.code == "attention_weights.integer_dtype" and "whole numbers (torch.int64)" in verdict.line
+
+
+def test_a_capstone_whose_layers_sit_in_a_module_inside_it_is_told_where_they_are():
+    """The layers at self.core.qkv got "with a bias; got nothing"."""
+    from helpers.exercises import solutions
+
+    class MyMultiHead(torch.nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.core = solutions.MyMultiHead(dim, heads)
+
+        def forward(self, x):
+            return self.core(x)
+    assert "got nothing there, but core.qkv holds one: put it on MyMultiHead itself" in H.check_multihead(MyMultiHead).line

@@ -199,8 +199,11 @@ def _load(student_cls, attn: nn.Module, heads: int = HEADS) -> tuple[nn.Module |
         mine = getattr(layer, part, None)
         if not isinstance(mine, nn.Linear) or mine.weight.shape != source.weight.shape or mine.bias is None:
             want = "nn.Linear(dim, 3 * dim)" if part == "qkv" else "nn.Linear(dim, dim)"
+            deeper = [n for n, m in layer.named_modules() if n.endswith("." + part)] if isinstance(layer, nn.Module) else []
+            got = (f"nothing there, but {deeper[0]} holds one: put it on MyMultiHead itself" if mine is None and deeper
+                   else type(mine).__name__ if mine is not None else "nothing")
             return None, ("missing_linear", f"✗ {NAME}: the model's weights need self.{part} = {want} with a bias; "
-                                            f"got {type(mine).__name__ if mine is not None else 'nothing'}.")
+                                            f"got {got}.")
         with torch.no_grad():
             mine.load_state_dict(source.state_dict())
     return (layer.eval() if isinstance(layer, nn.Module) else layer), None
