@@ -644,3 +644,26 @@ def test_input_in_a_function_is_told_as_such():
     from helpers.exercises.diagnosis import translate_error
     line, code = translate_error(EOFError("EOF when reading a line"), "weights [5 × 5]")
     assert code == "error.input_called" and line.startswith("your function calls input()")
+
+
+def test_a_runner_that_stopped_answering_gets_no_tampering_sentence():
+    """After a fork the worker's own check says runner_lost; the line went on "(The check run in the submission's
+    own process said right; … the submission changed the check …)", which blamed the wrong thing."""
+    from helpers.exercises.verdict import Verdict
+    from helpers.grade import runner
+    ex = lessons()["01"].exercises[0][1]
+    lost = Verdict(ex.key, "raised", f"{ex.key}.error.runner_lost", "✗ x: your function's process stopped answering")
+    assert runner.unconfirmed(ex, lost, {"printed": ""})["line"] == "✗ x: your function's process stopped answering"
+    other = Verdict(ex.key, "mistake", f"{ex.key}.numbers_differ", "✗ x: numbers differ")
+    assert "said right; run again" in runner.unconfirmed(ex, other, {"printed": ""})["line"]
+
+
+def test_a_helper_defined_only_in_a_cell_below_is_named_as_such():
+    from helpers.grade import worker
+    taken = _take("def attention_weights(Q, K):\n    return inv_root(Q)\n", "def inv_root(x):\n    return x\n")
+    assert taken.below == {"inv_root"}
+    ex = lessons()["01"].exercises[0][1]
+    said = {"code": f"{ex.key}.error.name_not_defined", "line": "✗ x: your function uses inv_root, which is not "
+            "defined in it: compute it from the inputs (…)"}
+    assert "which only a cell below the exercise defines: Jupyter runs a notebook top to bottom" in \
+        worker._name_left_out(said, ex, taken)["line"]

@@ -63,6 +63,7 @@ class Taken:
     left_out: dict[str, str] | None = None  # a name set only by a line left out -> that line (for the verdict)
     shown: str = ""  # what is taken from the exercise's own cell (the report shows it; `code` adds the cells above)
     imports: dict[str, str] | None = None  # a name an import of a cell above sets -> that line (it may fail here)
+    below: frozenset = frozenset()  # functions and classes only a cell below the exercise's defines
 
 
 def _constant(node: ast.AST) -> bool:
@@ -308,7 +309,9 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
     future = [n for n in kept if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     kept = future + [_forgiving(n) if id(n) in from_above else n for n in kept if n not in future]  # Python wants
     # `from __future__ import …` first in the code run; in Jupyter it may open any cell
-    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports)
+    at = len(sources) - sources[::-1].index(cell)
+    below = frozenset(n for source in sources[at:] for n in defined_names(source)) - {s for n in kept for s in _sets(n)}
+    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below)
 
 
 def _forgiving(node: ast.stmt) -> ast.stmt:

@@ -71,6 +71,9 @@ def _name_left_out(done: dict, ex, taken) -> dict:
         return dict(done, line=f"✗ {ex.title}: your function uses {name}, which `{line}` (a cell above) sets, and "
                                f"that import fails where the class is graded (the module is not installed there): "
                                f"use torch's own operations, as the lesson does.")
+    if found.group(1) in taken.below and found.group(1) not in (taken.left_out or {}):
+        return dict(done, line=f"✗ {ex.title}: your function uses {found.group(1)}, which only a cell below the "
+                               f"exercise defines: Jupyter runs a notebook top to bottom, so move that cell above it.")
     if found.group(1) not in (taken.left_out or {}):
         return done
     name, line = found.group(1), taken.left_out[found.group(1)]
