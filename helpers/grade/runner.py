@@ -319,7 +319,5 @@ def unconfirmed(ex, here, record: dict) -> dict:
            "function does not give the same answer twice.")
     if here is None:
         return dict(raised(ex, f"not confirmed. {why}"), printed=record.get("printed", ""))
-    if here.code.endswith(".error.runner_lost"):  # its process stopped answering: that line says it all
-        why = ""
-    return {"outcome": here.outcome, "code": here.code, "line": f"{here.line.rstrip()} ({why})" if why else here.line.rstrip(),
+    return {"outcome": here.outcome, "code": here.code, "line": f"{here.line.rstrip()} ({why})",
             "printed": record.get("printed", ""), "sure": here.sure}
