@@ -39,6 +39,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .lessons import defined_names, plain_python
 
@@ -225,7 +226,8 @@ def _indented(sources: list[str], name: str) -> bool:
     return any(pattern.search(s) for s in sources)
 
 
-def lesson_names(sources) -> frozenset:
+@lru_cache(maxsize=16)  # once per lesson in a worker's life, not once per notebook
+def lesson_names(sources: tuple[str, ...]) -> frozenset:
     """Every name the lesson's own code cells set at their top level (its setup, its exercises' functions)."""
     return frozenset(name for source in sources for node in _statements(source) for name in _sets(node))
 
@@ -275,7 +277,8 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
                                      f"move `def {name}(…)` to the cell's first column")
         return Taken(name, None)
     cell = found[-1]
-    above = [n for source in sources[:len(sources) - sources[::-1].index(cell) - 1] for n in _statements(source)]
+    at = len(sources) - sources[::-1].index(cell)  # the cells below the exercise's: sources[at:]
+    above = [n for source in sources[:at - 1] for n in _statements(source)]
     try:
         body = ast.parse(plain_python(cell)).body  # a cell with `%%time` or `!pip` on top runs in Jupyter too
     except (RecursionError, MemoryError) as err:  # nesting past what Python's parser can follow
@@ -293,9 +296,9 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
         return Taken(name, None, f"{name} has the decorator @{decorators[0][:60]}, which runs code as it is "
                                  f"defined; the grader runs only plain definitions: remove the decorator", cell)
     if not all(_plain(n, bound) and not _runs_as_subclassed(n, above + body) for n in body if _defines(n, name)):
-        return Taken(name, None, f"the definition of {name} runs code as it is defined (a decorator, a default "
-                                 f"value or a class body that is not plain definitions): the grader runs only "
-                                 f"plain definitions", cell)
+        return Taken(name, None, f"the definition of {name} runs code as it is defined (a default value or a "
+                                 f"class body that is not plain definitions): the grader runs only plain "
+                                 f"definitions", cell)
     kept, left_out = _kept(above, body, lesson_names)  # as the notebook ran them, top to bottom
     exercise = [n for n in body if _defines(n, name)][-1]
     available = set(dir(builtins)) | {s for n in kept if n is not exercise for s in _sets(n)}
@@ -309,7 +312,6 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
     future = [n for n in kept if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     kept = future + [_forgiving(n) if id(n) in from_above else n for n in kept if n not in future]  # Python wants
     # `from __future__ import …` first in the code run; in Jupyter it may open any cell
-    at = len(sources) - sources[::-1].index(cell)
     below = frozenset(n for source in sources[at:] for n in defined_names(source)) - {s for n in kept for s in _sets(n)}
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below)
 

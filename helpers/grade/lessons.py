@@ -276,6 +276,7 @@ class Prepared:
 
 
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}  # cell magics whose body the kernel runs as Python
+IPYTHON = TransformerManager()  # the kernel's own reader of magics and shell lines; it keeps no state between cells
 
 
 def plain_python(source: str) -> str:
@@ -292,7 +293,7 @@ def plain_python(source: str) -> str:
         lines = [""] + lines[1:]
     lead = next((i for i, line in enumerate(lines) if line.strip()), len(lines))  # IPython drops leading blank lines
     try:
-        text = "\n" * lead + TransformerManager().transform_cell("\n".join(lines[lead:]))
+        text = "\n" * lead + IPYTHON.transform_cell("\n".join(lines[lead:]))
     except Exception:  # IPython cannot read it either: the line-by-line reading, and Python's parser says why
         text = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
     return "\n".join(line[:len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith("get_ipython().")

@@ -66,17 +66,17 @@ def _name_left_out(done: dict, ex, taken) -> dict:
     found = re.search(r"your function uses (\w+), which is not defined in it", done["line"])
     if done["code"] != f"{ex.key}.error.name_not_defined" or not found:
         return done
-    if found.group(1) in (taken.imports or {}):  # `import einops` above: installed on the laptop, not here
-        name, line = found.group(1), taken.imports[found.group(1)]
-        return dict(done, line=f"✗ {ex.title}: your function uses {name}, which `{line}` (a cell above) sets, and "
-                               f"that import fails where the class is graded (the module is not installed there): "
-                               f"use torch's own operations, as the lesson does.")
-    if found.group(1) in taken.below and found.group(1) not in (taken.left_out or {}):
-        return dict(done, line=f"✗ {ex.title}: your function uses {found.group(1)}, which only a cell below the "
-                               f"exercise defines: Jupyter runs a notebook top to bottom, so move that cell above it.")
-    if found.group(1) not in (taken.left_out or {}):
+    name, left_out = found.group(1), taken.left_out or {}
+    if name in (taken.imports or {}):  # `import einops` above: installed on the laptop, not here
+        return dict(done, line=f"✗ {ex.title}: your function uses {name}, which `{taken.imports[name]}` (a cell "
+                               f"above) sets, and that import fails where the class is graded (the module is not "
+                               f"installed there): use torch's own operations, as the lesson does.")
+    if name in taken.below and name not in left_out:
+        return dict(done, line=f"✗ {ex.title}: your function uses {name}, which only a cell below the exercise "
+                               f"defines: Jupyter runs a notebook top to bottom, so move that cell above it.")
+    if name not in left_out:
         return done
-    name, line = found.group(1), taken.left_out[found.group(1)]
+    line = left_out[name]
     fix = (f"define {name} without the decorator" if line.startswith("@")
            else f"write {name}'s default values as constants" if re.match(r"(async )?def ", line)
            else f"set {name} inside the function")
