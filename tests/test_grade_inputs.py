@@ -646,6 +646,21 @@ def test_input_in_a_function_is_told_as_such():
     assert code == "error.input_called" and line.startswith("your function calls input()")
 
 
+def test_worker_processes_in_a_function_are_told_as_such():
+    """A multiprocessing.Pool inside weighted_sum gave "raised OSError: [Errno 9] Bad file descriptor"."""
+    from multiprocessing.connection import Connection
+    from helpers.exercises.diagnosis import translate_error
+    try:
+        Connection(-1)  # fails inside multiprocessing's own files, as a Pool started in a check does
+    except ValueError as err:
+        line, code = translate_error(err, "weights [5 × 5]")
+    assert code == "error.processes_started" and line.startswith("your function starts worker processes")
+    try:
+        raise OSError(9, "Bad file descriptor")  # the same error from the student's own line is left as it is
+    except OSError as err:
+        assert translate_error(err, "weights [5 × 5]")[1] == "raised"
+
+
 def test_a_helper_defined_only_in_a_cell_below_is_named_as_such():
     from helpers.grade import worker
     taken = _take("def attention_weights(Q, K):\n    return inv_root(Q)\n", "def inv_root(x):\n    return x\n")
@@ -655,3 +670,33 @@ def test_a_helper_defined_only_in_a_cell_below_is_named_as_such():
             "defined in it: compute it from the inputs (…)"}
     assert "which only a cell below the exercise defines: Jupyter runs a notebook top to bottom" in \
         worker._name_left_out(said, ex, taken)["line"]
+
+
+def test_syntax_of_a_newer_python_is_said_when_the_notebook_records_it():
+    """A right answer with a 3.12 f-string (nested quotes) was "raised: SyntaxError" and nothing more."""
+    import sys
+    from helpers.grade import worker
+    cell = 'def attention_weights(Q, K):\n    return f"{"x"}"\n'
+    newer = f"{sys.version_info.major}.{sys.version_info.minor + 1}"
+    saved = json.dumps({"metadata": {"language_info": {"name": "python", "version": newer + ".4"}}}).encode()
+    ran = worker._python_that_ran(saved)
+    said = worker._newer_python(_take(cell), ran).problem
+    if sys.version_info < (3, 12):  # the f-string parses from 3.12 on: then nothing is refused
+        assert f"this notebook last ran Python {newer}" in said and f"grade the class with Python {newer}" in said
+    same = json.dumps({"metadata": {"language_info": {"version": "%d.%d.1" % sys.version_info[:2]}}}).encode()
+    typo = _take("def attention_weights(Q, K):\n    return (Q\n")
+    assert worker._newer_python(typo, worker._python_that_ran(same)) == typo  # a typo under the same Python
+    assert worker._python_that_ran(b'{"cells": []}') is None
+
+
+def test_a_name_a_run_file_sets_is_named_with_the_run_line():
+    """`%run my_helpers.py` above, inv_root from it: the line said "compute it from the inputs"."""
+    from helpers.grade import worker
+    taken = _take("%run my_helpers.py\n", "def attention_weights(Q, K):\n    return inv_root(Q)\n")
+    assert taken.runs == ("%run my_helpers.py",)
+    ex = lessons()["01"].exercises[0][1]
+    said = {"code": f"{ex.key}.error.name_not_defined", "line": "✗ x: your function uses inv_root, which is not "
+            "defined in it: compute it from the inputs (…)"}
+    line = worker._name_left_out(said, ex, taken)["line"]
+    assert "`%run my_helpers.py` (a cell above) may, but the grader has the notebook only" in line
+    assert _take("def attention_weights(Q, K):\n    return inv_root(Q)\n", "%run later.py\n").runs == ()

@@ -25,6 +25,7 @@ import dis
 import itertools
 import math
 import re
+import traceback
 import types
 from fractions import Fraction
 
@@ -389,10 +390,21 @@ _ERRORS = [  # (pattern, the engine's code, the line)
 ]
 
 
+def _raised_in_multiprocessing(err: BaseException) -> bool:
+    # A Pool started inside a check fails in ways that name nothing the student wrote (EBADF from
+    # the resource tracker, a pickling error): the traceback's frames are the one reliable sign.
+    frames = traceback.extract_tb(err.__traceback__) if err.__traceback__ else []
+    return any(re.search(r"[/\\](multiprocessing|concurrent[/\\]futures)[/\\]", f.filename) for f in frames)
+
+
 def translate_error(err: BaseException, label: str, sizes: str = "e.g. T = x.shape[0]") -> tuple[str, str]:
     """(one line, the engine's code) for an error no catalogued mistake raises: a known message
     explained ("error.<what>"), else the raw line ("raised")."""
     text = str(err).splitlines()[0] if str(err) else ""
+    if _raised_in_multiprocessing(err):
+        return (f"your function starts worker processes (multiprocessing), which the check does not run: compute "
+                f"every row at once with tensor operations, as the lesson does. (inputs: {label}; raised "
+                f"{type(err).__name__})"), "error.processes_started"
     for pattern, code, says in _ERRORS:
         found = re.search(pattern, text)
         if found:

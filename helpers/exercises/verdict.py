@@ -131,6 +131,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "error.name_not_defined": ("mistake", "a name the function does not define"),
     "error.helpers_module": ("mistake", "the helpers module H used as a number"),
     "error.input_called": ("mistake", "the function calls input(), which waits for typing"),
+    "error.processes_started": ("mistake", "the function starts worker processes (multiprocessing)"),
     "error.runner_lost": ("raised", "(grader) the process running the function stopped answering: it forked or ended"),
     "not_a_class": ("mistake", "(capstone) the check was given something other than the class"),
     "module_not_class": ("mistake", "(capstone) the check was given a module built from the class, not the class"),

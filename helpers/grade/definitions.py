@@ -65,6 +65,7 @@ class Taken:
     shown: str = ""  # what is taken from the exercise's own cell (the report shows it; `code` adds the cells above)
     imports: dict[str, str] | None = None  # a name an import of a cell above sets -> that line (it may fail here)
     below: frozenset = frozenset()  # functions and classes only a cell below the exercise's defines
+    runs: tuple = ()  # `%run FILE` lines of the cells above: names they set exist in Jupyter, not here
 
 
 def _constant(node: ast.AST) -> bool:
@@ -313,7 +314,9 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
     kept = future + [_forgiving(n) if id(n) in from_above else n for n in kept if n not in future]  # Python wants
     # `from __future__ import …` first in the code run; in Jupyter it may open any cell
     below = frozenset(n for source in sources[at:] for n in defined_names(source)) - {s for n in kept for s in _sets(n)}
-    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below)
+    runs = tuple(m.strip() for source in sources[:at - 1] for m in re.findall(r"^[ \t]*(%run[ \t]+\S.*)$", source, re.M))
+    return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below,
+                 runs[:3])
 
 
 def _forgiving(node: ast.stmt) -> ast.stmt:

@@ -15,8 +15,10 @@ why it cannot be graded), one "record" per exercise, then "end". pool.py reads t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import sys
 from pathlib import Path
 
 import torch
@@ -74,6 +76,10 @@ def _name_left_out(done: dict, ex, taken) -> dict:
     if name in taken.below and name not in left_out:
         return dict(done, line=f"✗ {ex.title}: your function uses {name}, which only a cell below the exercise "
                                f"defines: Jupyter runs a notebook top to bottom, so move that cell above it.")
+    if name not in left_out and taken.runs:  # `%run my_helpers.py` above: the file was not handed in
+        return dict(done, line=f"✗ {ex.title}: your function uses {name}, which no cell of the notebook sets; "
+                               f"`{taken.runs[0][:80]}` (a cell above) may, but the grader has the notebook only, "
+                               f"not that file: define {name} in a cell of the notebook.")
     if name not in left_out:
         return done
     line = left_out[name]
@@ -93,6 +99,23 @@ def _take(cells: list[dict], name: str, names: frozenset):
                                  f"({type(err).__name__})")
 
 
+def _python_that_ran(data: bytes) -> tuple[int, int] | None:
+    """(major, minor) of the Python the notebook was last run with, from its language_info; None if unsaid."""
+    found = re.search(rb'"language_info"\s*:\s*\{[^}]{0,2000}?"version"\s*:\s*"(\d+)\.(\d+)', data[:2_000_000])
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def _newer_python(taken: Taken, ran: tuple[int, int] | None) -> Taken:
+    """A cell that does not parse here but ran under a newer Python (an f-string with nested quotes, 3.12)
+    is most likely right there: say so, and what the teacher can do, rather than leave a bare SyntaxError."""
+    if ran is None or ran <= sys.version_info[:2] or "does not run: SyntaxError" not in taken.problem:
+        return taken
+    return dataclasses.replace(taken, problem=(
+        f"{taken.problem}; this notebook last ran Python {ran[0]}.{ran[1]}, whose syntax may be newer: grade "
+        f"the class with Python {ran[0]}.{ran[1]} or newer, or write the line so that Python "
+        f"{sys.version_info.major}.{sys.version_info.minor} reads it too"))
+
+
 def _lesson(cells: list[dict]) -> tuple[str, str]:
     """(the lesson's number, "") or ("", one line why the notebook is no lesson)."""
     try:
@@ -106,6 +129,7 @@ def _lesson(cells: list[dict]) -> tuple[str, str]:
 def grade_notebook(fd: int, data: bytes, start: int) -> None:
     """Parse this notebook, say its lesson and what was taken, then grade exercises start… one by one."""
     cells, problem = cells_of(data)
+    ran = _python_that_ran(data)
     del data
     number = ""
     if not problem:
@@ -114,7 +138,7 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
         send(fd, {"kind": "notebook", "problem": problem[:MAX_TEXT]})
         return
     names = lesson_names(lessons()[number].cells)
-    taken = [_take(cells, name, names) for name in lessons()[number].names]
+    taken = [_newer_python(_take(cells, name, names), ran) for name in lessons()[number].names]
     del cells
     # A runner started by exec (macOS's way) imports torch and prepares the lesson while this worker does
     # the same, not after it: a notebook takes one setup's time, not two.
