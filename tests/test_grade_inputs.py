@@ -116,6 +116,10 @@ def test_10000_cells_are_read():
     ("smith_2_01.ipynb", "smith_2"), ("smith_3_01.ipynb", "smith_3"),  # two students, not one "smith"
     ("ana_1.ipynb", "ana"), ("ana_01_2.ipynb", "ana"), ("ana_lesson1.ipynb", "ana"),
     ("team_1/01_single_head_attention.ipynb", "team_1"), ("team_2/notebook.ipynb", "team_2"),  # a folder: all of it
+    ("Ana Lima 01.ipynb", "Ana Lima"), ("bo-chen-02.ipynb", "bo-chen"),  # a space or `-` before the lesson's number
+    ("ana_01 - Copy.ipynb", "ana"), ("carla_01 copy.ipynb", "carla"),  # Windows' and macOS's duplicates
+    ("Copy of dan_01.ipynb", "dan"), ("Ana Lima - Copy of 01_single_head_attention.ipynb", "Ana Lima"),
+    ("José Núñez 04 cabezas.ipynb", "José Núñez"), ("Student 12_01.ipynb", "Student 12"),
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student
@@ -123,6 +127,23 @@ def test_the_student_is_the_platforms_whole_participant_key(name, student):
 
 def test_inside_a_folder_the_folder_names_the_student():
     assert student_key(PurePosixPath("Ana Lima_4321_assignsubmission_file_/lesson.ipynb")) == "Ana Lima (4321)"
+
+
+@pytest.mark.parametrize("paths, students", [
+    (["Lesson 01 submissions/Ana Lima_4321_assignsubmission_file_/01.ipynb",  # Moodle's folders, zipped again
+      "Lesson 01 submissions/Bo Chen_4322_assignsubmission_file_/01.ipynb"], {"Ana Lima (4321)", "Bo Chen (4322)"}),
+    (["class/ana_01.ipynb", "class/bo_01.ipynb"], {"ana", "bo"}),  # a folder of the class's files, zipped
+    (["ana/01_single_head_attention.ipynb", "ana/02_multi_head_attention.ipynb"], {"ana"}),  # one student's folder
+    (["work/ana/ana_01.ipynb", "work/ana/ana_02.ipynb"], {"ana"}),
+])
+def test_a_folder_around_the_whole_class_is_looked_through(tmp_path, paths, students):
+    entries = [(p, b"{}") for p in paths]  # who it belongs to comes from the path alone
+    found, _ = read_zip(_zip(tmp_path / "class.zip", entries))
+    assert {s.student for s in found} == students
+    for p, data in entries:
+        (tmp_path / "folder" / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "folder" / p).write_bytes(data)
+    assert {s.student for s in collect([tmp_path / "folder"])[0]} == students
 
 
 def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
@@ -628,7 +649,7 @@ def test_a_writefile_cell_is_no_python_and_a_time_cell_is():
     assert "'right'" in taken.code and "'old'" not in taken.code
     timed = _take("%%time\n" + right.replace("'right'", "'timed'"))
     assert "'timed'" in timed.code
-    assert "on line 3 ('(' was never closed; read by Python 3." in _take("%%time\ndef attention_weights(Q, K):\n    return (Q\n").problem
+    assert "on line 3 ('(' was never closed)" in _take("%%time\ndef attention_weights(Q, K):\n    return (Q\n").problem
 
 
 def test_a_walrus_at_the_top_sets_its_name_and_a_decorator_on_the_exercise_is_named():
@@ -672,6 +693,19 @@ def test_a_helper_defined_only_in_a_cell_below_is_named_as_such():
         worker._name_left_out(said, ex, taken)["line"]
 
 
+def test_a_syntax_error_names_the_python_only_where_a_newer_one_may_read_it():
+    """A typo or a "C:\\Users" docstring was told "read by Python 3.11" as if a newer Python would read it."""
+    import sys
+    if sys.version_info >= (3, 12):
+        pytest.skip("these parse from Python 3.12 on")
+    for newer in ('def attention_weights(Q, K):\n    return f"{"x"}"\n', "def attention_weights[T](Q: T, K: T):\n    return Q\n"):
+        assert "which grades the class" in _take(newer).problem
+    typo = _take("def attention_weights(Q, K):\n    return (Q\n").problem
+    assert "was never closed)" in typo and "Python" not in typo
+    escape = _take('def attention_weights(Q, K):\n    """Saved in C:\\Users\\ana."""\n    return Q\n').problem
+    assert "a backslash in a string starts an escape; write that string as r" in escape and "Python" not in escape
+
+
 def test_syntax_of_a_newer_python_is_said_when_the_notebook_records_it():
     """A right answer with a 3.12 f-string (nested quotes) was "raised: SyntaxError" and nothing more."""
     import sys
@@ -700,3 +734,38 @@ def test_a_name_a_run_file_sets_is_named_with_the_run_line():
     line = worker._name_left_out(said, ex, taken)["line"]
     assert "`%run my_helpers.py` (a cell above) may, but the grader has the notebook only" in line
     assert _take("def attention_weights(Q, K):\n    return inv_root(Q)\n", "%run later.py\n").runs == ()
+
+
+def test_another_lessons_exercises_pasted_into_a_notebook_are_named_in_its_row():
+    """Lesson 02's exercise cells pasted under lesson 01's heading were dropped without a word."""
+    from helpers.grade.classroom import _restore
+    from helpers.grade.lessons import other_exercises
+    from helpers.grade.pool import Job
+    lesson = [_code(source) for source in lessons()["01"].cells]
+    note = other_exercises(lesson + [_code("def one_head(X, W_Q, W_K, W_V):\n    return X\n")], "01", lessons())
+    assert note.startswith("also defines one_head (lesson 02), which are graded only in their own lesson's")
+    assert other_exercises(lesson, "01", lessons()) == ""
+    job = Job("ana_01.ipynb", None, lesson="01", note=note)
+    kept = dict(job.result(), records=[{}] * 3, taken=[{}] * 3)
+    again = Job("ana_01.ipynb", None)
+    assert _restore(again, kept) and again.note == note  # a rerun keeps it
+
+
+def test_a_module_the_notebook_never_imports_is_named_with_its_import_line():
+    """`torch.stack` in lesson 05 (which imports no torch) was told "compute it from the inputs"."""
+    from helpers.exercises.diagnosis import translate_error
+    line, code = translate_error(NameError("name 'torch' is not defined"), "planted maps [3, 6, 8, 8]")
+    assert code == "error.module_not_imported" and "add `import torch` to the exercise's cell" in line
+    assert "import torch.nn.functional as F" in translate_error(NameError("name 'F' is not defined"), "x")[0]
+    assert translate_error(NameError("name 'inv_root' is not defined"), "x")[1] == "error.name_not_defined"
+
+
+def test_an_answer_above_a_stub_left_in_the_exercise_cell_is_told_where_jupyter_looks():
+    """The answer in a new cell above, the stub kept below: the line said only "not attempted yet"."""
+    from helpers.grade import worker
+    taken = _take("def attention_weights(Q, K):\n    return (Q @ K.T).softmax(-1)\n",
+                  "def attention_weights(Q, K):\n    pass\n")
+    assert taken.earlier and not _take("def attention_weights(Q, K):\n    pass\n").earlier
+    ex = lessons()["01"].exercises[0][1]
+    said = {"outcome": "not_attempted", "code": f"{ex.key}.not_attempted", "line": "… x: not attempted yet"}
+    assert "a cell above defines it too: put your answer in the last one" in worker._stub_last(said, ex, taken)["line"]

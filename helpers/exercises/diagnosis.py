@@ -385,9 +385,15 @@ _ERRORS = [  # (pattern, the engine's code, the line)
      "to a pipe it does not own): compute the answer with tensor operations only."),
     (r"^EOF when reading a line", "input_called",
      "your function calls input(), which waits for someone to type: take every value from its arguments."),
+    (r"name '(torch|np|numpy|math|F|nn)' is not defined", "module_not_imported",
+     "your function uses {0}, which this notebook never imports: add `{import_line}` to the exercise's cell."),
     (r"name '(\w+)' is not defined", "name_not_defined",
      "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
 ]
+
+
+IMPORTS = {"torch": "import torch", "np": "import numpy as np", "numpy": "import numpy", "math": "import math",
+           "F": "import torch.nn.functional as F", "nn": "from torch import nn"}  # a module's usual import line
 
 
 def _raised_in_multiprocessing(err: BaseException) -> bool:
@@ -408,7 +414,8 @@ def translate_error(err: BaseException, label: str, sizes: str = "e.g. T = x.sha
     for pattern, code, says in _ERRORS:
         found = re.search(pattern, text)
         if found:
-            line = f"{says.format(*found.groups(), sizes=sizes)} (inputs: {label}; raised {type(err).__name__})"
+            said = says.format(*found.groups(), sizes=sizes, import_line=IMPORTS.get(found.groups()[0] if found.groups() else "", ""))
+            line = f"{said} (inputs: {label}; raised {type(err).__name__})"
             return line, f"error.{code}"
     line = f"your function raised {type(err).__name__}: {text[:200]} (inputs: {label})".replace(":  (", " (")
     return line, "raised"

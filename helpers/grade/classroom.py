@@ -71,6 +71,7 @@ def _restore(job: Job, kept: dict) -> bool:
         return False
     job.lesson, job.taken, job.records = lesson, kept["taken"], kept["records"]
     job.protections, job.seconds = list(kept.get("protections") or []), float(kept.get("seconds") or 0)
+    job.note = kept["note"] if isinstance(kept.get("note"), str) else ""
     return True
 
 
@@ -120,6 +121,9 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
             rows[key].unnamed.append(f"a notebook {job.problem}.")
         elif job.lesson:
             by_pair.setdefault((key, job.lesson), []).append(job)
+            if job.note:
+                rows[key].notes.append(f"{job.source} {job.note}.")
+                rows[key].unnamed.append(f"a notebook of lesson {job.lesson} {job.note}.")
     for (key, lesson), group in sorted(by_pair.items()):
         group.sort(key=lambda j: _by_number(j.source.removesuffix(".ipynb")))
         if len(group) > 1:

@@ -66,6 +66,7 @@ class Taken:
     imports: dict[str, str] | None = None  # a name an import of a cell above sets -> that line (it may fail here)
     below: frozenset = frozenset()  # functions and classes only a cell below the exercise's defines
     runs: tuple = ()  # `%run FILE` lines of the cells above: names they set exist in Jupyter, not here
+    earlier: bool = False  # a cell above also defines the exercise (the one graded is the last, as Jupyter runs)
 
 
 def _constant(node: ast.AST) -> bool:
@@ -261,6 +262,20 @@ def _runs_as_subclassed(node: ast.stmt, body: list[ast.stmt]) -> bool:
                    for f in n.body) for n in body)
 
 
+def _syntax_line(err: Exception) -> str:
+    """A cell that does not parse, in words: where, Python's message, and the fix where it is not obvious."""
+    line = f" on line {err.lineno}" if getattr(err, "lineno", None) else ""
+    message = getattr(err, "msg", str(err))
+    said = f"{type(err).__name__}{line} ({message}"
+    if "escape" in message and "unicode" in message:  # "C:\Users" in a docstring: \U starts an escape
+        return f"{said}): a backslash in a string starts an escape; write that string as r\"…\" or with /"
+    text = getattr(err, "text", None) or ""
+    if message.startswith("f-string") or re.match(r"\s*(async\s+def|def|class)\s+\w+\s*\[|\s*type\s+\w+", text):
+        # an f-string with nested quotes or `def f[T]` parses from Python 3.12 on: say which Python read it
+        return f"{said}; read by Python {sys.version_info.major}.{sys.version_info.minor}, which grades the class)"
+    return said + ")"
+
+
 def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) -> Taken:
     """The definitions to grade for exercise `name` from a notebook's cells (see the module's rules).
     `lesson_names`: what the pristine lesson's cells set (lesson_names()); a simple constant of a cell above
@@ -286,10 +301,7 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
         return Taken(name, None, f"the cell defining {name} cannot be parsed ({type(err).__name__}: nested too "
                                  f"deeply for Python's parser)", cell)
     except (SyntaxError, ValueError) as err:
-        line = f" on line {err.lineno}" if getattr(err, "lineno", None) else ""
-        version = f"Python {sys.version_info.major}.{sys.version_info.minor}"  # a 3.12 f-string fails in 3.11
-        return Taken(name, None, f"the cell defining {name} does not run: {type(err).__name__}{line} "
-                                 f"({getattr(err, 'msg', err)}; read by {version}, which grades the class)", cell)
+        return Taken(name, None, f"the cell defining {name} does not run: {_syntax_line(err)}", cell)
     bound = _bound(above + body)
     decorators = [ast.unparse(d) for n in body if _defines(n, name) for d in n.decorator_list
                   if ast.unparse(d) not in ALLOWED_DECORATORS]
@@ -316,7 +328,7 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
     below = frozenset(n for source in sources[at:] for n in defined_names(source)) - {s for n in kept for s in _sets(n)}
     runs = tuple(m.strip() for source in sources[:at - 1] for m in re.findall(r"^[ \t]*(%run[ \t]+\S.*)$", source, re.M))
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below,
-                 runs[:3])
+                 runs[:3], len(found) > 1)
 
 
 def _forgiving(node: ast.stmt) -> ast.stmt:

@@ -266,6 +266,20 @@ def which_lesson(cells: list[dict], known: dict[str, Lesson]) -> str:
     raise ValueError("is no lesson: it has no title heading of notebooks 01-08 and defines none of their exercises")
 
 
+def other_exercises(cells: list[dict], number: str, known: dict[str, Lesson]) -> str:
+    """"" or one line when a notebook of lesson `number` (by its heading) also defines another lesson's
+    exercises (cells pasted from it): those are not graded here, and the row says so."""
+    defined = set().union(*(defined_names(c.get("source", "")) for c in cells if c.get("cell_type") == "code"))
+    own = set(known[number].names)
+    found = {n: sorted(defined & set(lesson.names) - own) for n, lesson in known.items() if n != number}
+    found = {n: names for n, names in found.items() if names}
+    if not found:
+        return ""
+    said = "; ".join(f"{', '.join(names)} (lesson {n})" for n, names in sorted(found.items()))
+    return (f"also defines {said}, which are graded only in their own lesson's notebook: hand that lesson in "
+            f"as its own notebook")
+
+
 # --- a lesson's setup -----------------------------------------------------------------------------------
 @dataclass
 class Prepared:

@@ -46,6 +46,7 @@ class Job:
     taken: list[dict] = field(default_factory=list)  # per exercise: {"code", "cell"}
     records: list[dict] = field(default_factory=list)
     problem: str = ""  # one line when the notebook could not be graded at all
+    note: str = ""  # one line about a graded notebook (it also holds another lesson's exercises)
     protections: list[str] = field(default_factory=list)
     setup: dict = field(default_factory=dict)  # lesson -> seconds its setup took in the server
     seconds: float = 0.0
@@ -53,7 +54,8 @@ class Job:
     def result(self) -> dict:
         """What is kept of it (a JSON file per notebook, results.py)."""
         return {"source": self.source, "lesson": self.lesson, "taken": self.taken, "records": self.records,
-                "problem": self.problem, "protections": self.protections, "seconds": round(self.seconds, 3)}
+                "problem": self.problem, "note": self.note, "protections": self.protections,
+                "seconds": round(self.seconds, 3)}
 
 
 def context(numbers: list[str], script: str | None = None):
@@ -215,6 +217,7 @@ class Grader:
                 isinstance(t, dict) and isinstance(t.get("code"), str) and isinstance(t.get("cell"), str) for t in taken):
             return "a list of definitions that does not fit the lesson"
         run.job.lesson = lesson
+        run.job.note = data["note"][:MAX_TEXT] if isinstance(data.get("note"), str) else ""
         run.job.taken = [{"code": t["code"][:MAX_CELL], "cell": t["cell"][:MAX_CELL]} for t in taken]
         if isinstance(data.get("setup"), dict) and not run.job.setup:
             run.job.setup = {str(k)[:4]: float(v) for k, v in list(data["setup"].items())[:10]

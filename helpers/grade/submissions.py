@@ -7,11 +7,13 @@ be read is one line in its student's row (an encrypted or damaged zip entry, a .
 symlink), never an error that stops the class. Limits keep a zip bomb out.
 
 Who a file belongs to (the documented rule, `student_key`): inside a folder or zip, the first folder
-below it, else the file's name; of that, the platform's whole participant key: Moodle's
+below it (past folders around the whole class, `_wrappers`), else the file's name; of that, the
+platform's whole participant key: Moodle's
 "Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
 is "limaana (4321)"; otherwise a folder's whole name ("team_1"), and a file's name up to the lesson's
 number, the first part written with two digits or a word if there is one ("johnson_katherine_01.ipynb"
-is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana"). Names are
+is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana", "Ana Lima 01 copy.ipynb"
+is "Ana Lima"; see `_lesson_at`). Names are
 NFC-normalised; control characters become spaces. `--names` maps that key to a name with a CSV of
 `key,name` rows.
 """
@@ -36,8 +38,7 @@ MAX_ZIP_BYTES = 1 << 30  # uncompressed .ipynb bytes in one zip, all entries tog
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assign(?:submission|feedback)_", re.I)
 CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d{3,})_\d{3,}(?:_|$)", re.I)
-LESSON_PART = re.compile(r"^(?:lesson|notebook|nb|lab|ex|exercise|hw|week)?[ -]?\d{1,2}(?:-\d+| ?\(\d+\))?$", re.I)
-# (a re-upload's "-2", or a browser's second download "01 (1)", still names the same student)
+LESSON_WORD = r"(?:lesson|notebook|nb|lab|ex|exercise|hw|week)"  # "ana_lesson1", "ana lab 01": the lesson's number
 HEADING = re.compile(rb"#\s+(0\d)\s*(?:\xc2\xb7|\\u00b7)")  # "# 01 ·" in a notebook's bytes
 FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that draw nothing
 NOT_REGULAR = "is not a regular file (a pipe, socket or device): not read"
@@ -89,11 +90,27 @@ def student_key(relative: PurePosixPath) -> str:
             return f"{m['name'].strip()} ({m['id']})"
     if folder:  # a folder per student or team: its whole name ("team_1" and "team_2" are two)
         return stem or "?"
-    parts = stem.split("_")
-    cuts = [i for i, part in enumerate(parts) if i > 0 and LESSON_PART.match(part)]
-    # the lesson is the first part written with two digits or a word ("smith_2_01": smith_2, lesson 01), else the first
-    end = next((i for i in cuts if not re.match(r"\d(?!\d)", parts[i])), cuts[0] if cuts else len(parts))
-    return "_".join(parts[:end]).strip() or stem or "?"
+    stem = re.sub(r"^copy of\s+", "", stem, flags=re.I)  # Google Drive's copy
+    key = re.sub(r"[ _-]*copy of$", "", stem[:_lesson_at(stem)].rstrip(" _-"), flags=re.I)  # Classroom's "Ana - Copy of 01_…"
+    return key.rstrip(" _-") or stem or "?"
+
+
+def _lesson_at(stem: str) -> int:
+    """Where the lesson's number starts in a file's name (its length if none). A part after the first, cut at
+    `_`, a space or `-`: two digits or a word with its number ("_01", "_lesson1", " 01", "-01") before a lone
+    digit ("_1"), and after `_` before after a space ("smith_2_01" is smith_2's, "Ana Lima 01 copy" Ana Lima's)."""
+    parts = list(re.finditer(r"([ _-]+)([^ _-]+)", stem))  # each part after the first, with what comes before
+    def strong(i):
+        text = parts[i][2]
+        return bool(re.fullmatch(rf"{LESSON_WORD}?\d\d|{LESSON_WORD}\d", text, re.I) or re.fullmatch(
+            LESSON_WORD, text, re.I) and i + 1 < len(parts) and re.fullmatch(r"\d{1,2}", parts[i + 1][2]))
+    for wanted in (lambda i: strong(i) and "_" in parts[i][1], strong,
+                   lambda i: parts[i][2].isdigit() and len(parts[i][2]) == 1 and "_" in parts[i][1],
+                   lambda i: parts[i][2].isdigit() and len(parts[i][2]) == 1):
+        found = next((i for i in range(len(parts)) if wanted(i)), None)
+        if found is not None:
+            return parts[found].start(2)
+    return len(stem)
 
 
 def csv_rows(path: Path, what: str) -> list[list[str]]:
@@ -177,6 +194,21 @@ def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes 
     return data, ""
 
 
+def _wrappers(relatives: list[PurePosixPath]) -> int:
+    """How many leading folders every file shares and no student owns ("Lesson 01 submissions/" around
+    Moodle's folders, a folder zipped with the class's files in it): a folder holding students' folders,
+    or files of two or more students by their names. One student's folder of lessons stays theirs."""
+    depth = 0
+    while relatives and all(len(r.parts) > depth + 1 for r in relatives) and \
+            len({r.parts[depth] for r in relatives}) == 1:
+        below = [PurePosixPath(*r.parts[depth + 1:]) for r in relatives]
+        named = {student_key(r) for r in below if len(r.parts) == 1 and not r.name[:1].isdigit()}
+        if not (any(len(r.parts) > 1 for r in below) or len(named) > 1):
+            break
+        depth += 1
+    return depth
+
+
 def _other_file(relative: PurePosixPath, source: str, why: str) -> Submission:
     """A file that is not a notebook, or one that cannot be read: a line in its student's row."""
     return Submission(student_key(relative), source, None, why)
@@ -187,9 +219,10 @@ def _kind(name: str) -> str:
     return f"a {suffix} file" if suffix else "a file without an extension"
 
 
-def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> Submission | None:
+def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, strip: int = 0) -> Submission | None:
     name = readable(info.filename)
     relative = PurePosixPath(name.replace("\\", "/").lstrip("/"))
+    relative = PurePosixPath(*relative.parts[strip:]) if len(relative.parts) > strip else relative
     source = f"{label}: {name}"
     if _bad_path(info):  # whose file it is cannot be trusted: said, never a row of its own
         return Submission(student_key(PurePosixPath(relative.name)), source, None, _bad_path(info), skipped=True)
@@ -223,7 +256,8 @@ def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
         if sum(i.file_size for i in infos if i.filename.lower().endswith(".ipynb")) > MAX_ZIP_BYTES:
             raise ValueError(f"{label} unpacks to more than {MAX_ZIP_BYTES >> 20} MB of notebooks: not read "
                              f"(a zip bomb?); split the class into several zips.")
-        found = [sub for info in infos if (sub := _zip_entry(archive, info, label)) is not None]
+        strip = _wrappers([PurePosixPath(readable(i.filename).replace("\\", "/").lstrip("/")) for i in infos])
+        found = [sub for info in infos if (sub := _zip_entry(archive, info, label, strip)) is not None]
     for name, count in Counter(sub.source for sub in found).items():  # one name twice: say which entry is which
         if count > 1:
             for n, sub in enumerate((sub for sub in found if sub.source == name), 1):
@@ -299,8 +333,9 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
     if len(files) > MAX_FILES:
         raise ValueError(f"{folder} holds {len(files)} files, more than {MAX_FILES}: grade it in parts.")
     found, notes = [], []
+    strip = _wrappers([relative for _, relative in files])
     for path, relative in files:
-        subs, more = _folder_entry(path, relative)
+        subs, more = _folder_entry(path, PurePosixPath(*relative.parts[strip:]))
         found += subs
         notes += more
     return found, notes

@@ -28,7 +28,7 @@ from ..exercises.verdict import OUTCOMES
 from . import preload, runner
 from .confine import PR_SET_DUMPABLE, Limits, confine, die_with_parent, in_cgroup, libc, own_proc
 from .definitions import Taken, cells_of, lesson_names, take
-from .lessons import lessons, which_lesson
+from .lessons import lessons, other_exercises, which_lesson
 from .wire import close_other_pipes, send
 
 MAX_MESSAGE = 1 << 20  # bytes of one message a worker may send (longer: the submission is marked)
@@ -60,7 +60,16 @@ def _grade_one(prepared, i: int, taken, runner_) -> dict:
     if taken.code is None:
         return record(ex.name, ex.key, "not_attempted", f"{ex.key}.not_attempted",
                       f"… {ex.title}: not attempted (the notebook defines no {ex.name}).")
-    return _name_left_out(runner.grade(prepared, i, runner_, plain_record), ex, taken)
+    return _stub_last(_name_left_out(runner.grade(prepared, i, runner_, plain_record), ex, taken), ex, taken)
+
+
+def _stub_last(done: dict, ex, taken) -> dict:
+    """The answer in a cell above and the stub left in the exercise's cell: Jupyter keeps the stub (run last)."""
+    if done["outcome"] != "not_attempted" or not taken.earlier:
+        return done
+    return dict(done, line=f"… {ex.title}: not attempted: the last cell that defines {ex.name} (the one Jupyter "
+                           f"keeps) still returns None; a cell above defines it too: put your answer in the last "
+                           f"one, or delete the stub.")
 
 
 def _name_left_out(done: dict, ex, taken) -> dict:
@@ -108,7 +117,7 @@ def _python_that_ran(data: bytes) -> tuple[int, int] | None:
 def _newer_python(taken: Taken, ran: tuple[int, int] | None) -> Taken:
     """A cell that does not parse here but ran under a newer Python (an f-string with nested quotes, 3.12)
     is most likely right there: say so, and what the teacher can do, rather than leave a bare SyntaxError."""
-    if ran is None or ran <= sys.version_info[:2] or "does not run: SyntaxError" not in taken.problem:
+    if ran is None or ran <= sys.version_info[:2] or "which grades the class)" not in taken.problem:
         return taken
     return dataclasses.replace(taken, problem=(
         f"{taken.problem}; this notebook last ran Python {ran[0]}.{ran[1]}, whose syntax may be newer: grade "
@@ -138,6 +147,7 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
         send(fd, {"kind": "notebook", "problem": problem[:MAX_TEXT]})
         return
     names = lesson_names(lessons()[number].cells)
+    note = other_exercises(cells, number, lessons())
     taken = [_newer_python(_take(cells, name, names), ran) for name in lessons()[number].names]
     del cells
     # A runner started by exec (macOS's way) imports torch and prepares the lesson while this worker does
@@ -150,7 +160,7 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
             early.stop()
         send(fd, {"kind": "notebook", "problem": str(err)[:MAX_TEXT]})
         return
-    send(fd, {"kind": "notebook", "lesson": number, "setup": preload.SECONDS,
+    send(fd, {"kind": "notebook", "lesson": number, "setup": preload.SECONDS, "note": note[:MAX_TEXT],
                "taken": [{"code": (t.shown or t.code or "")[:MAX_CELL], "cell": t.cell[:MAX_CELL]} for t in taken]})
     _grade_all(fd, prepared, taken, start, early)
 
