@@ -120,6 +120,8 @@ def test_10000_cells_are_read():
     ("ana_01 - Copy.ipynb", "ana"), ("carla_01 copy.ipynb", "carla"),  # Windows' and macOS's duplicates
     ("Copy of dan_01.ipynb", "dan"), ("Ana Lima - Copy of 01_single_head_attention.ipynb", "Ana Lima"),
     ("José Núñez 04 cabezas.ipynb", "José Núñez"), ("Student 12_01.ipynb", "Student 12"),
+    ("Lesson 01 - Ana Lima.ipynb", "Ana Lima"), ("Lesson 02 - Ana Lima (1).ipynb", "Ana Lima"),  # the lesson first
+    ("lab1_bo.ipynb", "bo"), ("01_single_head_attention.ipynb", "01_single_head_attention"),  # not renamed: the file
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student
