@@ -435,7 +435,26 @@ def test_files_that_are_not_notebooks_are_said_in_one_line_each(tmp_path):
     assert not [s for s in subs if s.skipped]  # each is a line in its student's row
     assert set(said) == {"ana_02.py", "ana_report.pdf", "ana_03.ipynb", "bea_01.zip"}
     assert "a .py file, not a notebook" in said["ana_02.py"] and "symbolic link" in said["ana_03.ipynb"]
-    assert "a zip inside the zip" in said["bea_01.zip"] and all("\n" not in p for p in said.values())
+    assert "is not a readable zip" in said["bea_01.zip"] and all("\n" not in p for p in said.values())
+
+
+def test_a_zip_a_student_handed_in_is_opened_as_theirs(tmp_path):
+    """Moodle's "download all" holds a student's uploaded zip as it is: eight right lessons scored 0."""
+    import io as _io
+    def zipped(entries):
+        buffer = _io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            for name, data in entries:
+                z.writestr(name, data)
+        return buffer.getvalue()
+    lesson = _bytes(notebook(lessons()["01"].path, {}))
+    deepest = zipped([("x_01.ipynb", lesson)])
+    handed = zipped([("01_single_head_attention.ipynb", lesson), ("old.zip", zipped([("deep.zip", deepest)]))])
+    found, _ = read_zip(_zip(tmp_path / "class.zip", [("Carla Diaz_5555_assignsubmission_file_/work.zip", handed),
+                                                      ("bo_01.ipynb", lesson)]))
+    rows = {(s.student, s.source.split(": ")[-1]): s.problem for s in found}
+    assert rows[("Carla Diaz (5555)", "01_single_head_attention.ipynb")] == ""  # hers, read
+    assert "not opened" in rows[("Carla Diaz (5555)", "deep.zip")] and ("bo", "bo_01.ipynb") in rows
 
 
 def test_a_pipe_named_like_a_notebook_is_one_line_and_never_waited_for(tmp_path):

@@ -37,6 +37,10 @@ CURVES = (  # (steps, one head's induction score at each, tokens per step): the 
     ([0, 50, 100, 150, 200, 250, 300, 350, 400, 450], [0.02, 0.03, 0.05, 0.2, 0.48, 0.56, 0.9, 0.93, 0.95, 0.94], 1024),
     ([0, 1, 3, 7, 15, 31, 63, 127, 255], [0.1, 0.12, 0.2, 0.6, 0.62, 0.7, 0.74, 0.8, 0.85], 512),
     ([0, 20, 40, 60, 120, 240], [0.03, 0.05, 0.2, 0.41, 0.44, 0.47], 256),
+    # a noisy run: 0.5 reached, then a dip below it (the first crossing counts; a search that assumes sorted
+    # scores, bisect, finds a later one), and snapshots that start after the crossing (a loop from index 1 misses it)
+    ([0, 10, 20, 30, 40, 50, 60], [0.1, 0.55, 0.4, 0.45, 0.52, 0.7, 0.8], 1024),
+    ([500, 600, 700, 800], [0.52, 0.61, 0.66, 0.7], 512),
 )
 NEVER = "the score never reaches 0.5 on this curve, so the head never formed: return None there"
 
@@ -66,7 +70,10 @@ FORMATION_STEP = Exercise(
         M("that is where the score rises fastest, not where it first reaches 0.5: the head has formed once its "
           "score reaches the threshold.", lambda s, v, t: steepest_rise(s, v), code="steepest_rise"),
         M("that is the last snapshot below 0.5, one too early: return the first step whose score reaches 0.5.",
-          _crossed(lambda s, v, t: s[_index(s, v) - 1]), code="snapshot_before"),
+          _crossed(lambda s, v, t: s[max(_index(s, v) - 1, 0)]), code="snapshot_before"),  # a loop from index 1
+        M("that is the snapshot after the first to reach 0.5, one too late: return steps[i] for the first i whose "
+          "score is >= 0.5, not steps[i + 1].", _crossed(lambda s, v, t: s[min(_index(s, v) + 1, len(s) - 1)]),
+          code="snapshot_after"),
         M("that is the position in the list, not the step: return steps[i], not i.",
           _crossed(lambda s, v, t: _index(s, v)), code="index_not_step"),
         M("that counts tokens, not steps: each step reads tokens_per_step tokens, so return the step itself.",

@@ -4,7 +4,8 @@ The grading process never parses a notebook: it reads each file's bytes (a zip's
 so `../` names, absolute paths and symlinks cannot write anywhere) and hands them to the one worker
 that grades them (worker.py), which parses the JSON and the student's code. Every file that cannot
 be read is one line in its student's row (an encrypted or damaged zip entry, a .pdf handed in, a
-symlink), never an error that stops the class. Limits keep a zip bomb out.
+symlink), never an error that stops the class. A zip a student handed in, inside the class's, is opened
+as theirs (two levels deep at most). Limits keep a zip bomb out.
 
 Who a file belongs to (the documented rule, `student_key`): inside a folder or zip, the first folder
 below it (past folders around the whole class, `_wrappers`), else the file's name; of that, the
@@ -36,6 +37,8 @@ from pathlib import Path, PurePosixPath
 MAX_NOTEBOOK_BYTES = 100 << 20  # a lesson notebook with its outputs is a few MB; beyond this it is not read
 MAX_FILES = 2000  # files in one folder or zip (a class of 300 × 7 lessons fits)
 MAX_ZIP_BYTES = 1 << 30  # uncompressed .ipynb bytes in one zip, all entries together
+MAX_HANDED_IN_BYTES = 200 << 20  # a zip a student handed in inside the class's: eight lessons are a few MB
+MAX_NESTING = 2  # the class's zip > a student's zip > a zip in that: opened; deeper is said, not opened
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assign(?:submission|feedback)_", re.I)
 CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d{3,})_\d{3,}(?:_|$)", re.I)
@@ -223,23 +226,52 @@ def _kind(name: str) -> str:
     return f"a {suffix} file" if suffix else "a file without an extension"
 
 
-def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, strip: int = 0) -> Submission | None:
+def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, strip: int = 0,
+               student: str = "", depth: int = 0) -> list[Submission]:
+    """The submissions of one entry: a notebook, a line saying why not, or a zip's notebooks (`student`: whose
+    they are when this archive is a zip a student handed in; `depth`: how many zips it is inside)."""
     name = readable(info.filename)
     relative = PurePosixPath(name.replace("\\", "/").lstrip("/"))
     relative = PurePosixPath(*relative.parts[strip:]) if len(relative.parts) > strip else relative
     source = f"{label}: {name}"
     if _bad_path(info):  # whose file it is cannot be trusted: said, never a row of its own
-        return Submission(student_key(PurePosixPath(relative.name)), source, None, _bad_path(info), skipped=True)
+        return [Submission(student or student_key(PurePosixPath(relative.name)), source, None, _bad_path(info),
+                           skipped=True)]
+    who = student or student_key(relative)
     problem = _entry_problem(info)
     if problem:
-        return _other_file(relative, source, problem)
+        return [Submission(who, source, None, problem)]
     if "__MACOSX" in name or any(p.startswith(".") for p in relative.parts):
-        return None  # the archiver's own files
+        return []  # the archiver's own files
+    if name.lower().endswith(".zip"):
+        return _handed_in_zip(archive, info, source, who, depth + 1)
     if not name.lower().endswith(".ipynb"):
-        inner = "a zip inside the zip: not opened" if name.lower().endswith(".zip") else f"{_kind(name)}, not a notebook"
-        return _other_file(relative, source, f"is {inner} (hand in the lesson's .ipynb)")
+        return [Submission(who, source, None, f"is {_kind(name)}, not a notebook (hand in the lesson's .ipynb)")]
     data, problem = _read_entry(archive, info)
-    return Submission(student_key(relative), source, data, problem)
+    return [Submission(who, source, data, problem)]
+
+
+def _handed_in_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, student: str,
+                   depth: int) -> list[Submission]:
+    """A zip a student handed in (inside the class's zip): its notebooks are that student's, read in memory
+    under their own limits; a zip nested deeper than MAX_NESTING is said, not opened."""
+    if depth > MAX_NESTING:
+        return [Submission(student, source, None, "is a zip inside a zip inside the zip: not opened (hand in the "
+                                                  "lesson's .ipynb)")]
+    data, problem = _read_entry(archive, info)
+    if problem:
+        return [Submission(student, source, None, problem)]
+    try:
+        inner = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
+        return [Submission(student, source, None, f"is not a readable zip ({str(err)[:120]}): hand in the .ipynb files")]
+    with inner:
+        infos = [i for i in inner.infolist() if not i.is_dir()]
+        if len(infos) > MAX_FILES or sum(i.file_size for i in infos if i.filename.lower().endswith(".ipynb")) > \
+                MAX_HANDED_IN_BYTES:
+            return [Submission(student, source, None, f"unpacks to more than {MAX_FILES} files or "
+                                                      f"{MAX_HANDED_IN_BYTES >> 20} MB of notebooks: not read")]
+        return [sub for i in infos for sub in _zip_entry(inner, i, source, student=student, depth=depth)]
 
 
 def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
@@ -261,7 +293,7 @@ def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
             raise ValueError(f"{label} unpacks to more than {MAX_ZIP_BYTES >> 20} MB of notebooks: not read "
                              f"(a zip bomb?); split the class into several zips.")
         strip = _wrappers([PurePosixPath(readable(i.filename).replace("\\", "/").lstrip("/")) for i in infos])
-        found = [sub for info in infos if (sub := _zip_entry(archive, info, label, strip)) is not None]
+        found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip)]
     for name, count in Counter(sub.source for sub in found).items():  # one name twice: say which entry is which
         if count > 1:
             for n, sub in enumerate((sub for sub in found if sub.source == name), 1):
