@@ -790,3 +790,23 @@ def test_an_answer_above_a_stub_left_in_the_exercise_cell_is_told_where_jupyter_
     ex = lessons()["01"].exercises[0][1]
     said = {"outcome": "not_attempted", "code": f"{ex.key}.not_attempted", "line": "… x: not attempted yet"}
     assert "a cell above defines it too: put your answer in the last one" in worker._stub_last(said, ex, taken)["line"]
+
+
+def test_an_answer_in_a_markdown_cell_and_git_conflict_markers_are_told_as_such():
+    """A definition in a cell turned to Markdown was "not attempted"; a merge conflict "open it in Jupyter"."""
+    markdown = {"cell_type": "markdown", "source": "def attention_weights(Q, K):\n    return Q\n", "metadata": {}}
+    taken = definitions.take([markdown], "attention_weights")
+    assert taken.code is None and "is in a Markdown cell, which Jupyter does not run" in taken.problem
+    merged = b'{\n "cells": [\n<<<<<<< HEAD\n  {"cell_type": "code"}\n=======\n  {}\n>>>>>>> theirs\n ]\n}\n'
+    assert "merge-conflict markers" in cells_of(merged)[1]
+
+
+def test_the_names_file_and_the_class_are_compared_both_ways():
+    """A key the --names file lacks was shown raw without a word; a named student with no notebook vanished."""
+    from helpers.grade.classroom import _rows
+    subs = [submissions.Submission("ana", "ana_01.ipynb", b"{}"), submissions.Submission("cy", "cy_01.ipynb", b"{}")]
+    rows = _rows(subs, [], {"ana": "Ana Lima", "dee": "Dee Park"})
+    assert set(rows) == {"Ana Lima", "cy", "Dee Park"}  # Dee Park gets a row (every lesson "not submitted")
+    assert rows["cy"].notes == ["No row of the --names file gives this key a name: add `cy,<name>` to it."]
+    assert rows["Dee Park"].notes == ["Named in the --names file, but no notebook of theirs was found."]
+    assert rows["Ana Lima"].notes == [] and _rows(subs, [], {})["cy"].notes == []

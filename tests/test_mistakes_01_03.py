@@ -295,3 +295,25 @@ def test_named_share():
 def test_the_capstone_names_at_least_six_distinct_slips(capsys):
     lines = {verdict("MyMultiHead", capstone_slip(**kw), capsys) for kw, _ in CAPSTONE[:8]}  # issue 22's eight
     assert len(lines) >= 6 and not any("numbers differ" in line for line in lines)
+
+
+def test_the_capstone_names_a_missing_super_init_separate_layers_and_a_tuple(capsys):
+    """Three capstone slips a new class made were told in torch's words or as "got nothing" (sweep 12)."""
+    from torch import nn
+
+    class NoSuper(S.MyMultiHead):
+        def __init__(self, dim, n_heads):
+            self.qkv = nn.Linear(dim, 3 * dim)
+
+    class Separate(nn.Module):
+        def __init__(self, dim, n_heads):
+            super().__init__()
+            self.q, self.k, self.v, self.out = (nn.Linear(dim, dim) for _ in range(4))
+
+    class Pair(S.MyMultiHead):
+        def forward(self, x):
+            return super().forward(x), None
+
+    assert "call super().__init__() on the first line of __init__" in verdict("MyMultiHead", NoSuper, capsys)
+    assert "got no qkv, but Linear layers named q, k, v, out" in verdict("MyMultiHead", Separate, capsys)
+    assert "returned 2 things (a tuple, its first a tensor of shape [1, 4, 768])" in verdict("MyMultiHead", Pair, capsys)

@@ -193,6 +193,8 @@ def _load(student_cls, attn: nn.Module, heads: int = HEADS) -> tuple[nn.Module |
     made = sandbox.run_student(student_cls, (DIM, heads), sandbox.Echo(), float(sandbox.TIME_LIMIT_S))
     if made.problem or made.error is not None:
         why = made.problem or f"building MyMultiHead(768, {heads}) raised {type(made.error).__name__}: {made.error}"
+        if "before Module.__init__() call" in why:  # torch's words for a missing super().__init__()
+            why += ": call super().__init__() on the first line of __init__, before any self.layer = …"
         return None, ("build_failed", f"✗ {NAME}: {why}")
     layer = made.answer
     for part, source in (("qkv", attn.c_attn), ("out", attn.c_proj)):
@@ -200,8 +202,12 @@ def _load(student_cls, attn: nn.Module, heads: int = HEADS) -> tuple[nn.Module |
         if not isinstance(mine, nn.Linear) or mine.weight.shape != source.weight.shape or mine.bias is None:
             want = "nn.Linear(dim, 3 * dim)" if part == "qkv" else "nn.Linear(dim, dim)"
             deeper = [n for n, m in layer.named_modules() if n.endswith("." + part)] if isinstance(layer, nn.Module) else []
+            linears = [n for n, m in layer.named_modules() if isinstance(m, nn.Linear)] if isinstance(layer, nn.Module) else []
             got = (f"nothing there, but {deeper[0]} holds one: put it on MyMultiHead itself" if mine is None and deeper
-                   else type(mine).__name__ if mine is not None else "nothing")
+                   else type(mine).__name__ if mine is not None
+                   else f"no {part}, but Linear layers named {', '.join(linears[:4])}{' …' * (len(linears) > 4)}: the "
+                        f"trained weights come as one fused layer, so make {part} that one layer" if linears
+                   else "nothing")
             return None, ("missing_linear", f"✗ {NAME}: the model's weights need self.{part} = {want} with a bias; "
                                             f"got {got}.")
         with torch.no_grad():

@@ -98,13 +98,21 @@ def _names(keys: list[str]) -> dict[str, tuple[str, str]]:
 
 def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], names: dict[str, str] | None) -> dict[str, Row]:
     """One row per student with the notebook graded for each lesson (the one whose name sorts last)."""
-    keys = sorted({(names or {}).get(s.student, s.student) for s in subs if not s.skipped})
+    handed_in = {(names or {}).get(s.student, s.student) for s in subs if not s.skipped}
+    nothing = set((names or {}).values()) - handed_in  # a student of the --names file with no notebook: a row too
+    keys = sorted(handed_in | nothing)
     shown = _names(keys)
     rows = {key: Row(shown[key][0]) for key in keys}
     for key, (_, note) in shown.items():
         if note:
             rows[key].notes.append(note)
             rows[key].unnamed.append(note.split(":")[0] + ".")
+        if key in nothing:
+            rows[key].notes.append("Named in the --names file, but no notebook of theirs was found.")
+            rows[key].unnamed.append("Named in the --names file, but no notebook of theirs was found.")
+        elif names and key not in names.values():
+            rows[key].notes.append(f"No row of the --names file gives this key a name: add `{key},<name>` to it.")
+            rows[key].unnamed.append("No row of the --names file gives this key a name.")
     by_pair: dict[tuple[str, str], list[Job]] = {}
     for sub in subs:
         key = (names or {}).get(sub.student, sub.student)

@@ -287,6 +287,10 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
         if assigned:  # `name = lambda …` or a value made elsewhere: say the rule, not "defines no name"
             return Taken(name, None, f"{name} is assigned (`{name} = …`), not defined with `def {name}(…):`; the "
                                      f"grader takes only plain definitions", assigned[-1])
+        if any(re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)
+               for c in cells if c.get("cell_type") == "markdown"):  # the answer is there, but Jupyter never runs it
+            return Taken(name, None, f"the definition of {name} is in a Markdown cell, which Jupyter does not run: "
+                                     f"make it a Code cell again (select it, press Esc, then Y) and run it")
         if _indented(sources, name):  # `try:\n    def f(…)` runs in Jupyter: "not attempted" would be wrong
             return Taken(name, None, f"{name} is defined indented (inside a block such as `try:` or `if`, or a "
                                      f"class), not at the top of its cell; the grader takes top-level definitions: "
@@ -357,6 +361,9 @@ def _parsed(data: bytes) -> tuple[object, str]:
     except MemoryError:
         return None, "is too large to read in the worker's memory; hand in the lesson's .ipynb without outputs"
     except (UnicodeDecodeError, ValueError):
+        if re.search(rb"^<<<<<<< |^>>>>>>> ", data, re.M):  # git's markers: Jupyter cannot open it either
+            return None, ("holds git's merge-conflict markers (<<<<<<<, =======, >>>>>>>), so it is no longer JSON: "
+                          "hand in the version from before the merge, or keep one side in a text editor")
         return None, "is not a notebook (not JSON: truncated or damaged); open it in Jupyter and save it again"
 
 
