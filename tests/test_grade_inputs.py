@@ -810,3 +810,14 @@ def test_the_names_file_and_the_class_are_compared_both_ways():
     assert rows["cy"].notes == ["No row of the --names file gives this key a name: add `cy,<name>` to it."]
     assert rows["Dee Park"].notes == ["Named in the --names file, but no notebook of theirs was found."]
     assert rows["Ana Lima"].notes == [] and _rows(subs, [], {})["cy"].notes == []
+
+
+def test_an_emoji_in_a_name_is_drawn_whole_and_its_variation_selector_draws_nothing():
+    """👩‍💻 was cut in two with an alarming note; "Mo ❤️" and "Mo ❤" were two rows without a word."""
+    from helpers.grade.classroom import _names
+    assert submissions.visible("Li 👩\u200d💻") == "Li 👩\u200d💻"
+    assert submissions.visible("a\u200db") == "ab"  # between letters it still draws nothing
+    shown = _names(["Mo ❤\ufe0f", "Mo ❤", "Li 👩\u200d💻"])
+    assert shown["Li 👩\u200d💻"] == ("Li 👩\u200d💻", "")
+    assert {shown["Mo ❤"][0], shown["Mo ❤\ufe0f"][0]} == {"Mo ❤", "Mo ❤ (2)"}
+    assert all("looks like another student's" in shown[k][1] for k in ("Mo ❤", "Mo ❤\ufe0f"))

@@ -317,3 +317,35 @@ def test_the_capstone_names_a_missing_super_init_separate_layers_and_a_tuple(cap
     assert "call super().__init__() on the first line of __init__" in verdict("MyMultiHead", NoSuper, capsys)
     assert "got no qkv, but Linear layers named q, k, v, out" in verdict("MyMultiHead", Separate, capsys)
     assert "returned 2 things (a tuple, its first a tensor of shape [1, 4, 768])" in verdict("MyMultiHead", Pair, capsys)
+
+
+def test_sweep_12s_scale_and_size_slips_are_named(capsys):
+    """Heads and size swapped, the scores divided by the head count (capstone), √heads in grouped attention, the
+    head count carried into the parameter count: each was a generic "numbers differ" line."""
+
+    class Swapped(S.MyMultiHead):
+        def __init__(self, dim, heads):
+            super().__init__(dim, heads)
+            self.heads, self.size = dim // heads, heads
+
+    class ByHeads(S.MyMultiHead):
+        def forward(self, x):
+            B, T, D = x.shape
+            q, k, v = (t.view(B, T, self.heads, self.size).transpose(1, 2) for t in self.qkv(x).chunk(3, dim=-1))
+            scores = (q @ k.transpose(-2, -1) / self.heads).masked_fill(torch.ones(T, T).bool().triu(1), -math.inf)
+            return self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, D))
+
+    assert "head count and head size swapped" in verdict("MyMultiHead", Swapped, capsys)
+    assert "not by the number of heads" in verdict("MyMultiHead", ByHeads, capsys)
+
+    def by_sqrt_heads(Q, K, V):
+        H, T, d = Q.shape
+        K, V = (t.repeat_interleave(H // K.shape[0], 0) for t in (K, V))
+        return ((Q @ K.transpose(-2, -1) / H ** 0.5).masked_fill(torch.ones(T, T).bool().triu(1), -math.inf)
+                .softmax(-1) @ V)
+    assert H.check_grouped_attention(by_sqrt_heads).code.endswith(".sqrt_of_heads")
+
+    def heads_as_size(width, n_heads):
+        d = n_heads
+        return d, n_heads * (3 * (width * d + d) + d * width) + width
+    assert H.check_head_size_and_params(heads_as_size).code.endswith(".head_count_as_size_in_count")

@@ -43,9 +43,11 @@ def _layer_and_inputs() -> tuple[nn.Module, list[torch.Tensor]]:
 def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS, order: str = "qkv",
             split: str = "transpose", merge: str = "transpose", scale: str = "sqrt_size", mask: str = "-inf",
             axis: int = -1, project: int = 1, qkv_bias: bool = True, mask_size: int | None = None,
-            chunk_dim: int = -1, project_in: bool = True, out_bias: str = "once", residual: bool = False) -> torch.Tensor:
+            chunk_dim: int = -1, project_in: bool = True, out_bias: str = "once", residual: bool = False,
+            swapped: bool = False) -> torch.Tensor:
     """The layer with switches, so each usual mistake gives its own wrong answer to recognise."""
     B, T, D = x.shape
+    heads = D // heads if swapped else heads  # 64 heads of 12 where 12 heads of 64 are asked for
     size = D // heads
     fused = F.linear(x, qkv.weight, qkv.bias if qkv_bias else None)
     first, second, third = fused.chunk(3, dim=chunk_dim) if project_in else (x, x, x)
@@ -55,7 +57,8 @@ def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS,
            "reshape": lambda t: t.reshape(B, heads, T, size),  # the words get mixed
            "interleave": lambda t: t.reshape(B, T, size, heads).permute(0, 3, 1, 2)}[split]
     q, k, v = cut(q), cut(k), cut(v)  # (B, heads, T, size)
-    divide = {"sqrt_size": math.sqrt(size), "sqrt_dim": math.sqrt(D), "size": size, "one": 1.0, "sqrt_heads": math.sqrt(heads)}
+    divide = {"sqrt_size": math.sqrt(size), "sqrt_dim": math.sqrt(D), "size": size, "one": 1.0, "sqrt_heads": math.sqrt(heads),
+              "heads": heads}
     scores = q @ k.transpose(-2, -1) / (divide[scale] if isinstance(scale, str) else scale)
     n = T if mask_size is None else (B if mask_size == "batch" else mask_size)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
@@ -115,6 +118,9 @@ SLIPS = [  # (switches, what went wrong and the fix, its stable code)
     (dict(mask="after_inf"), "wrote -inf after the softmax: put -inf in the scores first, then take the softmax (-inf "
                              "in the weights gives -inf and NaN in the output).", "minus_inf_after_softmax"),
     (dict(scale="sqrt_heads"), "wrong scale: divide by √size (√64 = 8), not by √heads.", "sqrt_of_heads"),
+    (dict(scale="heads"), "wrong scale: divide by √size (√64 = 8), not by the number of heads.", "divided_by_heads"),
+    (dict(swapped=True), "head count and head size swapped: MyMultiHead(768, 12) has 12 heads of 768 // 12 = 64 "
+                         "numbers, not 64 heads of 12; size = dim // n_heads.", "heads_size_swapped"),
     (dict(project=2), "applied the output projection twice: self.out once, after the merge.", "output_projection_twice"),
     (dict(residual=True), "added the residual x + …: this layer returns the update only (the block adds x outside).",
      "residual_added"),

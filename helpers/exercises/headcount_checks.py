@@ -102,6 +102,8 @@ HEAD_SIZE_AND_PARAMS = Exercise(
           lambda w, n: (w // n, _per_head(w, n, out=(w // n) ** 2) + w), code="w_o_as_d_by_d"),
         M("two slips at once: W_O as [d × d] per head (its rows are [d × width]), and no output bias (add width).",
           lambda w, n: (w // n, _per_head(w, n, out=(w // n) ** 2)), code="two_slips.w_o_as_d_by_d+no_output_bias"),
+        M("that is the number of heads, used as the head size d in the count too: d = width // heads.",
+          lambda w, n: (n, n * (3 * (w * n + n) + n * w) + w), code="head_count_as_size_in_count"),
         M("the biases are 3·width + width numbers, not 4: 4·width² weights and 4·width biases.",
           lambda w, n: (w // n, 4 * w * w + 4), code="four_biases"),
     ], read=whole_numbers("(8, 37248)", lambda w, n: (w // n, _params(w, n))), same=_same, tensor=False,

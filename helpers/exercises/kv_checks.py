@@ -240,6 +240,8 @@ def _grouped_mistakes():
         M("scaled by the whole width √(n_heads·d): each head scales by its own size, 1/√d with d = Q.shape[-1].",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / math.sqrt(Q.shape[0] * Q.shape[-1])),
           code="scaled_by_width"),
+        M("scaled by the head count √n_heads: each head scales by its own size, 1/√d with d = Q.shape[-1].",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / math.sqrt(Q.shape[0])), code="sqrt_of_heads"),
         M("softmax over the wrong axis: use dim=-1, so each query's row (over the keys) sums to 1.",
           lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), dim=-2), code="softmax_axis"),
         M("the weights were applied to the keys: the output is weights @ V.",

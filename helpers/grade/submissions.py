@@ -80,8 +80,16 @@ def clean(text: str) -> str:
 
 
 def visible(text: str) -> str:
-    """The name without characters that draw nothing (zero-width, bidi overrides, BOM, soft hyphen)."""
-    return " ".join("".join(c for c in text if unicodedata.category(c) != "Cf" and c not in FILLERS).split())
+    """The name without characters that draw nothing (zero-width, bidi overrides, BOM, soft hyphen, an emoji's
+    variation selector), but with the joiner that makes two emoji one picture (👩‍💻)."""
+    text = text.replace("\ufe0f", "").replace("\ufe0e", "")  # ❤️ and ❤ are one name
+    kept = [c for i, c in enumerate(text) if c not in FILLERS and (unicodedata.category(c) != "Cf" or c == "\u200d"
+            and 0 < i < len(text) - 1 and _pictograph(text[i - 1]) and _pictograph(text[i + 1]))]
+    return " ".join("".join(kept).split())
+
+
+def _pictograph(c: str) -> bool:
+    return unicodedata.category(c) == "So" or ord(c) >= 0x1F000
 
 
 def student_key(relative: PurePosixPath) -> str:
