@@ -349,3 +349,13 @@ def test_sweep_12s_scale_and_size_slips_are_named(capsys):
         d = n_heads
         return d, n_heads * (3 * (width * d + d) + d * width) + width
     assert H.check_head_size_and_params(heads_as_size).code.endswith(".head_count_as_size_in_count")
+
+
+def test_a_capstone_with_dropout_left_on_is_told_its_output_changes(capsys):
+    class Dropping(S.MyMultiHead):
+        def forward(self, x):
+            return F.dropout(super().forward(x), p=0.1)  # training=True by default, whatever .eval() says
+
+    line = verdict("MyMultiHead", Dropping, capsys)
+    assert "two different outputs for one input" in line and "F.dropout" in line
+    assert "✓" in verdict("MyMultiHead", S.MyMultiHead, capsys)  # a right layer gives one output

@@ -244,4 +244,19 @@ def check_multihead(student_cls) -> Verdict:
             print(verdict.line)
             return verdict
         layers[heads] = layer
+    if _random(layers[HEADS], _layer_and_inputs()[1][0]):
+        verdict = engine_verdict(exercise().key, "random_output", (
+            f"✗ {NAME}: your layer gives two different outputs for one input (in .eval() mode): something random "
+            f"runs in forward, such as F.dropout with its default training=True; drop it (or pass "
+            f"training=self.training)."))
+        print(verdict.line)
+        return verdict
     return check(exercise(), _Both(layers), source=student_cls)
+
+
+def _random(layer, x: torch.Tensor) -> bool:
+    """Two calls on one input give two outputs (dropout left on): no fixed answer can be compared."""
+    runs = [sandbox.run_student(layer, (x.clone(),), sandbox.Echo(), float(sandbox.TIME_LIMIT_S)) for _ in range(2)]
+    a, b = (run.answer for run in runs)
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and \
+        not torch.allclose(a.detach(), b.detach(), rtol=0, atol=0, equal_nan=True)  # NaN where NaN: a mask's slip

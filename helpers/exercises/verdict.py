@@ -140,6 +140,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "not_a_class": ("mistake", "(capstone) the check was given something other than the class"),
     "module_not_class": ("mistake", "(capstone) the check was given a module built from the class, not the class"),
     "build_failed": ("raised", "(capstone) building MyMultiHead(768, 12) raised an error or stopped"),
+    "random_output": ("mistake", "(capstone) two calls on one input give two outputs: dropout left on"),
     "missing_linear": ("mistake", "(capstone) self.qkv or self.out missing, of the wrong shape, or without bias"),
     "too_slow": ("too_slow", "ran past the time limit and was stopped"),
     "exited": ("stopped", "called exit() or sys.exit()"),
