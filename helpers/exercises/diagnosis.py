@@ -414,7 +414,8 @@ def translate_error(err: BaseException, label: str, sizes: str = "e.g. T = x.sha
     for pattern, code, says in _ERRORS:
         found = re.search(pattern, text)
         if found:
-            said = says.format(*found.groups(), sizes=sizes, import_line=IMPORTS.get(found.groups()[0] if found.groups() else "", ""))
+            module = found.group(1) if found.groups() else ""
+            said = says.format(*found.groups(), sizes=sizes, import_line=IMPORTS.get(module, ""))
             line = f"{said} (inputs: {label}; raised {type(err).__name__})"
             return line, f"error.{code}"
     line = f"your function raised {type(err).__name__}: {text[:200]} (inputs: {label})".replace(":  (", " (")
