@@ -821,3 +821,28 @@ def test_an_emoji_in_a_name_is_drawn_whole_and_its_variation_selector_draws_noth
     assert shown["Li 👩\u200d💻"] == ("Li 👩\u200d💻", "")
     assert {shown["Mo ❤"][0], shown["Mo ❤\ufe0f"][0]} == {"Mo ❤", "Mo ❤ (2)"}
     assert all("looks like another student's" in shown[k][1] for k in ("Mo ❤", "Mo ❤\ufe0f"))
+
+
+def test_anonymous_results_keep_no_string_the_student_wrote():
+    """`note = "Ana Lima 4321 …"` inside a function and a print's text stayed in verdicts.json under --anonymous."""
+    from helpers.grade.classroom import _no_strings
+    code = ('NAME = "Ana Lima"\ndef weighted_sum(weights, V):\n    """by ana.lima@example.edu"""\n'
+            '    note = "Ana Lima 4321"\n    print(f"hello from {note} Ana")\n    return weights @ V\n')
+    blanked = _no_strings(code)
+    assert "Ana" not in blanked and "example.edu" not in blanked and "return weights @ V" in blanked
+    assert "Ana" not in _no_strings('def f(:\n    "Ana" + \'Lima\'')  # code that does not parse keeps no quote
+
+
+def test_a_zip_per_student_in_a_folder_is_that_students(tmp_path):
+    """ana.zip and fay.zip, each holding 01_single_head_attention.ipynb, were one row named after the lesson."""
+    lesson = _bytes(notebook(lessons()["01"].path, {}))
+    _zip(tmp_path / "ana.zip", [("01_single_head_attention.ipynb", lesson)])
+    _zip(tmp_path / "fay.zip", [("work/01_single_head_attention.ipynb", lesson)])
+    _zip(tmp_path / "dan.zip", [])  # empty: a row that says so, not a student who vanishes
+    _zip(tmp_path / "eve.zip", [("../../eve_01.ipynb", lesson)])  # climbs out: said in her row
+    _zip(tmp_path / "class.zip", [("Bo Chen_4322_assignsubmission_file_/01.ipynb", lesson)])  # a platform's download
+    found, _ = collect([tmp_path])
+    rows = {s.student: s for s in found}
+    assert set(rows) == {"ana", "fay", "dan", "eve", "Bo Chen (4322)"}
+    assert rows["ana"].data == lesson and rows["dan"].problem == submissions.EMPTY_ZIP
+    assert not rows["eve"].skipped and "climbs out" in rows["eve"].problem

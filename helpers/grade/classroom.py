@@ -9,6 +9,7 @@ number ("ana (2)") and a note, never merged.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import sys
@@ -169,8 +170,20 @@ def _without_names(result: dict) -> dict:
 
 
 def _no_strings(code: str) -> str:
-    """The code as graded with each top-level string constant blanked (it may hold the student's name)."""
-    return re.sub(r"""^(\w+\s*=\s*)[rbuRBU]?(['"]).*$""", r"\1'…'", code or "", flags=re.M)
+    """The code as graded with every string constant blanked, docstrings and f-strings too (any may hold the
+    student's name or address); code that does not parse keeps none of its quoted text."""
+    try:
+        tree = ast.parse(code or "")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return re.sub(r"""[rbuRBUfF]{0,2}(['"]).*?\1""", "'…'", code or "")
+    for node in ast.walk(tree):
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, ast.JoinedStr) or isinstance(value, ast.Constant) and isinstance(value.value, (str, bytes)):
+                setattr(node, field, ast.Constant("…"))
+            elif isinstance(value, list):
+                value[:] = [ast.Constant("…") if isinstance(v, ast.JoinedStr) or isinstance(v, ast.Constant) and
+                            isinstance(v.value, (str, bytes)) else v for v in value]
+    return ast.unparse(tree)
 
 
 def _unquoted(line: str) -> str:

@@ -45,6 +45,7 @@ CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d{3,})_\d{3,}(?:_|$)", 
 LESSON_WORD = r"(?:lesson|notebook|nb|lab|ex|exercise|hw|week)"  # "ana_lesson1", "ana lab 01": the lesson's number
 HEADING = re.compile(rb"#\s+(0\d)\s*(?:\xc2\xb7|\\u00b7)")  # "# 01 ·" in a notebook's bytes
 FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that draw nothing
+EMPTY_ZIP = "is a zip that holds no notebook: hand in the lesson's .ipynb"
 NOT_REGULAR = "is not a regular file (a pipe, socket or device): not read"
 READABLE_ZIP = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 
@@ -244,7 +245,7 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, stri
     source = f"{label}: {name}"
     if _bad_path(info):  # whose file it is cannot be trusted: said, never a row of its own
         return [Submission(student or student_key(PurePosixPath(relative.name)), source, None, _bad_path(info),
-                           skipped=True)]
+                           skipped=not student)]  # in a student's own zip it is a line in their row
     who = student or student_key(relative)
     problem = _entry_problem(info)
     if problem:
@@ -279,12 +280,14 @@ def _handed_in_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str,
                 MAX_HANDED_IN_BYTES:
             return [Submission(student, source, None, f"unpacks to more than {MAX_FILES} files or "
                                                       f"{MAX_HANDED_IN_BYTES >> 20} MB of notebooks: not read")]
-        return [sub for i in infos for sub in _zip_entry(inner, i, source, student=student, depth=depth)]
+        found = [sub for i in infos for sub in _zip_entry(inner, i, source, student=student, depth=depth)]
+    return found or [Submission(student, source, None, EMPTY_ZIP)]
 
 
-def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
+def read_zip(path: Path, in_folder: PurePosixPath | None = None) -> tuple[list[Submission], list[str]]:
     """The files in a zip (read in memory); a one-line ValueError for an archive past the limits (a zip
-    bomb) or not a zip. Each entry that cannot be read is a Submission with its problem."""
+    bomb) or not a zip. Each entry that cannot be read is a Submission with its problem. `in_folder`: where a
+    zip found in a folder lies; one whose notebooks name no student, or one, is that student's own (`_owner`)."""
     label = readable(path.name)
     if not path.is_file():
         raise ValueError(f"{label} {NOT_REGULAR}.")
@@ -300,13 +303,28 @@ def read_zip(path: Path) -> tuple[list[Submission], list[str]]:
         if sum(i.file_size for i in infos if i.filename.lower().endswith(".ipynb")) > MAX_ZIP_BYTES:
             raise ValueError(f"{label} unpacks to more than {MAX_ZIP_BYTES >> 20} MB of notebooks: not read "
                              f"(a zip bomb?); split the class into several zips.")
-        strip = _wrappers([PurePosixPath(readable(i.filename).replace("\\", "/").lstrip("/")) for i in infos])
-        found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip)]
+        relatives = [PurePosixPath(readable(i.filename).replace("\\", "/").lstrip("/")) for i in infos]
+        strip = _wrappers(relatives)
+        owner = _owner([PurePosixPath(*r.parts[strip:]) for r in relatives], in_folder) if in_folder else ""
+        found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip, owner)]
+        if owner and not found:
+            found = [Submission(owner, label, None, EMPTY_ZIP)]
     for name, count in Counter(sub.source for sub in found).items():  # one name twice: say which entry is which
         if count > 1:
             for n, sub in enumerate((sub for sub in found if sub.source == name), 1):
                 sub.source = f"{name} (entry {n} of {count} with this name)"
     return found, []
+
+
+def _owner(relatives: list[PurePosixPath], where: PurePosixPath) -> str:
+    """The student a zip in a folder belongs to by its own name ("ana.zip" holding 01_single_head_attention.ipynb),
+    or "" for a class's download, whose files name two or more students or a platform's participant."""
+    named = {student_key(r) for r in relatives if r.suffix.lower() in (".ipynb", ".zip")
+             and not any(p.startswith(".") or p == "__MACOSX" for p in r.parts)}  # `..` too: no one's name
+    named = {n for n in named if not n[:1].isdigit()}  # "01_single_head_attention": the lesson's own name
+    if len(named) > 1 or any(n.endswith(")") for n in named):  # "Ana Lima (4321)": Moodle's or Canvas's folders
+        return ""
+    return student_key(where)
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:
@@ -357,7 +375,7 @@ def _folder_entry(path: Path, relative: PurePosixPath) -> tuple[list[Submission]
         return [_other_file(relative, readable(str(path)), NOT_REGULAR)], []
     if path.suffix.lower() == ".zip":
         try:
-            return read_zip(path)
+            return read_zip(path, relative)
         except ValueError as err:  # one bad archive among many: said, and the others are read
             return [], [str(err)]
     if path.suffix.lower() == ".ipynb":
