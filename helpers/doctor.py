@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 import helpers as H
@@ -192,7 +193,8 @@ def check_map(model: str = "classroom", sentence: str = "I like to draw") -> tup
         fig.savefig(io.BytesIO(), format="png")
     except Exception as err:  # the doctor reports every failure as one line, never a traceback
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        return [f"✗ Drawing the map of {sentence!r} failed ({first}): fix the lines above, then {INSTALL}."], ""
+        return [f"✗ Drawing the map of {sentence!r} failed ({first}): fix what the lines above say, then run "
+                f"`python -m helpers.doctor` again."], ""
     L, n_heads = run.attentions.shape[:2]
     return [], f"drew the {L * n_heads}-head map of {sentence!r} ({lm.name})"
 
@@ -238,12 +240,31 @@ def _module_problems(names: list[str]) -> list[str]:
     for wrong, modules in found.items():
         more = (f"; {len(modules) - 1} more module{'s fail' if len(modules) > 2 else ' fails'} with it"
                 if len(modules) > 1 else "")
+        if wrong.startswith("the package "):
+            package = wrong.split()[2]
+            lines.append(f"✗ {wrong}, so {modules[0]} does not import{more}: a file or folder named {package} where you run the "
+                         f"command hides it (`python -c \"import {package}; print({package}.__file__)\"` says which), "
+                         f"else reinstall it: pip install --force-reinstall {package}.")
+            continue
         where = wrong.split()[0] if wrong.startswith("helpers/") else "helpers"
         lines.append(f"✗ {wrong}{more}: {RESTORE_CODE.format(where)}.")
     return lines
 
 
+def _package_of(err: Exception) -> str | None:
+    """The installed package an import failed in (not a file of the project), if the error says which."""
+    named = getattr(err, "name", None) if isinstance(err, ImportError) else None
+    if named and not named.startswith("helpers"):
+        return named.split(".")[0]
+    frames = traceback.extract_tb(err.__traceback__) if err.__traceback__ else []
+    last = Path(frames[-1].filename).as_posix() if frames else ""
+    inside = re.search(r"/(?:site|dist)-packages/([A-Za-z_][\w]*)", last)
+    return inside[1] if inside and "/helpers/" not in last else None
+
+
 def _what_is_wrong(name: str, err: Exception) -> str:
+    if package := _package_of(err):  # tqdm.py in the folder the command runs from, or a broken install
+        return f"the package {package} cannot be imported ({type(err).__name__}: {str(err)[:160]})"
     missing = err.name if isinstance(err, ModuleNotFoundError) else None
     named = re.match(r"cannot import name '(\w+)' from '(helpers[\w.]*)'", str(err))  # `from . import x`
     if isinstance(err, ImportError) and named and _module_file(named[2]).with_suffix("").is_dir() and \

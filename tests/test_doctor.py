@@ -273,3 +273,11 @@ def test_an_emptied_module_and_a_lost_check_call_are_one_line_each_naming_the_fi
         "ValueError: In the lesson notebooks/01_single_head_attention.ipynb, the exercise cell of masked_weights must "
         "end with one H.check_…(…) call; it has 0: restore it with "
         "`git checkout -- notebooks/01_single_head_attention.ipynb`."), result.stderr
+
+
+def test_an_installed_package_that_fails_is_not_blamed_on_a_project_file():
+    """A teacher's tqdm.py beside the project made the doctor say "restore helpers/train.py with git checkout"."""
+    shadowed = ModuleNotFoundError("No module named 'tqdm.auto'; 'tqdm' is not a package", name="tqdm.auto")
+    assert doctor._what_is_wrong("helpers.train", shadowed).startswith("the package tqdm cannot be imported")
+    ours = ModuleNotFoundError("No module named 'helpers.figures.mosaic'", name="helpers.figures.mosaic")
+    assert doctor._what_is_wrong("helpers.widgets.slider", ours) == "helpers/figures/mosaic.py is missing"

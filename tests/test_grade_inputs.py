@@ -846,3 +846,18 @@ def test_a_zip_per_student_in_a_folder_is_that_students(tmp_path):
     assert set(rows) == {"ana", "fay", "dan", "eve", "Bo Chen (4322)"}
     assert rows["ana"].data == lesson and rows["dan"].problem == submissions.EMPTY_ZIP
     assert not rows["eve"].skipped and "climbs out" in rows["eve"].problem
+
+
+def test_a_folder_given_as_the_points_or_names_file_is_said_to_be_a_folder(tmp_path):
+    from helpers.grade.results import read_points
+    with pytest.raises(FileNotFoundError, match="is a folder, not a points file"):
+        read_points(tmp_path, ["01 attention_weights"])
+    with pytest.raises(FileNotFoundError, match="is a folder, not a names file"):
+        submissions.read_names(tmp_path)
+
+
+def test_a_tensor_that_cannot_be_read_is_named_with_its_shape():
+    from helpers.exercises.verdict import read_tensor
+
+    value, said = read_tensor(torch.zeros(3, 4).to_sparse(), ())  # numpy cannot read it (as a 20000² one past memory)
+    assert value is None and said.startswith("your tensor of shape [3, 4] could not be read as numbers")

@@ -60,6 +60,9 @@ def read_tensor(got, args: tuple) -> tuple[np.ndarray | None, str | None]:
             return None, ("your tensor holds complex numbers; the answer is real: drop the conversion to a complex "
                           "dtype." if str(err) == "complex" else "your tensor is on the 'meta' device, which holds "
                           "shapes but no numbers: compute the answer from the inputs (no device='meta').")
+        if isinstance(got, torch.Tensor):  # a 20000 × 20000 tensor past the memory limit, a lying subclass
+            return None, (f"your tensor of shape {list(got.shape)} could not be read as numbers "
+                          f"({type(err).__name__}): check its shape and dtype on a small input.")
         if isinstance(got, (tuple, list)) and len(got) > 1 and isinstance(got[0], torch.Tensor):
             return None, (f"returned {len(got)} things (a {type(got).__name__}, its first a tensor of shape "
                           f"{list(got[0].shape)}): return only the result, one tensor.")

@@ -89,7 +89,8 @@ def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
     if path is None:
         return points
     if not Path(path).is_file():
-        raise FileNotFoundError(f"No points file {path}: pass a CSV with exercise,points rows.")
+        raise FileNotFoundError(f"{path} is a folder, not a points file: pass a CSV with exercise,points rows."
+                                if Path(path).is_dir() else f"No points file {path}: pass a CSV with exercise,points rows.")
     for row in csv_rows(path, "exercise,points"):
         if len(row) < 2 or not row[0].strip() or row[0].strip() == "exercise":
             continue

@@ -107,7 +107,7 @@ def student_key(relative: PurePosixPath) -> str:
     if rest := re.sub(rf"^{LESSON_WORD}[ _-]*\d{{1,2}}(?=[ _-]|$)[ _-]*", "", stem, flags=re.I):  # "Lesson 01 - Ana Lima"
         stem = rest
     key = re.sub(r"[ _-]*copy of$", "", stem[:_lesson_at(stem)].rstrip(" _-"), flags=re.I)  # Classroom's "Ana - Copy of 01_…"
-    key = re.sub(r"(?:[ _-]*(?:\(\d+\)|copy(?: \d+| \(\d+\))?))+$", "", key, flags=re.I)  # "Ana Lima (1)", "… copy 2"
+    key = re.sub(r"(?:[ _-]+(?:\(\d+\)|copy(?: \d+| \(\d+\))?))+$", "", key, flags=re.I)  # "Ana Lima (1)", "… copy 2"
     return key.rstrip(" _-") or stem or "?"
 
 
@@ -161,7 +161,8 @@ def read_names(path: Path | None) -> dict[str, str]:
     if path is None:
         return {}
     if not Path(path).is_file():
-        raise FileNotFoundError(f"No names file {path}: pass a CSV with key,name rows (key: the name the file gives).")
+        raise FileNotFoundError(f"{path} is a folder, not a names file: pass a CSV with key,name rows." if Path(path).is_dir()
+                                else f"No names file {path}: pass a CSV with key,name rows (key: the name the file gives).")
     rows = [r for r in csv_rows(path, "key,name") if len(r) >= 2 and r[0].strip()]
     names = {clean(key): name.strip() for key, name, *_ in rows if (key.strip(), name.strip()) != ("key", "name")}
     keys_of: dict[str, list[str]] = {}
