@@ -861,3 +861,13 @@ def test_a_tensor_that_cannot_be_read_is_named_with_its_shape():
 
     value, said = read_tensor(torch.zeros(3, 4).to_sparse(), ())  # numpy cannot read it (as a 20000² one past memory)
     assert value is None and said.startswith("your tensor of shape [3, 4] could not be read as numbers")
+
+
+def test_a_keyboard_interrupt_while_a_class_is_graded_is_the_functions_own():
+    """`raise KeyboardInterrupt` in a function was told "stopped … run the cell again"."""
+    from helpers.grade import worker
+    ex = lessons()["01"].exercises[0][1]
+    said = {"code": f"{ex.key}.stopped", "line": "… stopped before your function finished"}
+    assert "raised KeyboardInterrupt itself" in worker._stopped_itself(said, ex)["line"]
+    right = {"code": f"{ex.key}.right", "line": "✓"}
+    assert worker._stopped_itself(right, ex) == right

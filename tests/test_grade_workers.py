@@ -456,3 +456,18 @@ def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path,
     assert len(list(kept.glob("*.json"))) == 6
     rows = list(csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
     assert len(rows) == 6 and all(r["01 attention_weights"] == "✓" for r in rows)
+
+
+def test_the_folder_a_killed_grader_left_is_removed_by_the_next_one(tmp_path):
+    """kill -9 runs no cleanup: /tmp/helpers-grade-* stayed for ever."""
+    import subprocess
+    from helpers.grade.pool import remove_abandoned
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / "helpers-grade-old").mkdir()
+    (tmp_path / "helpers-grade-old" / "grader.pid").write_text(str(dead.pid))
+    (tmp_path / "helpers-grade-live").mkdir()
+    (tmp_path / "helpers-grade-live" / "grader.pid").write_text(str(os.getpid()))
+    (tmp_path / "helpers-grade-unknown").mkdir()  # no pid file: not judged
+    remove_abandoned(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["helpers-grade-live", "helpers-grade-unknown"]

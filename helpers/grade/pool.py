@@ -103,12 +103,29 @@ class _Running:
     sentinel: bool = True  # its process sentinel still tells when it ends (see Grader.grade)
 
 
+def remove_abandoned(tmp: Path) -> None:
+    """The folders of graders that were killed (kill -9 runs no cleanup): each holds its grader's pid, and one
+    whose process is gone is removed. A folder of a grader still running, or of another user, stays."""
+    if os.name != "posix":  # os.kill(pid, 0) is a Ctrl-C on Windows, not a question
+        return
+    for folder in tmp.glob("helpers-grade-*"):
+        try:
+            pid = int((folder / "grader.pid").read_text())
+            os.kill(pid, 0)  # raises ProcessLookupError when no such process runs
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, ValueError):  # no pid file (not ours to judge), another user's process, unreadable
+            continue
+
+
 class Grader:
     """Starts workers, reads their messages, stops them; `close` leaves no worker and no folder behind."""
 
     def __init__(self, limits: Limits, workers: int, hidden: list[Path], numbers: list[str], sandbox: str = "none"):
         self.limits, self.workers, self.hidden = limits, max(1, workers), [str(h) for h in hidden]
+        remove_abandoned(Path(tempfile.gettempdir()))
         self.root = Path(tempfile.mkdtemp(prefix="helpers-grade-"))
+        (self.root / "grader.pid").write_text(str(os.getpid()))
         self.ctx = context(numbers, launcher(self.root, hidden) if sandbox == "bwrap" else None)
         self.running: dict[int, _Running] = {}
 

@@ -60,7 +60,16 @@ def _grade_one(prepared, i: int, taken, runner_) -> dict:
     if taken.code is None:
         return record(ex.name, ex.key, "not_attempted", f"{ex.key}.not_attempted",
                       f"… {ex.title}: not attempted (the notebook defines no {ex.name}).")
-    return _stub_last(_name_left_out(runner.grade(prepared, i, runner_, plain_record), ex, taken), ex, taken)
+    done = _name_left_out(runner.grade(prepared, i, runner_, plain_record), ex, taken)
+    return _stopped_itself(_stub_last(done, ex, taken), ex)
+
+
+def _stopped_itself(done: dict, ex) -> dict:
+    """No one presses Stop while a class is graded: a KeyboardInterrupt came from the function itself."""
+    if not done["code"].endswith(".stopped"):
+        return done
+    return dict(done, line=f"✗ {ex.title}: your function raised KeyboardInterrupt itself (nobody pressed Stop while "
+                           f"the class was graded): take out the raise, or the loop that waits for Ctrl-C.")
 
 
 def _stub_last(done: dict, ex, taken) -> dict:
