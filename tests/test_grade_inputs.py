@@ -137,6 +137,7 @@ def test_inside_a_folder_the_folder_names_the_student():
     (["class/ana_01.ipynb", "class/bo_01.ipynb"], {"ana", "bo"}),  # a folder of the class's files, zipped
     (["ana/01_single_head_attention.ipynb", "ana/02_multi_head_attention.ipynb"], {"ana"}),  # one student's folder
     (["work/ana/ana_01.ipynb", "work/ana/ana_02.ipynb"], {"ana"}),
+    (["ana_01/notebook.ipynb", "ana_01/notes.txt"], {"ana_01"}),  # a folder counts whole; notes.txt names no one
 ])
 def test_a_folder_around_the_whole_class_is_looked_through(tmp_path, paths, students):
     entries = [(p, b"{}") for p in paths]  # who it belongs to comes from the path alone

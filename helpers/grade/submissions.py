@@ -219,7 +219,8 @@ def _wrappers(relatives: list[PurePosixPath]) -> int:
     while relatives and all(len(r.parts) > depth + 1 for r in relatives) and \
             len({r.parts[depth] for r in relatives}) == 1:
         below = [PurePosixPath(*r.parts[depth + 1:]) for r in relatives]
-        named = {student_key(r) for r in below if len(r.parts) == 1 and not r.name[:1].isdigit()}
+        named = {student_key(r) for r in below if len(r.parts) == 1 and not r.name[:1].isdigit()
+                 and r.suffix.lower() in (".ipynb", ".zip")}  # ana/notes.txt beside ana/work.ipynb: still ana's
         if not (any(len(r.parts) > 1 for r in below) or len(named) > 1):
             break
         depth += 1
