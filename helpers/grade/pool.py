@@ -268,9 +268,10 @@ class Grader:
             why = f"stopped after {limits.exercise_wall_s:.0f} s (too slow, or a loop that never ends)."
             job.records.append(self._stopped(job, run.next, "too_slow", why))
         else:
-            why = ("the submission ended the grading process (os._exit, a crash, the memory limit, or more output "
-                   "than a record may hold) during this exercise: run it in the notebook on a fresh kernel; it "
-                   "should return its answer without exiting, printing pages or holding gigabytes.")
+            why = ("the submission ended the grading process (os._exit, a crash, the memory limit, more output "
+                   "than a record may hold, or closed files or replaced builtins such as len that the grader "
+                   "answers with) during this exercise: run it in the notebook on a fresh kernel; it should return "
+                   "its answer without exiting, printing pages, holding gigabytes or changing Python itself.")
             job.records.append(self._stopped(job, run.next, "stopped", why))
         if job.seconds >= limits.notebook_s:  # the notebook's own limit: the rest is not run
             why = f"not run: the notebook used up its {limits.notebook_s:.0f} s."

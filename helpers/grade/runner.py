@@ -301,7 +301,8 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
         said = runner_.verdict(i)
     except Unreadable as err:  # (the runner stays marked broken: the next exercise gets a fresh one)
         return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited", "line": (
-            f"✗ {ex.title}: not graded: the submission wrote into the grader's pipe (its process sent {err}).")})
+            f"✗ {ex.title}: not graded: the submission wrote into the grader's pipe, or replaced a builtin such "
+            f"as len or isinstance that the runner answers with (its process sent {err}).")})
     record = as_record(ex, said)
     if record["outcome"] != "right":
         return record
