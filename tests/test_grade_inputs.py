@@ -731,18 +731,17 @@ def test_a_syntax_error_names_the_python_only_where_a_newer_one_may_read_it():
 def test_syntax_of_a_newer_python_is_said_when_the_notebook_records_it():
     """A right answer with a 3.12 f-string (nested quotes) was "raised: SyntaxError" and nothing more."""
     import sys
-    from helpers.grade import worker
+    ran_by = definitions.python_that_ran
     cell = 'def attention_weights(Q, K):\n    return f"{"x"}"\n'
     newer = f"{sys.version_info.major}.{sys.version_info.minor + 1}"
     saved = json.dumps({"metadata": {"language_info": {"name": "python", "version": newer + ".4"}}}).encode()
-    ran = worker._python_that_ran(saved)
-    said = worker._newer_python(_take(cell), ran).problem
+    said = definitions.take([_code(cell)], "attention_weights", ran=ran_by(saved)).problem
     if sys.version_info < (3, 12):  # the f-string parses from 3.12 on: then nothing is refused
         assert f"this notebook last ran Python {newer}" in said and f"grade the class with Python {newer}" in said
     same = json.dumps({"metadata": {"language_info": {"version": "%d.%d.1" % sys.version_info[:2]}}}).encode()
-    typo = _take("def attention_weights(Q, K):\n    return (Q\n")
-    assert worker._newer_python(typo, worker._python_that_ran(same)) == typo  # a typo under the same Python
-    assert worker._python_that_ran(b'{"cells": []}') is None
+    typo = "def attention_weights(Q, K):\n    return (Q\n"
+    assert definitions.take([_code(typo)], "attention_weights", ran=ran_by(same)) == _take(typo)  # the same Python
+    assert ran_by(b'{"cells": []}') is None
 
 
 def test_a_name_a_run_file_sets_is_named_with_the_run_line():

@@ -262,8 +262,9 @@ def _runs_as_subclassed(node: ast.stmt, body: list[ast.stmt]) -> bool:
                    for f in n.body) for n in body)
 
 
-def _syntax_line(err: Exception) -> str:
-    """A cell that does not parse, in words: where, Python's message, and the fix where it is not obvious."""
+def _syntax_line(err: Exception, ran: tuple[int, int] | None = None) -> str:
+    """A cell that does not parse, in words: where, Python's message, and the fix where it is not obvious.
+    `ran`: the Python the notebook last ran with (python_that_ran), said when it is newer than this one."""
     line = f" on line {err.lineno}" if getattr(err, "lineno", None) else ""
     message = getattr(err, "msg", str(err))
     said = f"{type(err).__name__}{line} ({message}"
@@ -272,14 +273,26 @@ def _syntax_line(err: Exception) -> str:
     text = getattr(err, "text", None) or ""
     if message.startswith("f-string") or re.match(r"\s*(async\s+def|def|class)\s+\w+\s*\[|\s*type\s+\w+", text):
         # an f-string with nested quotes or `def f[T]` parses from Python 3.12 on: say which Python read it
-        return f"{said}; read by Python {sys.version_info.major}.{sys.version_info.minor}, which grades the class)"
+        here = f"{sys.version_info.major}.{sys.version_info.minor}"
+        said += f"; read by Python {here}, which grades the class)"
+        if ran is not None and ran > sys.version_info[:2]:  # most likely right there: what the teacher can do
+            said += (f"; this notebook last ran Python {ran[0]}.{ran[1]}, whose syntax may be newer: grade the class "
+                     f"with Python {ran[0]}.{ran[1]} or newer, or write the line so that Python {here} reads it too")
+        return said
     return said + ")"
 
 
-def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) -> Taken:
+def python_that_ran(data: bytes) -> tuple[int, int] | None:
+    """(major, minor) of the Python a notebook was last run with, from its language_info; None if unsaid."""
+    found = re.search(rb'"language_info"\s*:\s*\{[^}]{0,2000}?"version"\s*:\s*"(\d+)\.(\d+)', data[:2_000_000])
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
+         ran: tuple[int, int] | None = None) -> Taken:
     """The definitions to grade for exercise `name` from a notebook's cells (see the module's rules).
     `lesson_names`: what the pristine lesson's cells set (lesson_names()); a simple constant of a cell above
-    is taken only when given, and only for a name the lesson does not set."""
+    is taken only when given, and only for a name the lesson does not set. `ran`: see _syntax_line."""
     sources = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
     found = [s for s in sources if name in defined_names(s)]
     if not found:
@@ -305,7 +318,7 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None) ->
         return Taken(name, None, f"the cell defining {name} cannot be parsed ({type(err).__name__}: nested too "
                                  f"deeply for Python's parser)", cell)
     except (SyntaxError, ValueError) as err:
-        return Taken(name, None, f"the cell defining {name} does not run: {_syntax_line(err)}", cell)
+        return Taken(name, None, f"the cell defining {name} does not run: {_syntax_line(err, ran)}", cell)
     bound = _bound(above + body)
     decorators = [ast.unparse(d) for n in body if _defines(n, name) for d in n.decorator_list
                   if ast.unparse(d) not in ALLOWED_DECORATORS]

@@ -211,6 +211,14 @@ def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes 
     return data, ""
 
 
+def _named(relatives: list[PurePosixPath]) -> set[str]:
+    """The students these notebooks and zips name: not a lesson's own file name ("01_single_head_attention"),
+    nor a file beside them (notes.txt), nor a hidden or climbing path (`..`)."""
+    keys = {student_key(r) for r in relatives if r.suffix.lower() in (".ipynb", ".zip")
+            and not any(p.startswith(".") or p == "__MACOSX" for p in r.parts)}
+    return {k for k in keys if not k[:1].isdigit()}
+
+
 def _wrappers(relatives: list[PurePosixPath]) -> int:
     """How many leading folders every file shares and no student owns ("Lesson 01 submissions/" around
     Moodle's folders, a folder zipped with the class's files in it): a folder holding students' folders,
@@ -219,9 +227,7 @@ def _wrappers(relatives: list[PurePosixPath]) -> int:
     while relatives and all(len(r.parts) > depth + 1 for r in relatives) and \
             len({r.parts[depth] for r in relatives}) == 1:
         below = [PurePosixPath(*r.parts[depth + 1:]) for r in relatives]
-        named = {student_key(r) for r in below if len(r.parts) == 1 and not r.name[:1].isdigit()
-                 and r.suffix.lower() in (".ipynb", ".zip")}  # ana/notes.txt beside ana/work.ipynb: still ana's
-        if not (any(len(r.parts) > 1 for r in below) or len(named) > 1):
+        if not (any(len(r.parts) > 1 for r in below) or len(_named([r for r in below if len(r.parts) == 1])) > 1):
             break
         depth += 1
     return depth
@@ -321,9 +327,7 @@ def read_zip(path: Path, in_folder: PurePosixPath | None = None) -> tuple[list[S
 def _owner(relatives: list[PurePosixPath], where: PurePosixPath) -> str:
     """The student a zip in a folder belongs to by its own name ("ana.zip" holding 01_single_head_attention.ipynb),
     or "" for a class's download, whose files name two or more students or a platform's participant."""
-    named = {student_key(r) for r in relatives if r.suffix.lower() in (".ipynb", ".zip")
-             and not any(p.startswith(".") or p == "__MACOSX" for p in r.parts)}  # `..` too: no one's name
-    named = {n for n in named if not n[:1].isdigit()}  # "01_single_head_attention": the lesson's own name
+    named = _named(relatives)
     if len(named) > 1 or any(n.endswith(")") for n in named):  # "Ana Lima (4321)": Moodle's or Canvas's folders
         return ""
     return student_key(where)

@@ -15,10 +15,8 @@ why it cannot be graded), one "record" per exercise, then "end". pool.py reads t
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
-import sys
 from pathlib import Path
 
 import torch
@@ -27,7 +25,7 @@ from ..exercises import sandbox
 from ..exercises.verdict import OUTCOMES
 from . import preload, runner
 from .confine import PR_SET_DUMPABLE, Limits, confine, die_with_parent, in_cgroup, libc, own_proc
-from .definitions import Taken, cells_of, lesson_names, take
+from .definitions import Taken, cells_of, lesson_names, python_that_ran, take
 from .lessons import lessons, other_exercises, which_lesson
 from .wire import close_other_pipes, send
 
@@ -109,29 +107,12 @@ def _name_left_out(done: dict, ex, taken) -> dict:
                            f"and simple constants from your cells): {fix}.")
 
 
-def _take(cells: list[dict], name: str, names: frozenset):
+def _take(cells: list[dict], name: str, names: frozenset, ran: tuple[int, int] | None):
     try:
-        return take(cells, name, names)
+        return take(cells, name, names, ran)
     except (RecursionError, MemoryError) as err:
         return Taken(name, None, f"the cell defining {name} is nested too deeply for Python's parser "
                                  f"({type(err).__name__})")
-
-
-def _python_that_ran(data: bytes) -> tuple[int, int] | None:
-    """(major, minor) of the Python the notebook was last run with, from its language_info; None if unsaid."""
-    found = re.search(rb'"language_info"\s*:\s*\{[^}]{0,2000}?"version"\s*:\s*"(\d+)\.(\d+)', data[:2_000_000])
-    return (int(found[1]), int(found[2])) if found else None
-
-
-def _newer_python(taken: Taken, ran: tuple[int, int] | None) -> Taken:
-    """A cell that does not parse here but ran under a newer Python (an f-string with nested quotes, 3.12)
-    is most likely right there: say so, and what the teacher can do, rather than leave a bare SyntaxError."""
-    if ran is None or ran <= sys.version_info[:2] or "which grades the class)" not in taken.problem:
-        return taken
-    return dataclasses.replace(taken, problem=(
-        f"{taken.problem}; this notebook last ran Python {ran[0]}.{ran[1]}, whose syntax may be newer: grade "
-        f"the class with Python {ran[0]}.{ran[1]} or newer, or write the line so that Python "
-        f"{sys.version_info.major}.{sys.version_info.minor} reads it too"))
 
 
 def _lesson(cells: list[dict]) -> tuple[str, str]:
@@ -147,7 +128,7 @@ def _lesson(cells: list[dict]) -> tuple[str, str]:
 def grade_notebook(fd: int, data: bytes, start: int) -> None:
     """Parse this notebook, say its lesson and what was taken, then grade exercises start… one by one."""
     cells, problem = cells_of(data)
-    ran = _python_that_ran(data)
+    ran = python_that_ran(data)
     del data
     number = ""
     if not problem:
@@ -157,7 +138,7 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
         return
     names = lesson_names(lessons()[number].cells)
     note = other_exercises(cells, number, lessons())
-    taken = [_newer_python(_take(cells, name, names), ran) for name in lessons()[number].names]
+    taken = [_take(cells, name, names, ran) for name in lessons()[number].names]
     del cells
     # A runner started by exec (macOS's way) imports torch and prepares the lesson while this worker does
     # the same, not after it: a notebook takes one setup's time, not two.
