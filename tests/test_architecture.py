@@ -32,6 +32,8 @@ LONG_MODULES: dict[str, str] = {  # "figures/x.py": why it is one idea all the s
                  "files, notebooks, exercise checks and modules, each one line naming the file and its fix",
     "grade/confine.py": "what a grading worker may reach: its namespaces, mounts and limits, the pids cgroup "
                         "around it and the bubblewrap that may hold them",
+    "grade/definitions.py": "what is taken from a notebook to grade and why the rest is not: the cells read as "
+                            "Jupyter runs them, the rules for what runs no student code, each refusal in one line",
     "grade/submissions.py": "a class's files as bytes and whose each one is: zips (nested, damaged, climbing out), "
                             "folders, and the platforms' ways of naming a student, each a line in a row, never a crash",
 }
