@@ -53,6 +53,18 @@ def test_an_anonymous_rerun_reuses_what_it_kept(anonymous):
     assert "student0" not in kept and '"cell"' not in kept and '"printed": ""' in kept
 
 
+def test_another_class_into_an_out_holding_grades_is_refused_and_the_grades_stay(anonymous, tmp_path, capsys):
+    """One --out for two classes: the second replaced the first's grades.csv without a word (sweep 13, o4)."""
+    base, _ = anonymous
+    before = (base / "out" / "grades.csv").read_bytes()
+    other = shutil.copytree(base / "class", tmp_path / "other class")
+    assert main([str(other), "--out", str(base / "out")]) == 2
+    line = capsys.readouterr().err.strip()
+    assert line == (f"✗ --out {base / 'out'} holds the grades of another class ({(base / 'class').resolve()}): pass "
+                    f"another --out for this one, or add --again to replace those grades with this class's.")
+    assert (base / "out" / "grades.csv").read_bytes() == before
+
+
 def test_points_weigh_the_total(anonymous):
     base, want = anonymous
     rows = list(csv.DictReader((base / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import signal
 import sys
 from pathlib import Path
 
+from ..core.files import atomic_write
 from . import nbgrader, otter
 from .classroom import grade_class
 from .confine import Limits, choose
 from .lessons import lessons
-from .results import NAMES, read_points, write_outputs
+from .results import FOLDER, NAMES, read_points, write_outputs
 from .submissions import read_names
 
 
@@ -64,6 +66,26 @@ def _check(args: argparse.Namespace) -> None:
         if out == folder or folder in out.parents:
             raise ValueError(f"--out {args.out} is inside the submissions folder {folder}: a rerun would read the "
                              f"outputs as submissions; pass a folder outside it.")
+    graded = _graded_class(args.out)
+    if graded and graded != _class_of(args) and (args.out / NAMES[0]).exists() and not args.again:
+        raise ValueError(f"--out {args.out} holds the grades of another class ({', '.join(graded)}): pass another "
+                         f"--out for this one, or add --again to replace those grades with this class's.")
+
+
+CLASS_FILE = "class.json"  # in OUT/.grading: the submissions whose grades OUT holds
+
+
+def _class_of(args: argparse.Namespace) -> list[str]:
+    return sorted(str(p.resolve()) for p in args.submissions)
+
+
+def _graded_class(out: Path) -> list[str] | None:
+    """The submissions OUT's grades were written for, or None (a new folder, or one graded before this was kept)."""
+    try:
+        graded = json.loads((out / FOLDER / CLASS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return graded if isinstance(graded, list) and all(isinstance(p, str) for p in graded) else None
 
 
 class Stopped(KeyboardInterrupt):
@@ -112,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         table.points = {column: points[column] for column in table.columns}
         for path in write_outputs(table, args.out, args.anonymous):
             print(path)
+        atomic_write(args.out / FOLDER / CLASS_FILE,
+                     lambda tmp: Path(tmp).write_text(json.dumps(_class_of(args)), encoding="utf-8"))
     except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
         print(f"✗ {err.strerror if isinstance(err, OSError) and err.strerror else err}", file=sys.stderr)
         return 2
