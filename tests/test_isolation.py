@@ -195,6 +195,39 @@ def test_a_function_that_patches_is_refused_and_the_original_is_back_at_once(pat
     assert H.check_attention_weights(lambda Q, K: (Q @ K.T).softmax(-1)).code == "attention_weights.no_scale"
 
 
+@pytest.mark.parametrize("name", ["len", "isinstance", "setattr", "print"])
+def test_a_right_answer_that_replaces_a_builtin_is_told_so_and_the_builtin_is_back(name):
+    """`builtins.len = lambda *a: 0` then the right answer: the grader blamed its own pipe or a crash (sweep 13,
+    h06/h36); setattr and print are what the code after the call (redirect_stdout, the echo) looks up first."""
+    import builtins
+    original = getattr(builtins, name)
+
+    def right_but_patching(Q, K):
+        setattr(builtins, name, lambda *a, **kw: 0)
+        return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1)
+    verdict = H.check_attention_weights(right_but_patching)
+    assert getattr(builtins, name) is original
+    assert verdict.outcome == "patched" and verdict.line == (
+        f"✗ attention weights: your function replaced `builtins.{name}`; the check puts it back and does not accept "
+        f"this answer: compute it with Python's builtins as they are."), verdict.line
+    assert H.check_attention_weights(S.attention_weights).outcome == "right"
+
+
+def test_a_function_that_replaces_dozens_of_names_is_told_five_and_how_many_more():
+    import builtins
+    names = ["abs", "all", "any", "ascii", "bin", "chr", "divmod", "hex"]
+    originals = {n: getattr(builtins, n) for n in names}
+
+    def patches_eight(Q, K):
+        for n in names:
+            setattr(builtins, n, lambda *a: 0)
+        return (Q @ K.T).softmax(-1)
+    line = H.check_attention_weights(patches_eight).line
+    assert all(getattr(builtins, n) is f for n, f in originals.items())
+    assert "replaced `builtins.abs`, `builtins.all`, `builtins.any`, `builtins.ascii`, `builtins.bin` and 3 more; " \
+           "the check puts them back" in line, line
+
+
 def test_a_notebook_cells_patch_is_put_back_before_the_check_computes_anything():
     cell = {"__name__": "__main__", "math": math}
     exec("math.sqrt = lambda x: 1.0", cell)  # a cell of the notebook, not the function

@@ -11,7 +11,9 @@ one-line reason it gave no answer (exit(), an endless loop, the Stop button, `..
   (Outcome.patched): replaced (`math.sqrt = lambda x: 1.0`), a wrong answer could earn a ✓. `Snapshot()`
   records every public function and class of the watched modules and every function of the helpers
   package; `changes(snapshot)` names what differs from it, `restore(snapshot)` puts the originals back.
-  Not caught: a library function swapped for another before the checks first loaded;
+  A replaced builtin (`builtins.len = …`) is put back the moment the function returns, before any other
+  code looks one up, and named the same way. Not caught: a library function swapped for another before
+  the checks first loaded;
 - exit()/quit() raise SystemExit instead of shutting the kernel down, and what it prints is kept
   (the first ECHO_LIMIT characters), to be shown once;
 - a timer stops it after TIME_LIMIT_S: StudentTooSlow, a BaseException, so `except Exception` misses it.
@@ -28,6 +30,7 @@ runs until that call returns.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import ctypes
@@ -189,12 +192,32 @@ def _call_with_limit(fn: Callable, args: tuple, seconds: float, fired: list):
     return fn(*args)
 
 
+def _builtins_kept(fn: Callable, replaced: list) -> Callable:
+    """fn, which puts back every builtin it replaced or deleted as it returns or raises, and adds their names
+    to `replaced`. Put back first: the code after it (the time limit's, redirect_stdout's) looks builtins up,
+    so nothing here may call one before they are back (a dict's own methods and `is` are not builtins)."""
+    kept = {name: value for name, value in vars(builtins).items() if name != "_"}  # `_`: a REPL's last value
+
+    def call(*args):
+        try:
+            return fn(*args)
+        finally:
+            now = vars(builtins)
+            changed = [name for name, value in kept.items() if now.get(name, _MISSING) is not value]
+            for name in changed:
+                now[name] = kept[name]
+            replaced.extend(changed)
+
+    return call
+
+
 def run_student(fn: Callable, args: tuple, echo: Echo, seconds: float) -> Outcome:
-    """Call fn(*args) with exit() disarmed, a time limit and stdout/stderr kept in `echo`."""
+    """Call fn(*args) with exit() disarmed, a time limit, stdout/stderr kept in `echo` and builtins put back."""
     fired: list = []
+    replaced: list = []
     try:
         with no_exit(), contextlib.redirect_stdout(echo), contextlib.redirect_stderr(echo):
-            got = _call_with_limit(fn, args, seconds, fired)
+            got = _call_with_limit(_builtins_kept(fn, replaced), args, seconds, fired)
     except StudentTooSlow:
         fired.append(True)
         got = None
@@ -204,7 +227,9 @@ def run_student(fn: Callable, args: tuple, echo: Echo, seconds: float) -> Outcom
         return Outcome(problem="your function called exit() or sys.exit(), which would stop the notebook; "
                                "return the answer instead.", code="exited")
     except BaseException as err:  # the student's bug (GeneratorExit too), reported instead of stopping the notebook
-        return Outcome(error=err)
+        return Outcome(patched=[f"builtins.{n}" for n in sorted(replaced)]) if replaced else Outcome(error=err)
+    if replaced:  # the function changed Python itself: its answer cannot be trusted to mean anything
+        return Outcome(patched=[f"builtins.{name}" for name in sorted(replaced)])
     if fired:  # also when the student's code caught the alarm and carried on
         return Outcome(problem=too_slow(seconds), code="too_slow")
     if got is None or got is Ellipsis:
@@ -535,7 +560,8 @@ def run_cases(fn, inputs: list[tuple], seconds: float) -> tuple[list[Outcome], s
         patched = changes(before)
         if patched:
             restore(before)
-            outcome = Outcome(patched=patched)
+        if patched or outcome.patched:
+            outcome = Outcome(patched=sorted({*patched, *(outcome.patched or [])}))
         outcome.changed = [name for name, a, b in zip(names, args, pristine) if not _same_value(a, b)] + \
             [f"the notebook's `{n}`" for n in notebook.put_back()]
         outcome.changed_values = [a for name, a in zip(names, args) if name in outcome.changed]
