@@ -55,6 +55,7 @@ HOSTILE = {
     "verdict-and-return": HEAD + VERDICT + WRITE + WRONG,
     "patch-the-check": HEAD + PATCH + WRONG,
     "reach-through-proc": HEAD + REACH + RIGHT,
+    "closes-its-pipes": HEAD + "    os.closerange(0, 1024)\n" + RIGHT,
 }
 ALL_RIGHT = {"attention_weights": "right", "masked_weights": "right", "weighted_sum": "right"}
 
@@ -131,6 +132,15 @@ def test_a_forgers_other_exercises_are_graded_as_they_are(graded):
     for student in ("verdict-and-exit", "verdict-and-return"):
         assert _cells(graded, student)[1:] == ("✓", "✓")
         assert not [v for v in graded[1][student] if "forged" in v["line"]]
+
+
+def test_a_function_that_closes_its_pipes_is_told_so_and_the_next_exercises_are_graded(graded):
+    """os.closerange(0, 1024) then the right answer was told it "ended the grading process (os._exit, a crash,
+    the memory limit…)" (sweep 13, h20): it ended nothing; it closed the pipe its answer goes back through."""
+    assert _cells(graded, "closes-its-pipes")[1:] == ("✓", "✓")
+    assert _first(graded, "closes-its-pipes")["line"] == (
+        "✗ attention weights: your function closed files it did not open (os.close or os.closerange), among them "
+        "the pipe its answer goes back through, so no answer arrived: close only the files your own code opened.")
 
 
 def test_a_patched_check_gives_no_right(graded):

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import __future__
 import contextlib
+import errno
 import io
+import time
 import os
 import signal
 import subprocess
@@ -42,6 +44,7 @@ from .wire import Gone, Opaque, Unreadable, close_other_pipes, decode, encode, r
 MAX_REQUEST = 1 << 28  # bytes of one call from the worker (its inputs: 05's attentions are ~8 MB as text)
 MAX_NUMBERS = 1 << 26  # numbers in one call from the worker (the capstone's weights are 2.4 million)
 MAX_ANSWER = 8 << 20  # bytes of one message from the runner (a verdict, or one answer as data)
+CLOSED_PIPES = 3  # a runner's exit status when its own pipes were closed under it (os.closerange in a function)
 STALE_MESSAGES = 64  # verdicts on other exercises skipped before the runner counts as broken (forked copies)
 # Where fork is not safe once torch is loaded (macOS): workers spawned (pool.py), runners started by exec.
 # HELPERS_GRADE_START=spawn takes that way on Linux too, so the tests run it.
@@ -104,6 +107,8 @@ def life(inbox: int, outbox: int, ready, closes: tuple[int, ...] = ()) -> None:
         prepared, taken = ready()
         give_up_privileges()
         serve(prepared, taken, inbox, outbox)
+    except OSError as err:  # EBADF: the student's code closed the pipes it answers through
+        os._exit(CLOSED_PIPES if err.errno == errno.EBADF else 0)
     except BaseException:
         pass
     finally:
@@ -167,7 +172,7 @@ class Runner:
         to_r, self.to = os.pipe()
         self.back, from_w = os.pipe()
         self.broken = False  # True: it stopped answering in step (a fresh one is needed)
-        self.process = None
+        self.process, self.status = None, None  # status: its exit status, once it ended and was reaped
         if SPAWN:  # only the two pipes are passed (close_fds); the worker's pipe stays behind
             self.process = subprocess.Popen([sys.executable, "-c", BOOT, str(to_r), str(from_w), *sys.path],
                                             pass_fds=(to_r, from_w), stdin=subprocess.DEVNULL)
@@ -221,10 +226,27 @@ class Runner:
             raise RuntimeError(f"{str(reply.get('raised'))[:60]}: {str(reply.get('message'))[:500]}")
         return decode(reply.get("answer"))
 
+    def closed_its_pipes(self, wait_s: float = 2.0) -> bool:
+        """Did the runner, which stopped answering, end because its pipes were closed under it? It is given
+        `wait_s` to end (it exits as soon as a write fails) and reaped."""
+        deadline = time.monotonic() + wait_s
+        while self.status is None and time.monotonic() < deadline:
+            if self.process is not None:
+                self.status = self.process.poll()
+            else:
+                with contextlib.suppress(ChildProcessError):
+                    pid, status = os.waitpid(self.pid, os.WNOHANG)
+                    self.status = os.waitstatus_to_exitcode(status) if pid else None
+            if self.status is None:
+                time.sleep(0.02)
+        return self.status == CLOSED_PIPES
+
     def stop(self) -> None:
         for fd in (self.to, self.back):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        if self.status is not None:  # reaped already: its pid may be another process's by now
+            return
         if self.process is not None:
             self.process.kill()
             self.process.wait()
@@ -299,6 +321,12 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
     ex = prepared.lesson.exercises[i][1]
     try:
         said = runner_.verdict(i)
+    except Gone:
+        if not runner_.closed_its_pipes():
+            raise
+        return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited", "line": (
+            f"✗ {ex.title}: your function closed files it did not open (os.close or os.closerange), among them the "
+            f"pipe its answer goes back through, so no answer arrived: close only the files your own code opened.")})
     except Unreadable as err:  # (the runner stays marked broken: the next exercise gets a fresh one)
         return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited", "line": (
             f"✗ {ex.title}: not graded: the submission wrote into the grader's pipe, or replaced a builtin such "
