@@ -260,10 +260,11 @@ def test_a_definition_above_that_fails_here_costs_only_its_name_and_a_star_impor
     assert namespace["attention_weights"](3, None) == 6.0 and "helper" not in namespace and "P" not in namespace
 
 
-def test_subclassing_a_class_above_that_has_init_subclass_is_refused():
-    """Its __init_subclass__ would run the student's code while the definitions are made."""
+def test_subclassing_a_class_above_that_has_init_subclass_is_taken_for_the_exercise_only():
+    """Its __init_subclass__ runs the student's code while the definitions are made: in the runner, which runs
+    the exercise's own statement as the notebook did; a helper doing so is left out."""
     base = "class Base:\n    def __init_subclass__(cls):\n        print('runs')\n"
-    assert "runs code as it is defined" in _take(base, "class attention_weights(Base):\n    pass\n").problem
+    assert "class attention_weights(Base)" in _take(base, "class attention_weights(Base):\n    pass\n").code
     helper = _take(base, "class Helper(Base):\n    pass\ndef attention_weights(Q, K):\n    return Q\n")
     assert helper.problem == "" and "class Helper" not in helper.code
 
@@ -323,10 +324,13 @@ def test_a_name_only_a_left_out_line_sets_is_named_in_the_verdict():
     "def attention_weights(Q, K, _=open('/etc/passwd').read()):\n    return Q\n",
     "class attention_weights(object, metaclass=type):\n    pass\n",
     "class attention_weights:\n    print('runs as it is defined')\n",
+    "import functools\n@functools.cache\ndef attention_weights(Q, K):\n    return Q\n",
 ])
-def test_a_definition_that_runs_code_as_it_is_defined_is_refused(source):
+def test_a_definition_that_runs_code_as_it_is_defined_is_taken_as_the_notebook_ran_it(source):
+    """A right answer with its own decorator or a computed default was refused ("runs code as it is defined",
+    sweep 14, A62/A63): the runner, where the student's code runs anyway, runs it as the notebook did."""
     taken = _take(source)
-    assert taken.code is None and "runs code as it is defined" in taken.problem
+    assert taken.problem == "" and source.strip().splitlines()[-2].split("(")[0].strip() in taken.code, taken
 
 
 def test_allowed_decorators_are_kept():
@@ -513,15 +517,42 @@ def test_re_uploads_are_ordered_by_number_so_the_last_one_is_graded():
     assert sorted(names, key=_by_number) == ["ana_01", "ana_01 (1)", "ana_01-2", "ana_01-10"]
 
 
-def test_a_function_assigned_not_defined_is_told_the_rule():
-    taken = _take("attention_weights = lambda Q, K: (Q @ K.T).softmax(-1)\n")
-    assert taken.code is None and "is assigned" in taken.problem and "def attention_weights" in taken.problem
+@pytest.mark.parametrize("above, cell", [
+    ("", "attention_weights = lambda Q, K: (Q @ K.T).softmax(-1)\n"),
+    ("from functools import partial\ndef _aw(Q, K, p=1):\n    return (Q @ K.T * p).softmax(-1)",
+     "attention_weights = partial(_aw, p=1)\n"),
+    ("def my_weights(Q, K):\n    return (Q @ K.T).softmax(-1)", "attention_weights = my_weights\n"),
+    ("class Weights:\n    def __call__(self, Q, K):\n        return (Q @ K.T).softmax(-1)",
+     "attention_weights: object = Weights()\n"),
+])
+def test_a_function_assigned_not_defined_is_taken_with_what_it_reads(above, cell):
+    """`name = lambda …`, `= partial(…)`, `= my_function`, `= Callable()`: right answers that got "raised" and
+    "is assigned, not defined with def" (sweep 14, A13-A19)."""
+    taken = _take(*[s for s in (above, cell) if s])
+    namespace = {}
+    exec(taken.code, namespace)
+    Q = torch.eye(3)
+    assert taken.problem == "" and torch.allclose(namespace["attention_weights"](Q, Q), (Q @ Q.T).softmax(-1))
 
 
-def test_a_base_class_that_runs_code_when_subclassed_is_refused():
+def test_a_function_overwritten_with_its_result_or_assigned_from_a_left_out_line_is_one_line():
+    again = _take("def attention_weights(Q, K):\n    return Q\nattention_weights = attention_weights(Q, K)\n")
+    assert again.code is None and again.problem == (
+        "`attention_weights = attention_weights(Q, K)` sets attention_weights to what calling it returned, so in "
+        "the notebook attention_weights is no longer your function: give the result another name")
+    left = _take("import functools\n@functools.cache\ndef helper(Q, K):\n    return Q", "attention_weights = helper\n")
+    assert left.code is None and left.problem.startswith("`attention_weights = helper` reads helper, which only "
+                                                         "`@functools.cache def helper(Q, K): return Q` sets")
+    decorated = definitions.take([_code("@timeit\ndef attention_weights(Q, K):\n    return Q\n")],
+                                 "attention_weights", frozenset({"torch"}))
+    assert decorated.problem.startswith("the decorator of attention_weights reads timeit, which no cell sets")
+
+
+def test_a_base_class_that_runs_code_when_subclassed_is_taken_and_runs_in_the_runner():
+    """(Its sleep then makes the exercise too slow there, as it would stall the notebook.)"""
     taken = _take("import time\nclass Base:\n    def __init_subclass__(cls, **kw):\n        time.sleep(200)\n"
                   "class attention_weights(Base):\n    def __new__(cls, Q, K):\n        return Q\n")
-    assert taken.code is None and "runs code as it is defined" in taken.problem
+    assert taken.problem == "" and "class attention_weights(Base)" in taken.code
 
 
 def test_a_folder_named_like_a_notebook_names_the_student_without_the_extension():
@@ -564,7 +595,8 @@ def test_a_default_value_read_from_a_left_out_line_or_a_cell_above_is_named():
     assert "write the value itself as the default" in above.problem
     inside = _take("BIG = D * 0 - 1e9\ndef attention_weights(Q, K, big=BIG):\n    return Q\n")
     assert "reads BIG, which only `BIG = D * 0 - 1000000000.0` sets" in inside.problem
-    assert "no cell sets" in _take("def attention_weights(Q, K, p=NOWHERE):\n    return Q\n").problem
+    assert "no cell sets" in definitions.take([_code("def attention_weights(Q, K, p=NOWHERE):\n    return Q\n")],
+                                              "attention_weights", frozenset()).problem  # nor the lesson
     taken = _take("POWER = 0.5\ndef attention_weights(Q, K, p=POWER):\n    return Q\n")
     assert taken.problem == "" and "p=POWER" in taken.code  # a constant of its own cell is taken
     helper = _take("POWER = 0.5\ndef helper(x, p=POWER):\n    return x", "def attention_weights(Q, K):\n    return helper(Q)\n")
@@ -674,12 +706,11 @@ def test_a_writefile_cell_is_no_python_and_a_time_cell_is():
     assert "on line 3 ('(' was never closed)" in _take("%%time\ndef attention_weights(Q, K):\n    return (Q\n").problem
 
 
-def test_a_walrus_at_the_top_sets_its_name_and_a_decorator_on_the_exercise_is_named():
+def test_a_walrus_at_the_top_sets_its_name_and_a_decorator_on_the_exercise_is_taken():
     walrus = _take("(power := 0.5)\ndef attention_weights(Q, K):\n    return Q ** power\n")
     assert walrus.left_out == {"power": "(power := 0.5)"}  # named in the verdict, not "not defined in it"
     cached = _take("import functools\n@functools.cache\ndef attention_weights(Q, K):\n    return Q\n")
-    assert cached.code is None and "has the decorator @functools.cache" in cached.problem
-    assert "remove the decorator" in cached.problem
+    assert cached.problem == "" and "@functools.cache" in cached.code
 
 
 def test_input_in_a_function_is_told_as_such():

@@ -30,8 +30,6 @@ from .verdict import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks 
 from .verdict import ENGINE_CODES, Exercise, Verdict, close, engine_verdict
 
 NOT_ATTEMPTED = "not attempted yet"
-SHOWN_PATCHES = 5  # a function that replaced dozens of names is told the first five and how many more
-
 
 # --- the catalogued mistakes' answers on an exercise's inputs: computed once, kept on the Exercise ------
 # A check compares the student's answer with every mistake's answer on the same inputs. The capstone has
@@ -259,13 +257,12 @@ def _put_back(ex: Exercise) -> tuple[Verdict | None, str]:
 def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str, source=None) -> Verdict | None:
     """The verdict for an input on which the function gave no answer to read, else None."""
     if outcome.patched:
-        shown = outcome.patched[:SHOWN_PATCHES]
-        names = ", ".join(f"`{name}`" for name in shown) + (
-            f" and {len(outcome.patched) - len(shown)} more" if len(outcome.patched) > len(shown) else "")
-        what = "Python's builtins" if all(n.startswith("builtins.") for n in shown) else "the libraries"
+        names, more = ", ".join(f"`{n}`" for n in outcome.patched[:5]), len(outcome.patched) - 5  # five, and a count
+        what = "Python's builtins" if all(n.startswith("builtins.") for n in outcome.patched) else "the libraries"
+        names += f" and {more} more" * (more > 0)
         return engine_verdict(ex.key, "patched", f"✗ {ex.name}: your function replaced {names}; the check puts "
-                                                 f"{'them' if len(outcome.patched) > 1 else 'it'} back and does not "
-                                                 f"accept this answer: compute it with {what} as they are.", printed)
+                              f"{'them' if more > -4 else 'it'} back and does not accept this answer: compute it "
+                              f"with {what} as they are.", printed)
     if not outcome.attempted:
         if callable(fn) and printed:
             return engine_verdict(ex.key, "printed_not_returned", (

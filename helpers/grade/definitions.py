@@ -25,10 +25,12 @@ removes it, as in the notebook.
 Everything else (the check call, prints, other top-level code) is left out, and so are the cells'
 outputs, so no code of the student runs until the check calls the function; a name the function uses
 that only a left-out line sets (a call, an `if` block, a decorated helper) is named in the verdict, and
-`del NAME` removes what was taken, as in the notebook. A definition of `name` that would run code as
-it is defined (a decorator, a default value that is not simple, a base class with __init_subclass__) is
-refused in one line, and so is one whose default value reads a name the grader did not take, or one
-written indented (inside a `try:` or an `if`), which Jupyter runs but the grader does not look into.
+`del NAME` removes what was taken, as in the notebook. The exercise's own statement is taken as written,
+also where it runs code as it is defined (a decorator, a default value, a base class with __init_subclass__,
+`name = partial(f, …)`, `name = my_function`): it runs in the runner, where the student's code runs anyway,
+as the notebook ran it. It is refused in one line when what it reads then is set by no line the grader
+takes (nor the lesson), when it sets `name` to what calling it returned, or when it is written indented
+(inside a `try:` or an `if`), which Jupyter runs but the grader does not look into.
 """
 
 from __future__ import annotations
@@ -159,16 +161,23 @@ def _bound(body: list[ast.stmt]) -> frozenset:
     return frozenset(names)
 
 
-def _kept(above: list[ast.stmt], body: list[ast.stmt], lesson_names: frozenset | None = None
-          ) -> tuple[list[ast.stmt], dict[str, str]]:
+def _kept(above: list[ast.stmt], body: list[ast.stmt], lesson_names: frozenset | None = None,
+          exercise: ast.stmt | None = None) -> tuple[list[ast.stmt], dict[str, str]]:
     """(the statements to run, in order; each name that only a left-out assignment sets -> that line). From the
     cells above: imports, plain definitions and, given `lesson_names`, simple constants of names the lesson
     does not set; from the exercise's cell: simple assignments too. An expression is kept only when every name
-    it reads is set before it. A name a left-out line sets again loses its earlier value, as in the notebook."""
+    it reads is set before it. A name a left-out line sets again loses its earlier value, as in the notebook.
+    `exercise`: the statement that defines the exercise, kept whatever it runs as it is defined (a decorator,
+    a default value, `name = partial(…)`) when every name it reads then is set before it."""
     bound, available, kept, left_out = _bound(above + body), set(dir(builtins)), [], {}
     hooks: set[str] = set()  # classes with __init_subclass__: subclassing one runs the student's code
     in_body = {id(n) for n in body}
     for node in above + body:
+        if node is exercise and not _missing_now(node, available, lesson_names, left_out):
+            kept.append(node)
+            available |= _sets(node)
+            left_out.pop(exercise_name(node), None)
+            continue
         reads = _reads(node)
         subclasses_a_hook = isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id in hooks
                                                                    for b in node.bases)
@@ -209,17 +218,85 @@ def _reads(node: ast.stmt) -> set[str]:
     return {n.id for value in values for n in ast.walk(value) if isinstance(n, ast.Name)}
 
 
-def _default_problem(name: str, node: ast.stmt, left_out: dict[str, str], available: set[str]) -> str:
-    """One line when the exercise's definition has a default value that reads a name the grader does not
-    take (`def f(Q, K, p=POWER)` with POWER set in a cell above): in the notebook it ran, here it cannot."""
-    missing = sorted(_reads(node) - available)
+def _reads_now(node: ast.stmt) -> set[str]:
+    """The names the exercise's own statement reads as it is run: decorators, default values, base classes
+    and a class's body outside its methods, or the value assigned (a lambda's body runs only when called)."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        return _defaults_read(node.value.args) if isinstance(node.value, ast.Lambda) else _names(node.value)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _names(*node.decorator_list) | _defaults_read(node.args)
+    if isinstance(node, ast.ClassDef):
+        names = _names(*node.decorator_list, *node.bases, *[k.value for k in node.keywords])
+        for inner in node.body:  # methods run when called; their decorators and defaults run now
+            names |= _reads_now(inner) if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) else _names(inner)
+        return names - {name for inner in node.body for name in _sets(inner)}  # `x = 1` then `y = x` in the body
+    return set()
+
+
+def _missing_now(node: ast.stmt, available: set[str], lesson_names: frozenset | None, left_out: dict) -> list[str]:
+    """The names the exercise's statement reads as it runs that will not be set when it runs: set only by a
+    line left out, or (given the lesson's names, which its pristine setup sets) set by no line at all."""
+    unknown = _reads_now(node) - available - (lesson_names or frozenset())
+    return sorted(n for n in unknown if n in left_out or lesson_names is not None)
+
+
+def _defaults_read(args: ast.arguments) -> set[str]:
+    return _names(*args.defaults, *[d for d in args.kw_defaults if d is not None])
+
+
+def _names(*nodes: ast.AST) -> set[str]:
+    """The names these expressions read, less what they bind themselves (a lambda's arguments, a
+    comprehension's variables)."""
+    loaded, bound = set(), set()
+    for node in nodes:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                (loaded if isinstance(sub.ctx, ast.Load) else bound).add(sub.id)
+            elif isinstance(sub, ast.arg):
+                bound.add(sub.arg)
+    return loaded - bound
+
+
+def exercise_name(node: ast.stmt) -> str:
+    """The name a defining statement sets: `def f`, `class F`, `f = …` or `f: T = …`."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name
+    target = node.targets[-1] if isinstance(node, ast.Assign) else node.target
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def _defining(node: ast.stmt, name: str) -> bool:
+    """A top-level statement that makes `name` the exercise: its def or class, or `name = …` (one target)."""
+    if _defines(node, name):
+        return True
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    return isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name \
+        and node.value is not None
+
+
+def _definition_problem(name: str, node: ast.stmt, left_out: dict[str, str], available: set[str],
+                        lesson_names: frozenset | None = None) -> str:
+    """One line when the exercise's statement reads, as it runs, a name the grader does not take
+    (`def f(Q, K, p=POWER)` with POWER set by a line left out): in the notebook it ran, here it cannot."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) and \
+            isinstance(node.value.func, ast.Name) and node.value.func.id == name:
+        return (f"`{_one_line(node)}` sets {name} to what calling it returned, so in the notebook {name} is no "
+                f"longer your function: give the result another name")
+    missing = _missing_now(node, available, lesson_names, left_out)
     if not missing:
         return ""
     n = missing[0]
     where = f"only `{left_out[n]}` sets, a line the grader does not run" if n in left_out else "no cell sets"
-    return (f"a default value of {name} reads {n}, which {where} (it takes imports, plain definitions and "
-            f"simple constants from your cells): write the value itself as the "
-            f"default, or set {n} inside the function")
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and not isinstance(node.value, ast.Lambda):
+        return (f"`{_one_line(node)}` reads {n}, which {where} (the grader takes imports, plain definitions and "
+                f"simple constants from your cells): define {n} with def, or write {name} with def")
+    if n in _names(*getattr(node, "decorator_list", [])):
+        return (f"the decorator of {name} reads {n}, which {where} (the grader takes imports, plain definitions and "
+                f"simple constants from your cells): define {n} with a plain def, or remove the decorator")
+    return (f"a default value of {name} reads {n}, which {where} (the grader takes imports, plain definitions and "
+            f"simple constants from your cells): write the value itself as the default, or set {n} inside the "
+            f"function")
 
 
 def _indented(sources: list[str], name: str) -> bool:
@@ -250,16 +327,6 @@ def _statements(source: str) -> list[ast.stmt]:
 
 def _defines(node: ast.stmt, name: str) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name
-
-
-def _runs_as_subclassed(node: ast.stmt, body: list[ast.stmt]) -> bool:
-    """A class whose base, defined in the same cell, runs code when it is subclassed (__init_subclass__)."""
-    if not isinstance(node, ast.ClassDef):
-        return False
-    bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
-    return any(isinstance(n, ast.ClassDef) and n.name in bases and
-               any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "__init_subclass__"
-                   for f in n.body) for n in body)
 
 
 def _syntax_line(err: Exception, ran: tuple[int, int] | None = None) -> str:
@@ -294,12 +361,10 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     `lesson_names`: what the pristine lesson's cells set (lesson_names()); a simple constant of a cell above
     is taken only when given, and only for a name the lesson does not set. `ran`: see _syntax_line."""
     sources = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
-    found = [s for s in sources if name in defined_names(s)]
+    found = [s for s in sources if name in defined_names(s) or
+             re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
+             any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
     if not found:
-        assigned = [s for s in sources if re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M)]
-        if assigned:  # `name = lambda …` or a value made elsewhere: say the rule, not "defines no name"
-            return Taken(name, None, f"{name} is assigned (`{name} = …`), not defined with `def {name}(…):`; the "
-                                     f"grader takes only plain definitions", assigned[-1])
         if any(re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)
                for c in cells if c.get("cell_type") == "markdown"):  # the answer is there, but Jupyter never runs it
             return Taken(name, None, f"the definition of {name} is in a Markdown cell, which Jupyter does not run: "
@@ -319,20 +384,10 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
                                  f"deeply for Python's parser)", cell)
     except (SyntaxError, ValueError) as err:
         return Taken(name, None, f"the cell defining {name} does not run: {_syntax_line(err, ran)}", cell)
-    bound = _bound(above + body)
-    decorators = [ast.unparse(d) for n in body if _defines(n, name) for d in n.decorator_list
-                  if ast.unparse(d) not in ALLOWED_DECORATORS]
-    if decorators:
-        return Taken(name, None, f"{name} has the decorator @{decorators[0][:60]}, which runs code as it is "
-                                 f"defined; the grader runs only plain definitions: remove the decorator", cell)
-    if not all(_plain(n, bound) and not _runs_as_subclassed(n, above + body) for n in body if _defines(n, name)):
-        return Taken(name, None, f"the definition of {name} runs code as it is defined (a default value or a "
-                                 f"class body that is not plain definitions): the grader runs only plain "
-                                 f"definitions", cell)
-    kept, left_out = _kept(above, body, lesson_names)  # as the notebook ran them, top to bottom
-    exercise = [n for n in body if _defines(n, name)][-1]
+    exercise = [n for n in body if _defining(n, name)][-1]
+    kept, left_out = _kept(above, body, lesson_names, exercise)  # as the notebook ran them, top to bottom
     available = set(dir(builtins)) | {s for n in kept if n is not exercise for s in _sets(n)}
-    problem = _default_problem(name, exercise, left_out, available)
+    problem = _definition_problem(name, exercise, left_out, available, lesson_names)
     if problem:
         return Taken(name, None, problem, cell)
     from_above = {id(n) for n in above}
