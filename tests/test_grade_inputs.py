@@ -517,6 +517,19 @@ def test_re_uploads_are_ordered_by_number_so_the_last_one_is_graded():
     assert sorted(names, key=_by_number) == ["ana_01", "ana_01 (1)", "ana_01-2", "ana_01-10"]
 
 
+def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the_folder_above():
+    """Teams: Student/Submitted files/… and Student/Working files/… (the draft). The draft was graded ("Working"
+    sorts after "Submitted"), and one student's download became two students named after the two folders."""
+    from helpers.grade.classroom import upload_order
+    from helpers.grade.submissions import _wrappers
+    one = [PurePosixPath(f"Bea Costa/{kind} files/01_single_head_attention.ipynb") for kind in ("Working", "Submitted")]
+    assert _wrappers(one) == 0 and {student_key(r) for r in one} == {"Bea Costa"}
+    assert _wrappers([PurePosixPath("Lesson 01") / r for r in one]) == 1
+    sources = ["class.zip: Bea Costa/Working files/01_x-2.ipynb", "class.zip: Bea Costa/Submitted files/01_x.ipynb"]
+    assert sorted(sources, key=upload_order)[-1] == sources[1]
+    assert sorted(["a/ana_01-2.ipynb", "a/ana_01.ipynb"], key=upload_order)[-1] == "a/ana_01-2.ipynb"
+
+
 @pytest.mark.parametrize("above, cell", [
     ("", "attention_weights = lambda Q, K: (Q @ K.T).softmax(-1)\n"),
     ("from functools import partial\ndef _aw(Q, K, p=1):\n    return (Q @ K.T * p).softmax(-1)",

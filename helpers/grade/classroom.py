@@ -21,7 +21,7 @@ from . import results
 from .confine import PROJECT, PROJECT_PARTS, Limits, python_files
 from .lessons import lessons
 from .results import Row, Table
-from .submissions import Submission, collect, visible
+from .submissions import Submission, collect, in_teams_draft, visible
 from .pool import Job, grade_jobs
 
 RUNTIME = ("/run", "/var/run", "/sys/fs/cgroup")  # local services' sockets; the cgroup a worker is counted in
@@ -134,17 +134,24 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
                 rows[key].notes.append(f"{job.source} {job.note}.")
                 rows[key].unnamed.append(f"a notebook of lesson {job.lesson} {job.note}.")
     for (key, lesson), group in sorted(by_pair.items()):
-        group.sort(key=lambda j: _by_number(j.source.removesuffix(".ipynb")))
+        group.sort(key=lambda j: upload_order(j.source))
         if len(group) > 1:
             rows[key].notes.append(f"{len(group)} notebooks of lesson {lesson}: graded {group[-1].source}; "
                                    f"not graded: {', '.join(j.source for j in group[:-1])}.")
             rows[key].unnamed.append(f"{len(group)} notebooks of lesson {lesson}: graded the one whose file "
-                                     f"name sorts last (numbers by value: -10 after -2).")
+                                     f"name sorts last (numbers by value: -10 after -2; a Teams draft in "
+                                     f"Working files before what was submitted).")
         job = group[-1]
         for record, taken in zip(job.records, job.taken):
             rows[key].records[f"{lesson} {record['exercise']}"] = dict(record, lesson=lesson, graded=taken["code"],
                                                                       cell=taken.get("cell", ""))  # (--anonymous: none)
     return rows
+
+
+def upload_order(source: str) -> tuple:
+    """Where a student's notebook of a lesson comes among theirs; the last is graded: a Teams draft (Working
+    files) before anything else, then by name with numbers by value."""
+    return not in_teams_draft(source), _by_number(source.removesuffix(".ipynb"))
 
 
 def _by_number(name: str) -> list[tuple[int, int | str]]:

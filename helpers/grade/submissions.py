@@ -11,7 +11,8 @@ Who a file belongs to (the documented rule, `student_key`): inside a folder or z
 below it (past folders around the whole class, `_wrappers`), else the file's name; of that, the
 platform's whole participant key: Moodle's
 "Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
-is "limaana (4321)"; otherwise a folder's whole name ("team_1"), and a file's name up to the lesson's
+is "limaana (4321)"; a Teams student's folder around "Submitted files" and "Working files" is that student's
+(classroom.upload_order grades what was submitted over the draft); otherwise a folder's whole name ("team_1"), and a file's name up to the lesson's
 number, the first part written with two digits or a word if there is one ("johnson_katherine_01.ipynb"
 is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana", "Ana Lima 01 copy.ipynb"
 is "Ana Lima", and with the lesson first what follows it, "Lesson 01 - Ana Lima.ipynb" is "Ana Lima";
@@ -219,15 +220,26 @@ def _named(relatives: list[PurePosixPath]) -> set[str]:
     return {k for k in keys if not k[:1].isdigit()}
 
 
+TEAMS_FOLDERS = ("submitted files", "working files")  # a Teams download: Student/Submitted files/…, the draft beside
+
+
+def in_teams_draft(source: str) -> bool:
+    """A file in a Teams student's "Working files": the draft, graded only when nothing was submitted."""
+    return any(part.strip().lower() == TEAMS_FOLDERS[1] for part in re.split(r"[/\\]", source)[:-1])
+
+
 def _wrappers(relatives: list[PurePosixPath]) -> int:
     """How many leading folders every file shares and no student owns ("Lesson 01 submissions/" around
     Moodle's folders, a folder zipped with the class's files in it): a folder holding students' folders,
-    or files of two or more students by their names. One student's folder of lessons stays theirs."""
+    or files of two or more students by their names. One student's folder of lessons stays theirs, and so
+    does a folder holding Teams' "Submitted files" and "Working files"."""
     depth = 0
     while relatives and all(len(r.parts) > depth + 1 for r in relatives) and \
             len({r.parts[depth] for r in relatives}) == 1:
         below = [PurePosixPath(*r.parts[depth + 1:]) for r in relatives]
         if not (any(len(r.parts) > 1 for r in below) or len(_named([r for r in below if len(r.parts) == 1])) > 1):
+            break
+        if any(len(r.parts) > 1 and r.parts[0].strip().lower() in TEAMS_FOLDERS for r in below):
             break
         depth += 1
     return depth
