@@ -413,13 +413,17 @@ GRADER_MODULES = ("classroom", "confine", "definitions", "lessons", "pool", "pre
 
 def check_grader_code() -> tuple[list[str], str]:
     """(problems, summary): the lessons' notebooks the grader reads are there, and every module of the grader
-    (helpers/grade/) imports."""
+    (helpers/grade/) imports, and every other module of helpers/ too: the lessons' setups the grader runs
+    import them (a damaged helpers/analysis/captions.py failed every grading while this said ✓)."""
     names = ["helpers.grade", *(f"helpers.grade.{m.name}" for m in pkgutil.iter_modules(
         [str(FIGURES_DIR.parent / "grade")]) if m.name != "__main__")]
     missing = [f"helpers.grade.{m}" for m in GRADER_MODULES if f"helpers.grade.{m}" not in names]
+    others = [m.name for m in pkgutil.walk_packages(H.__path__, "helpers.")
+              if not m.name.endswith("__main__") and not m.name.startswith("helpers.grade")]
     root = FIGURES_DIR.parent.parent
-    problems = _notebook_problems(root) + _check_call_problems(root) + _module_problems(missing + names)
-    return problems, f"the lessons' notebooks read and the grader's {len(names)} modules imported"
+    problems = _notebook_problems(root) + _check_call_problems(root) + _module_problems(missing + names + others)
+    return problems, (f"the lessons' notebooks read, the grader's {len(names)} modules and the {len(others)} other "
+                      f"helper modules imported")
 
 
 GRADING_CHECKS = (check_grader_code, check_fork, check_export, check_graders)

@@ -233,6 +233,19 @@ def test_one_missing_or_broken_module_is_one_line_whatever_imports_it(tmp_path):
     assert not any("lessons/" in line for line in lines), lines
 
 
+def test_doctor_grading_names_a_broken_module_the_lessons_setup_imports(tmp_path):
+    """A syntax error in helpers/analysis/captions.py failed every grading while `doctor --grading` said the
+    grader's modules imported (sweep 14, D26): the lessons' setups import far more than helpers/grade/."""
+    shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    with open(tmp_path / "helpers" / "analysis" / "captions.py", "a", encoding="utf-8") as f:
+        f.write("def broken(:\n")
+    check = "from helpers import doctor; print('\\n'.join(doctor.check_grader_code()[0]))"
+    lines = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120).stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("✗ helpers/analysis/captions.py is broken (invalid syntax"), lines
+
+
 def test_an_emptied_module_and_a_lost_check_call_are_one_line_each_naming_the_file(tmp_path):
     """An emptied module imports: the doctor said "All good" while H.solution and every importer of seeds.py failed;
     an exercise cell without its H.check_… call left that exercise unchecked, and the doctor said nothing."""

@@ -38,3 +38,15 @@ def test_the_figure_draws_into_a_given_axes(facts):
 def test_no_exercise_is_one_line():
     with pytest.raises(ValueError, match="no exercise was graded"):
         plot_class_mistakes({"exercises": [], "students": 0})
+
+
+def test_a_class_whose_lesson_setup_failed_in_the_grader_is_sent_to_the_doctor_not_told_to_pass_notebooks(tmp_path):
+    """A damaged helpers/ failed every notebook's setup, and the line said "pass the students' lesson notebooks"
+    (sweep 14, D28): the teacher's files are at fault, and the doctor names them."""
+    from helpers.grade.results import Row, Table, write_outputs
+    note = "class/dan_01.ipynb the setup of lesson 01 failed in the grader (SyntaxError: invalid syntax)."
+    with pytest.raises(ValueError, match=r"the grader's own files are damaged: run `python -m helpers.doctor "
+                                         r"--grading`, which names them\.$"):
+        write_outputs(Table([], [Row("dan", notes=[note])], {}), tmp_path, False)
+    with pytest.raises(ValueError, match=r"pass the students' lesson notebooks\.$"):
+        write_outputs(Table([], [Row("dan", notes=["dan.pdf is not a notebook"])], {}), tmp_path, False)

@@ -218,8 +218,9 @@ def write_outputs(table: Table, out: Path, anonymous: bool) -> list[Path]:
     facts = summary(table)
     if not facts["exercises"]:  # a class with nothing graded writes nothing, and says why
         why = [note for row in table.rows for note in row.notes] + table.inputs
-        raise ValueError("no exercise was graded" + (f" ({'; '.join(why[:3])[:600]})" if why else "")
-                         + ": pass the students' lesson notebooks.")
+        fix = ("the grader's own files are damaged: run `python -m helpers.doctor --grading`, which names them"
+               if any("failed in the grader" in note for note in why) else "pass the students' lesson notebooks")
+        raise ValueError("no exercise was graded" + (f" ({'; '.join(why[:3])[:600]})" if why else "") + f": {fix}.")
     figure = plot_class_mistakes(facts)
     texts = dict(zip(NAMES, (csv_text(table), verdicts_json(table, anonymous), report_page(table, facts))))
     for name, text in texts.items():
