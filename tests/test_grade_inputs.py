@@ -517,6 +517,25 @@ def test_re_uploads_are_ordered_by_number_so_the_last_one_is_graded():
     assert sorted(names, key=_by_number) == ["ana_01", "ana_01 (1)", "ana_01-2", "ana_01-10"]
 
 
+def test_a_hidden_notebook_or_an_autosave_is_said_in_its_students_row_when_nothing_of_theirs_was_graded(tmp_path):
+    """`.eve_01.ipynb` was skipped without a word, and a student whose only notebook was in .ipynb_checkpoints
+    got a note about another file (sweep 14, C19/C22); a Mac's `._` companions stay unsaid."""
+    from helpers.grade.classroom import _rows
+    (tmp_path / "gus" / ".ipynb_checkpoints").mkdir(parents=True)
+    (tmp_path / "__MACOSX").mkdir()
+    for name in (".eve_01.ipynb", "gus/.ipynb_checkpoints/01_x-checkpoint.ipynb", "__MACOSX/._dan_01.ipynb",
+                 "dan_01.ipynb", "._dan_01.ipynb"):
+        (tmp_path / name).write_text("{}")
+    subs, _ = collect([tmp_path])
+    quiet = {s.student: s.problem for s in subs if s.quiet}
+    assert quiet == {"eve": "is a hidden file (its name starts with a dot), so it was not graded: hand it in without "
+                            "the dot",
+                     "gus": "is Jupyter's autosave (in .ipynb_checkpoints), not the notebook itself: hand in the notebook"}
+    rows = _rows(subs, [], None)
+    assert sorted(rows) == ["dan", "eve", "gus"] and rows["dan"].notes == []
+    assert rows["eve"].notes == [f"{tmp_path / '.eve_01.ipynb'} {quiet['eve']}."]
+
+
 def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the_folder_above():
     """Teams: Student/Submitted files/… and Student/Working files/… (the draft). The draft was graded ("Working"
     sorts after "Submitted"), and one student's download became two students named after the two folders."""
@@ -528,6 +547,8 @@ def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the
     sources = ["class.zip: Bea Costa/Working files/01_x-2.ipynb", "class.zip: Bea Costa/Submitted files/01_x.ipynb"]
     assert sorted(sources, key=upload_order)[-1] == sources[1]
     assert sorted(["a/ana_01-2.ipynb", "a/ana_01.ipynb"], key=upload_order)[-1] == "a/ana_01-2.ipynb"
+    for backup in ("ana_01_old", "ana_01 backup", "ana_01 (old)", "ana_01.bak", "ana_01_old2"):  # sweep 14, C30
+        assert sorted([f"c/{backup}.ipynb", "c/ana_01.ipynb"], key=upload_order)[-1] == "c/ana_01.ipynb", backup
 
 
 @pytest.mark.parametrize("above, cell", [
@@ -841,6 +862,8 @@ def test_an_answer_in_a_markdown_cell_and_git_conflict_markers_are_told_as_such(
     markdown = {"cell_type": "markdown", "source": "def attention_weights(Q, K):\n    return Q\n", "metadata": {}}
     taken = definitions.take([markdown], "attention_weights")
     assert taken.code is None and "is in a Markdown cell, which Jupyter does not run" in taken.problem
+    raw = definitions.take([dict(markdown, cell_type="raw")], "attention_weights")  # sweep 14, C28: "not attempted"
+    assert raw.code is None and "is in a Raw cell, which Jupyter does not run" in raw.problem
     merged = b'{\n "cells": [\n<<<<<<< HEAD\n  {"cell_type": "code"}\n=======\n  {}\n>>>>>>> theirs\n ]\n}\n'
     assert "merge-conflict markers" in cells_of(merged)[1]
 

@@ -49,6 +49,7 @@ def test_an_anonymous_rerun_reuses_what_it_kept(anonymous):
                            "--anonymous", "--points", str(base / "points.csv"), "--names", str(base / "names.csv"),
                            "--timeout", "5"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "kept 3 results from an earlier run" in done.stderr, done.stderr[-2000:]
+    assert "; nothing new to grade" in done.stderr and "grading:" not in done.stderr  # no empty bar (sweep 14, D4)
     kept = "".join(p.read_text(encoding="utf-8") for p in (base / "out" / ".grading").glob("*.json"))
     assert "student0" not in kept and '"cell"' not in kept and '"printed": ""' in kept
 
@@ -242,6 +243,8 @@ def test_a_points_file_saved_with_semicolons_is_read_and_a_one_field_row_is_one_
     columns = ["01 attention_weights", "01 masked_weights"]
     (tmp_path / "p.csv").write_text("exercise;points\nattention_weights;2\nmasked_weights;0,5\n")
     assert read_points(tmp_path / "p.csv", columns) == {"01 attention_weights": 2.0, "01 masked_weights": 0.5}
+    (tmp_path / "commas.csv").write_text("attention_weights;2,5\nmasked_weights;0,5\n")  # every row (sweep 14, D14)
+    assert read_points(tmp_path / "commas.csv", columns) == {"01 attention_weights": 2.5, "01 masked_weights": 0.5}
     (tmp_path / "sep.csv").write_text("sep=;\nattention_weights;2\n")  # Excel's first line naming the separator
     assert read_points(tmp_path / "sep.csv", columns)["01 attention_weights"] == 2.0
     (tmp_path / "one.csv").write_text("attention_weights 2\n")

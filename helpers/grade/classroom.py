@@ -115,9 +115,13 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
             rows[key].notes.append(f"No row of the --names file gives this key a name: add `{key},<name>` to it.")
             rows[key].unnamed.append("No row of the --names file gives this key a name.")
     by_pair: dict[tuple[str, str], list[Job]] = {}
+    quiet: list[tuple[str, Submission]] = []
     for sub in subs:
         key = (names or {}).get(sub.student, sub.student)
         if key not in rows or sub.skipped:
+            continue
+        if sub.quiet:  # a hidden notebook or an autosave: said below, if the student has nothing graded
+            quiet.append((key, sub))
             continue
         rows[key].sources.append(sub.source)
         if sub.problem:
@@ -140,18 +144,28 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
                                    f"not graded: {', '.join(j.source for j in group[:-1])}.")
             rows[key].unnamed.append(f"{len(group)} notebooks of lesson {lesson}: graded the one whose file "
                                      f"name sorts last (numbers by value: -10 after -2; a Teams draft in "
-                                     f"Working files before what was submitted).")
+                                     f"Working files or a name ending in _old or backup before the others).")
         job = group[-1]
         for record, taken in zip(job.records, job.taken):
             rows[key].records[f"{lesson} {record['exercise']}"] = dict(record, lesson=lesson, graded=taken["code"],
                                                                       cell=taken.get("cell", ""))  # (--anonymous: none)
+    for key, sub in quiet:
+        if not rows[key].records:
+            rows[key].sources.append(sub.source)
+            rows[key].notes.append(f"{sub.source} {sub.problem}.")
+            rows[key].unnamed.append(f"a notebook {sub.problem}.")
     return rows
+
+
+BACKUP = re.compile(r"[ _.(-](old|backup|bak|orig|original|draft|unused)[ _)-]*\d*$", re.I)  # ana_01_old
 
 
 def upload_order(source: str) -> tuple:
     """Where a student's notebook of a lesson comes among theirs; the last is graded: a Teams draft (Working
-    files) before anything else, then by name with numbers by value."""
-    return not in_teams_draft(source), _by_number(source.removesuffix(".ipynb"))
+    files) or a backup by its name (`ana_01_old`, `ana_01 backup`) before the others, then by name with
+    numbers by value."""
+    stem = re.split(r"[/\\]", source)[-1].removesuffix(".ipynb")
+    return not (in_teams_draft(source) or BACKUP.search(stem)), _by_number(source.removesuffix(".ipynb"))
 
 
 def _by_number(name: str) -> list[tuple[int, int | str]]:
@@ -213,8 +227,9 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     todo = [job for _, job, _ in graded if job.data is not None]
     keys = {id(job): name for _, job, name in graded}
     if progress and reused:
-        print(f"kept {reused} results from an earlier run in {where} (--again grades them again)", file=sys.stderr)
-    bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress)
+        print(f"kept {reused} result{'s' * (reused != 1)} from an earlier run in {where} (--again grades "
+              f"{'them' if reused != 1 else 'it'} again)" + "; nothing new to grade" * (not todo), file=sys.stderr)
+    bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress or not todo)
 
     def done(job: Job) -> None:
         results.keep(where, keys[id(job)], _without_names(job.result()) if anonymous else job.result())

@@ -365,10 +365,11 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
              re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
              any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
     if not found:
-        if any(re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)
-               for c in cells if c.get("cell_type") == "markdown"):  # the answer is there, but Jupyter never runs it
-            return Taken(name, None, f"the definition of {name} is in a Markdown cell, which Jupyter does not run: "
-                                     f"make it a Code cell again (select it, press Esc, then Y) and run it")
+        kinds = [c.get("cell_type") for c in cells if c.get("cell_type") in ("markdown", "raw")
+                 and re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)]
+        if kinds:  # the answer is there, but Jupyter never runs it
+            return Taken(name, None, f"the definition of {name} is in a {kinds[-1].title()} cell, which Jupyter "
+                                     f"does not run: make it a Code cell again (select it, press Esc, then Y) and run it")
         if _indented(sources, name):  # `try:\n    def f(…)` runs in Jupyter: "not attempted" would be wrong
             return Taken(name, None, f"{name} is defined indented (inside a block such as `try:` or `if`, or a "
                                      f"class), not at the top of its cell; the grader takes top-level definitions: "

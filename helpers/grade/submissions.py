@@ -60,6 +60,7 @@ class Submission:
     data: bytes | None = None
     problem: str = ""  # one line when it could not be read
     skipped: bool = False  # a zip entry whose path escapes the archive: said, never a row of its own
+    quiet: bool = False  # a hidden notebook or an autosave: said only when the student has no notebook graded
 
 
 def readable(name: str) -> str:
@@ -139,8 +140,12 @@ def csv_rows(path: Path, what: str) -> list[list[str]]:
         if re.fullmatch(r"sep=.", first.strip()):  # Excel's line naming the separator
             text = newline + rest  # (kept as a blank line: the line numbers stay the file's)
             rows = list(csv.reader(io.StringIO(text), delimiter=first.strip()[4]))
+        elif all(";" in line for line in text.splitlines() if line.strip()) and ";" in text:
+            # a spreadsheet set to a language that writes 0,5 saves its CSV with ; between fields (the sniffer
+            # reads `attention_weights;2,5` as split at the comma)
+            rows = list(csv.reader(io.StringIO(text), delimiter=";"))
         else:
-            try:  # a spreadsheet set to a language that writes 0,5 saves its CSV with ; between fields
+            try:
                 dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
             except csv.Error:
                 dialect = csv.excel
@@ -245,6 +250,22 @@ def _wrappers(relatives: list[PurePosixPath]) -> int:
     return depth
 
 
+def _hidden_notebook(relative: PurePosixPath) -> bool:
+    """A notebook a student may have meant to hand in that Jupyter or the OS hid: in .ipynb_checkpoints, or
+    named with a leading dot (never a Mac archiver's `__MACOSX/` or `._name` companion, which holds no notebook)."""
+    return relative.suffix.lower() == ".ipynb" and "__MACOSX" not in relative.parts and \
+        not relative.name.startswith("._") and any(p.startswith(".") for p in relative.parts)
+
+
+def _hidden(relative: PurePosixPath, source: str, student: str = "") -> Submission:
+    """A hidden notebook: a line in its student's row, when that student has no notebook graded (classroom)."""
+    why = ("is Jupyter's autosave (in .ipynb_checkpoints), not the notebook itself: hand in the notebook"
+           if ".ipynb_checkpoints" in relative.parts else
+           "is a hidden file (its name starts with a dot), so it was not graded: hand it in without the dot")
+    shown = PurePosixPath(*[part.lstrip(".") or part for part in relative.parts if part != ".ipynb_checkpoints"])
+    return Submission(student or student_key(shown), source, None, why, quiet=True)
+
+
 def _other_file(relative: PurePosixPath, source: str, why: str) -> Submission:
     """A file that is not a notebook, or one that cannot be read: a line in its student's row."""
     return Submission(student_key(relative), source, None, why)
@@ -271,7 +292,7 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, stri
     if problem:
         return [Submission(who, source, None, problem)]
     if "__MACOSX" in name or any(p.startswith(".") for p in relative.parts):
-        return []  # the archiver's own files
+        return [_hidden(relative, source, student)] if _hidden_notebook(relative) else []  # the archiver's own files
     if name.lower().endswith(".zip"):
         return _handed_in_zip(archive, info, source, who, depth + 1)
     if not name.lower().endswith(".ipynb"):
@@ -403,10 +424,12 @@ def _folder_entry(path: Path, relative: PurePosixPath) -> tuple[list[Submission]
 
 def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
     """Every file below a folder (symlinks not followed, hidden files and checkpoints skipped), zips opened."""
-    files = []
+    files, hidden = [], []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
         if any(part.startswith(".") or part == "__MACOSX" for part in relative.parts):
+            if _hidden_notebook(PurePosixPath(relative.as_posix())) and path.is_file():
+                hidden.append((path, PurePosixPath(readable(relative.as_posix()))))
             continue
         if path.is_symlink() or not path.is_dir():  # a pipe or socket too: said in its row, never read
             files.append((path, PurePosixPath(readable(relative.as_posix()))))
@@ -418,6 +441,8 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
         subs, more = _folder_entry(path, PurePosixPath(*relative.parts[strip:]))
         found += subs
         notes += more
+    found += [_hidden(PurePosixPath(*r.parts[strip:]) if len(r.parts) > strip else r, readable(str(path)))
+              for path, r in hidden]
     return found, notes
 
 
