@@ -98,3 +98,13 @@ def test_relay_only_batches_hold_one_long_relay_game():
     ids, stories = evaluation.story_batch(language.StoryWriter(0), tokenizer, 4, 0.5, relay_only=True)
     assert ids.shape == (4, evaluation.N_CTX)
     assert all(s.tokens[1:3] == ["relay", ":"] and len(s.forced["relay"]) > 40 for s in stories)
+
+
+def test_a_damaged_model_list_of_ones_own_is_not_sent_to_git(tmp_path):
+    """`train --out "my models/t.safetensors"` over a damaged my models/models.json said to restore data/models.json
+    with git (sweep 14, D39): that file is the teacher's own."""
+    (tmp_path / "models.json").write_text("not json")
+    with pytest.raises(ValueError, match=re.escape(f"The model list {tmp_path / 'models.json'} is damaged (not valid "
+                                                   f"JSON: Expecting value: line 1 column 1 (char 0)); move it away (a "
+                                                   f"new one is started) or restore it from your own copy.")):
+        catalog.manifest(tmp_path / "models.json")

@@ -246,6 +246,18 @@ def test_doctor_grading_names_a_broken_module_the_lessons_setup_imports(tmp_path
     assert len(lines) == 1 and lines[0].startswith("✗ helpers/analysis/captions.py is broken (invalid syntax"), lines
 
 
+def test_doctor_grading_sends_a_damaged_lesson_to_git_not_to_pip(tmp_path):
+    """The export line ended "run `pip install -e .`" for a damaged lesson notebook (sweep 14, D25)."""
+    shutil.copytree(ROOT / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
+    (tmp_path / "notebooks" / "04_head_count_slider.ipynb").write_text("{", encoding="utf-8")
+    check = "from helpers import doctor; print('\\n'.join(doctor.check_export()[0]))"
+    line = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300).stdout.strip()
+    assert line.endswith("restore it with `git checkout -- notebooks/04_head_count_slider.ipynb` (or a fresh copy "
+                         "of the project).") and "pip install" not in line, line
+
+
 def test_an_emptied_module_and_a_lost_check_call_are_one_line_each_naming_the_file(tmp_path):
     """An emptied module imports: the doctor said "All good" while H.solution and every importer of seeds.py failed;
     an exercise cell without its H.check_… call left that exercise unchecked, and the doctor said nothing."""

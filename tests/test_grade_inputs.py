@@ -536,6 +536,19 @@ def test_a_hidden_notebook_or_an_autosave_is_said_in_its_students_row_when_nothi
     assert rows["eve"].notes == [f"{tmp_path / '.eve_01.ipynb'} {quiet['eve']}."]
 
 
+def test_moodles_online_text_is_quiet_and_a_file_named_as_the_lesson_is_told_it_names_no_student(tmp_path):
+    """Moodle's onlinetext.html told a student who handed in the notebook to hand it in; the teacher's key, left in
+    the class as 01_single_head_attention.ipynb, was a student with full marks and no word (sweep 14, C24/C20)."""
+    from helpers.grade.classroom import LESSON_NAMED, _rows
+    (tmp_path / "Ana Lima_4321_assignsubmission_onlinetext_").mkdir()
+    (tmp_path / "Ana Lima_4321_assignsubmission_onlinetext_" / "onlinetext.html").write_text("<p>hi</p>")
+    (tmp_path / "01_single_head_attention.ipynb").write_text("{}")
+    subs, _ = collect([tmp_path])
+    online = next(s for s in subs if s.student == "Ana Lima (4321)")
+    assert online.quiet and online.problem == "is Moodle's online text, not a notebook (hand in the lesson's .ipynb)"
+    assert _rows(subs, [], None)["01_single_head_attention"].notes == [LESSON_NAMED]
+
+
 def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the_folder_above():
     """Teams: Student/Submitted files/… and Student/Working files/… (the draft). The draft was graded ("Working"
     sorts after "Submitted"), and one student's download became two students named after the two folders."""
@@ -862,6 +875,12 @@ def test_an_answer_in_a_markdown_cell_and_git_conflict_markers_are_told_as_such(
     markdown = {"cell_type": "markdown", "source": "def attention_weights(Q, K):\n    return Q\n", "metadata": {}}
     taken = definitions.take([markdown], "attention_weights")
     assert taken.code is None and "is in a Markdown cell, which Jupyter does not run" in taken.problem
+    written = [{"cell_type": "code", "source": "%%writefile mine.py\ndef attention_weights(Q, K):\n    return Q\n"},
+               {"cell_type": "code", "source": "from mine import attention_weights\n"}]  # sweep 14, A66
+    assert definitions.take(written, "attention_weights").problem == (
+        "attention_weights is imported (`from mine import attention_weights`), not defined in a cell: only the notebook "
+        "is graded, without your own files (such as one %%writefile wrote); define attention_weights in a cell of the "
+        "notebook")
     raw = definitions.take([dict(markdown, cell_type="raw")], "attention_weights")  # sweep 14, C28: "not attempted"
     assert raw.code is None and "is in a Raw cell, which Jupyter does not run" in raw.problem
     merged = b'{\n "cells": [\n<<<<<<< HEAD\n  {"cell_type": "code"}\n=======\n  {}\n>>>>>>> theirs\n ]\n}\n'

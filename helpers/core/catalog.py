@@ -35,13 +35,16 @@ def manifest(path: Path = MANIFEST, required: bool = True) -> dict:
         if not required:
             return {}
         raise FileNotFoundError(f"The model list {path} is missing, so no shipped model can be found; {RESTORE}.")
+    # the project's own list is restored from git; a list in a folder of the teacher's (train --out) is theirs
+    fix = RESTORE if path.resolve() == MANIFEST.resolve() else (
+        "move it away (a new one is started) or restore it from your own copy")
     try:
         entries = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"The model list {path} is damaged (not valid JSON: {str(err).splitlines()[0]}); "
-                         f"{RESTORE}.") from None
+                         f"{fix}.") from None
     if not isinstance(entries, dict):
-        raise ValueError(f"The model list {path} is damaged (expected a JSON object of models); {RESTORE}.")
+        raise ValueError(f"The model list {path} is damaged (expected a JSON object of models); {fix}.")
     return entries
 
 

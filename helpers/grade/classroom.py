@@ -97,6 +97,10 @@ def _names(keys: list[str]) -> dict[str, tuple[str, str]]:
     return names
 
 
+LESSON_NAMED = ("This file has the lesson's own name and no student's: if it is your answer key, leave it out of the "
+                "class; else add the student's name to the file's name.")
+
+
 def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], names: dict[str, str] | None) -> dict[str, Row]:
     """One row per student with the notebook graded for each lesson (the one whose name sorts last)."""
     handed_in = {(names or {}).get(s.student, s.student) for s in subs if not s.skipped}
@@ -108,6 +112,9 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
         if note:
             rows[key].notes.append(note)
             rows[key].unnamed.append(note.split(":")[0] + ".")
+        if key[:1].isdigit():  # "01_single_head_attention": the lesson's own name, no student's
+            rows[key].notes.append(LESSON_NAMED)
+            rows[key].unnamed.append(LESSON_NAMED)
         if key in nothing:
             rows[key].notes.append("Named in the --names file, but no notebook of theirs was found.")
             rows[key].unnamed.append("Named in the --names file, but no notebook of theirs was found.")

@@ -365,6 +365,12 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
              re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
              any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
     if not found:
+        imported = [_one_line(n) for source in sources for n in _statements(source)
+                    if isinstance(n, ast.ImportFrom) and any((a.asname or a.name) == name for a in n.names)]
+        if imported:  # `%%writefile my_attention.py` above, then `from my_attention import attention_weights`
+            return Taken(name, None, f"{name} is imported (`{imported[-1]}`), not defined in a cell: only the "
+                                     f"notebook is graded, without your own files (such as one %%writefile wrote); "
+                                     f"define {name} in a cell of the notebook")
         kinds = [c.get("cell_type") for c in cells if c.get("cell_type") in ("markdown", "raw")
                  and re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)]
         if kinds:  # the answer is there, but Jupyter never runs it

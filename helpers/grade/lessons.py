@@ -203,7 +203,8 @@ def read_lesson(path: Path) -> dict:
             if not isinstance(cell["source"], str) or not isinstance(cell["cell_type"], str):
                 raise ValueError("a cell without its source or type")
     except Exception as err:  # a damaged file: OSError, JSON, a missing key
-        raise ValueError(f"Cannot read the lesson {path}: {type(err).__name__}; restore it from the project.") from None
+        raise ValueError(f"Cannot read the lesson {path}: {type(err).__name__}; restore it with `git checkout -- "
+                         f"notebooks/{Path(path).name}` (or a fresh copy of the project).") from None
     return nb
 
 

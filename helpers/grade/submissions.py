@@ -271,6 +271,14 @@ def _other_file(relative: PurePosixPath, source: str, why: str) -> Submission:
     return Submission(student_key(relative), source, None, why)
 
 
+def _not_a_notebook(who: str, source: str, name: str) -> Submission:
+    """A file handed in that is not a notebook: a line in its student's row; Moodle's own online-text page
+    (`…_assignsubmission_onlinetext_/onlinetext.html`, beside the files) only when nothing of theirs was graded."""
+    online = "_assignsubmission_onlinetext_" in source
+    return Submission(who, source, None, "is Moodle's online text, not a notebook (hand in the lesson's .ipynb)"
+                      if online else f"is {_kind(name)}, not a notebook (hand in the lesson's .ipynb)", quiet=online)
+
+
 def _kind(name: str) -> str:
     suffix = PurePosixPath(name).suffix.lower()
     return f"a {suffix} file" if suffix else "a file without an extension"
@@ -296,7 +304,7 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, stri
     if name.lower().endswith(".zip"):
         return _handed_in_zip(archive, info, source, who, depth + 1)
     if not name.lower().endswith(".ipynb"):
-        return [Submission(who, source, None, f"is {_kind(name)}, not a notebook (hand in the lesson's .ipynb)")]
+        return [_not_a_notebook(who, source, name)]
     data, problem = _read_entry(archive, info)
     return [Submission(who, source, data, problem)]
 
@@ -419,7 +427,7 @@ def _folder_entry(path: Path, relative: PurePosixPath) -> tuple[list[Submission]
             return [], [str(err)]
     if path.suffix.lower() == ".ipynb":
         return [_read_file(path, relative)], []
-    return [_other_file(relative, readable(str(path)), f"is {_kind(path.name)}, not a notebook (hand in the lesson's .ipynb)")], []
+    return [_not_a_notebook(student_key(relative), readable(str(path)), path.name)], []
 
 
 def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
