@@ -50,3 +50,13 @@ def test_a_class_whose_lesson_setup_failed_in_the_grader_is_sent_to_the_doctor_n
         write_outputs(Table([], [Row("dan", notes=[note])], {}), tmp_path, False)
     with pytest.raises(ValueError, match=r"pass the students' lesson notebooks\.$"):
         write_outputs(Table([], [Row("dan", notes=["dan.pdf is not a notebook"])], {}), tmp_path, False)
+
+
+def test_a_catch_all_code_in_the_report_says_the_checks_line_not_how_it_was_found():
+    """The report's top three read "explained … a last-resort diagnosis fitted from the answer" (sweep 14, D1)."""
+    from helpers.grade.results import _says, catalogue_lines
+    lines = catalogue_lines()
+    line = "✗ knock-out prediction: 84 looks like a percentage; write it as a fraction between 0 and 1 (0.84)."
+    assert _says({"key": "my_prediction", "code": "my_prediction.unreadable", "line": line}, lines) == line
+    named = _says({"key": "attention_weights", "code": "attention_weights.no_scale", "line": "one student's"}, lines)
+    assert named == lines["attention_weights.no_scale"]

@@ -153,9 +153,16 @@ def catalogue_lines() -> dict[str, str]:
     return lines | {f"*.{code}": meaning for code, (_, meaning) in engine_codes().items()}
 
 
+CATCH_ALL = {"explained", "unreadable"}  # codes whose catalogue meaning says only how the line was found
+
+
 def _says(record: dict, lines: dict[str, str]) -> str:
+    """What a mistake's code says: the check's catalogued line, else the engine code's meaning; for a catch-all
+    code, the line the check printed (one student's, which says what it saw)."""
     code = record["code"]
     short = code.removeprefix(record["key"] + ".")
+    if short in CATCH_ALL:
+        return record["line"]
     return lines.get(code) or lines.get(f"*.{short}") or record["line"]
 
 
