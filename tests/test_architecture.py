@@ -28,12 +28,15 @@ LONG_MODULES: dict[str, str] = {  # "figures/x.py": why it is one idea all the s
                             "copies, time limit, exit(), patches and notebook variables put back, in one path",
     "exercises/diagnosis.py": "what a wrong answer is beyond the catalogue: relations, fitted constants, errors "
                               "in words, a notebook variable read, and the evidence for 'fixed to the first input'",
+    "exercises/grading.py": "the verdict on one answer, in the order a check decides it: outcomes read, the catalogue "
+                            "of named mistakes matched, a slip diagnosed, each verdict's line worded",
     "doctor.py": "one command's checks of a copy before class or grading: versions, widget front end, data, page "
                  "files, notebooks, exercise checks and modules, each one line naming the file and its fix",
     "grade/confine.py": "what a grading worker may reach: its namespaces, mounts and limits, the pids cgroup "
                         "around it and the bubblewrap that may hold them",
     "grade/definitions.py": "what is taken from a notebook to grade and why the rest is not: the cells read as "
-                            "Jupyter runs them, the rules for what runs no student code, each refusal in one line",
+                            "Jupyter runs them, the exercise's statement as written and plain definitions around it, "
+                            "each refusal in one line",
     "grade/submissions.py": "a class's files as bytes and whose each one is: zips (nested, damaged, climbing out), "
                             "folders, and the platforms' ways of naming a student, each a line in a row, never a crash",
 }

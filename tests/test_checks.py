@@ -315,3 +315,12 @@ def test_a_capstone_whose_layers_sit_in_a_module_inside_it_is_told_where_they_ar
         def forward(self, x):
             return self.core(x)
     assert "got nothing there, but core.qkv holds one: put it on MyMultiHead itself" in H.check_multihead(MyMultiHead).line
+
+
+def test_a_tuple_holding_the_answer_is_one_code_in_every_lesson():
+    """A tuple (answer, weights) was returned_several in 01 and unreadable in 02 (sweep 14, B18): one slip, one code
+    in the class report."""
+    one = MH.check_one_head(lambda *a: (S.one_head(*a), None))
+    weights = H.check_attention_weights(lambda Q, K: (S.attention_weights(Q, K), K))
+    assert one.code == "one_head.returned_several" and weights.code == "attention_weights.returned_several"
+    assert "returned 2 things (a tuple" in one.line

@@ -303,8 +303,9 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
         expected = _reference(ex, n)
         if outcome.error is None:
             value, problem = ex.read(outcome.answer, args64)
-            if problem:
-                return engine_verdict(ex.key, "unreadable", f"✗ {ex.name}: {problem}{note}", printed)
+            if problem:  # a tuple of tensors: the slip 01's checks call returned_several (one code for one slip)
+                code = "returned_several" if _several(outcome.answer) else "unreadable"
+                return engine_verdict(ex.key, code, f"✗ {ex.name}: {problem}{note}", printed)
             if (ex.right(value, expected, args64) if ex.right else ex.same(value, expected, args64)):
                 if ex.tensor and _pieces(outcome.answer):
                     return engine_verdict(ex.key, "not_stacked", (
@@ -377,6 +378,10 @@ def _changed(outcomes: list[sandbox.Outcome]) -> str:
         fix = f"work on a copy ({first} = list({first}) or dict({first})) or compute a new value, not .pop/.append/[…] ="
     how = " in place" if args else ""  # a notebook name may have been rebound (`global X`), not edited
     return f"your function changed {what}{how}; {fix}, so the notebook's own stays as it was."
+
+
+def _several(got) -> bool:
+    return isinstance(got, (tuple, list)) and len(got) > 1 and isinstance(got[0], torch.Tensor)
 
 
 _KEEP = {"fitted_divisor", "fitted_factor", "half_precision", "returned_several", "float_size"}  # exact; a global does not beat them
