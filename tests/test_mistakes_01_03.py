@@ -198,6 +198,7 @@ CAPSTONE = [  # (switches, words): the slips of issue 22 and the usual ones
     (dict(axis=-2), "softmax over the wrong axis"), (dict(qkv_bias=False), "bias of the fused projection"),
     (dict(order="qqv"), "keys made from the queries"), (dict(mask_size=4), "the mask has a fixed size"),
     (dict(chunk_dim=1), "chunked along the words"),
+    (dict(mask="diagonal_big"), "spreads its weight evenly"),  # .triu(0) filled with -1e9 (sweep 14, B29)
 ]
 WRONG += [("MyMultiHead", capstone_slip(**kw), words, True) for kw, words in CAPSTONE]
 WRONG += [("MyMultiHead", _written(_scale_twice), "not by size (64) (or by √size twice)", True)]

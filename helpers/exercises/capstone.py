@@ -62,10 +62,12 @@ def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS,
     scores = q @ k.transpose(-2, -1) / (divide[scale] if isinstance(scale, str) else scale)
     n = T if mask_size is None else (B if mask_size == "batch" else mask_size)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
-    if mask in ("-inf", "0", "-1", "-10", "below", "diagonal", "tril"):
+    if mask in ("-inf", "0", "-1", "-10", "below", "diagonal", "diagonal_big", "tril"):
         where = {"below": future.T, "diagonal": torch.ones(n, n, dtype=torch.bool).triu(0),
+                 "diagonal_big": torch.ones(n, n, dtype=torch.bool).triu(0),
                  "tril": torch.ones(n, n, dtype=torch.bool).tril(0)}
-        scores = scores.masked_fill(where.get(mask, future), {"0": 0.0, "-1": -1.0, "-10": -10.0}.get(mask, -math.inf))
+        fill = {"0": 0.0, "-1": -1.0, "-10": -10.0, "diagonal_big": -1e9}.get(mask, -math.inf)  # -1e9: a common -inf
+        scores = scores.masked_fill(where.get(mask, future), fill)
     weights = scores.softmax(dim=axis)
     if mask in ("after", "after_inf"):
         weights = weights.masked_fill(future, 0.0 if mask == "after" else -math.inf)
@@ -104,6 +106,9 @@ SLIPS = [  # (switches, what went wrong and the fix, its stable code)
                          "earlier ones.", "wrong_triangle"),
     (dict(mask="diagonal"), "masked the diagonal too: a word may look at itself; use .triu(1), not .triu(0).",
      "masked_diagonal"),
+    (dict(mask="diagonal_big"), "masked the diagonal too (.triu(0)): a word may look at itself, and the first "
+                                "word, with nothing left, spreads its weight evenly; use .triu(1).",
+     "masked_diagonal_filled_finite"),
     (dict(mask="after"), "mask applied after the softmax: the rows no longer sum to 1; put -inf in the scores, then "
                          "take the softmax.", "masked_after_softmax"),
     (dict(scale="sqrt_dim"), "wrong scale: divide by √size (√64 = 8), not by √dim (√768).", "sqrt_of_dim"),
