@@ -78,7 +78,7 @@ HOSTILE = {"reads": ("✓", "✓", "✓"), "writes": ("✓", "✓", "✓"), "del
            "socket": ("✓", "✓", "✓"), "subprocess": ("✓", "✓", "✓"), "forks": ("✓", "✓", "✓"),
            "loops": ("too slow", "✓", "✓"), "memory": ("raised", "✓", "✓"), "prints": ("✓", "✓", "✓"),
            "exits": ("raised", "✓", "✓"), "patches": ("patched", "✓", "✓"), "helpers": ("no_scale", "no_mask", "✓"),
-           "default": ("raised", "✓", "✓"), "edits": ("sqrt_of_T", "✓", "✓"), "removes": ("sqrt_of_T", "✓", "✓"),
+           "default": ("✓", "✓", "✓"), "edits": ("sqrt_of_T", "✓", "✓"), "removes": ("sqrt_of_T", "✓", "✓"),
            "fake": ("sqrt_of_T", "✓", "✓"), "outputs": ("not attempted", "✓", "✓"), "twice": ("no_scale", "✓", "✓"),
            "later": ("✓", "✓", "✓"), "cells": ("✓", "✓", "✓"), "big": ("✓", "✓", "✓"), "zipped": ("✓", "✓", "✓")}
 
@@ -259,6 +259,13 @@ def test_each_hostile_submission_gets_its_own_row_right(graded, case):
     row = _rows(graded)[f"hostile-{case}"]
     got = tuple(row[f"01 {name}"] for name in ("attention_weights", "masked_weights", "weighted_sum"))
     assert got == HOSTILE[case], _verdicts(graded)[f"hostile-{case}"]["verdicts"][0]["line"]
+
+
+def test_a_default_value_that_patches_torch_runs_as_in_the_notebook_and_the_check_puts_torch_back(graded):
+    """`def attention_weights(Q, K, _=setattr(torch, 'softmax', None))` was refused ("runs code as it is defined");
+    the runner now runs the definition as the notebook did, and the check undoes the patch before it computes."""
+    line = _verdicts(graded)["hostile-default"]["verdicts"][0]["line"]
+    assert line.endswith("(A cell had replaced torch.softmax; the check put the original back.)"), line
 
 
 def test_no_submission_reads_another_or_the_teachers_files(graded):
