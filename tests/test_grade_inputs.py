@@ -286,10 +286,13 @@ def test_simple_expressions_are_kept_and_a_call_of_the_students_own_is_left_out_
 def test_a_decorated_helper_and_an_if_block_are_named_and_del_above_removes_the_name():
     """An @lru_cache helper and `if True:\n    POWER = 0.5` above gave "uses scale_of, which is not defined in it",
     without the line; `POWER = 0.5` then `del POWER` above was graded with POWER, where the notebook fails."""
-    cached = _take("import functools\n@functools.lru_cache\ndef scale_of(d):\n    return d ** 0.5",
+    cached = _take("import functools\n@functools.wraps(print)\ndef scale_of(d):\n    return d ** 0.5",
                    "def attention_weights(Q, K):\n    return Q / scale_of(4)\n")
     assert "scale_of" not in cached.code.replace("scale_of(4)", "")
-    assert cached.left_out == {"scale_of": "@functools.lru_cache def scale_of(d): return d ** 0.5"}
+    assert cached.left_out == {"scale_of": "@functools.wraps(print) def scale_of(d): return d ** 0.5"}
+    library = _take("import functools\n@functools.lru_cache(maxsize=None)\ndef scale_of(d):\n    return d ** 0.5",
+                    "def attention_weights(Q, K):\n    return Q / scale_of(4)\n")
+    assert "@functools.lru_cache(maxsize=None)" in library.code and library.left_out == {}  # a library's decorator
     block = _take("if True:\n    POWER = 0.5\n", "def attention_weights(Q, K):\n    return Q ** POWER\n")
     assert block.left_out == {"POWER": "if True: POWER = 0.5"}
     gone = _take("POWER = 0.5\ndef helper(x):\n    return x\n", "del POWER, helper",
@@ -549,6 +552,22 @@ def test_moodles_online_text_is_quiet_and_a_file_named_as_the_lesson_is_told_it_
     assert _rows(subs, [], None)["01_single_head_attention"].notes == [LESSON_NAMED]
 
 
+def test_a_dataclass_helper_and_a_namedtuple_are_taken():
+    """A right capstone using a @dataclass helper, and a namedtuple made by a top-level call, were graded
+    "uses Shapes, which only … sets, a line the grader does not run" (sweep 15, R27/R30)."""
+    taken = definitions.take([_code("from dataclasses import dataclass\nfrom collections import namedtuple\n"
+                                    "@dataclass(frozen=True)\nclass Shapes:\n    T: int\n    D: int = 4\n"
+                                    "HeadInfo = namedtuple('HeadInfo', 'size params', defaults=(0,))\n"),
+                              _code("def attention_weights(Q, K):\n    return Shapes(Q.shape[0]), HeadInfo(1)\n")],
+                             "attention_weights", frozenset())  # the lesson sets neither name
+    namespace = {}
+    exec(taken.code, namespace)
+    assert taken.left_out == {} and namespace["attention_weights"](torch.zeros(3, 2), None)[0].T == 3
+    own = definitions.take([_code("def namedtuple(*a):\n    print('mine')\nHeadInfo = namedtuple('HeadInfo', 'size')\n"),
+                            _code("def attention_weights(Q, K):\n    return HeadInfo\n")], "attention_weights", frozenset())
+    assert "HeadInfo" in own.left_out  # the student's own namedtuple: a call of their code, left out
+
+
 def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the_folder_above():
     """Teams: Student/Submitted files/… and Student/Working files/… (the draft). The draft was graded ("Working"
     sorts after "Submitted"), and one student's download became two students named after the two folders."""
@@ -587,9 +606,9 @@ def test_a_function_overwritten_with_its_result_or_assigned_from_a_left_out_line
     assert again.code is None and again.problem == (
         "`attention_weights = attention_weights(Q, K)` sets attention_weights to what calling it returned, so in "
         "the notebook attention_weights is no longer your function: give the result another name")
-    left = _take("import functools\n@functools.cache\ndef helper(Q, K):\n    return Q", "attention_weights = helper\n")
+    left = _take("def timeit(f):\n    return f\n@timeit\ndef helper(Q, K):\n    return Q", "attention_weights = helper\n")
     assert left.code is None and left.problem.startswith("`attention_weights = helper` reads helper, which only "
-                                                         "`@functools.cache def helper(Q, K): return Q` sets")
+                                                         "`@timeit def helper(Q, K): return Q` sets")
     decorated = definitions.take([_code("@timeit\ndef attention_weights(Q, K):\n    return Q\n")],
                                  "attention_weights", frozenset({"torch"}))
     assert decorated.problem.startswith("the decorator of attention_weights reads timeit, which no cell sets")

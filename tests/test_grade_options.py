@@ -66,6 +66,19 @@ def test_another_class_into_an_out_holding_grades_is_refused_and_the_grades_stay
     assert (base / "out" / "grades.csv").read_bytes() == before
 
 
+def test_an_anonymous_rerun_over_a_named_run_keeps_no_name(tmp_path):
+    """The results a run with names kept in OUT/.grading stayed there, file names and cells as written, after an
+    --anonymous run into the same OUT (sweep 15, T08)."""
+    write_class(tmp_path / "class", 2, ("01",))
+    command = [sys.executable, "-m", "helpers.grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"),
+               "--timeout", "5"]
+    for extra in ([], ["--anonymous"]):
+        done = subprocess.run(command + extra, cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    kept = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "out" / ".grading").glob("*.json"))
+    assert "student0" not in kept and ".ipynb" not in kept and '"printed": ""' in kept
+
+
 def test_points_weigh_the_total(anonymous):
     base, want = anonymous
     rows = list(csv.DictReader((base / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))

@@ -48,6 +48,8 @@ def _jobs(subs: list[Submission], where: Path, again: bool, setting: str = "") -
     if again:
         results.forget_kept(where)
     results.remove_leftovers(where)
+    if "--anonymous" in setting:  # results a run with names kept here hold file names and cells: not kept now
+        results.forget_named(where)
     jobs, reused = [], 0
     for sub in subs:
         if sub.data is None:

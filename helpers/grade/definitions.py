@@ -11,12 +11,15 @@ running the notebook top to bottom would leave it), its IPython magics and shell
 read as blank lines. From the code cells above it, only (and the constants described below):
 - `import …` and `from … import …` lines (the first cell's `import math` is where a notebook keeps it);
 - function definitions (`def`) whose default values are constants or simple expressions, with no decorator but
-  @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod or @property;
-- class definitions (`class X(nn.Module):`) whose body holds only such functions and constants;
+  @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod, @property or a library's
+  (LIBRARY_DECORATORS: @dataclass, @lru_cache(maxsize=None), … with constant arguments);
+- class definitions (`class X(nn.Module):`, `@dataclass class Shapes:`) whose body holds only such functions,
+  constants and annotations (`T: int`);
 each in a `try`, so one that fails here (`import seaborn`) costs only its names. From that cell, the same,
 and assignments to names (`POWER, AXIS = 0.5, -1`, `SCALE: float = 0.125`) of a constant or of a simple
 expression: names, attributes, arithmetic, and
-calls of float, int, abs, round, min, max, math.*, torch.device and torch.cuda.is_available, and `a if c else b`
+calls of float, int, abs, round, min, max, math.*, torch.device and torch.cuda.is_available, the library calls
+of LIBRARY_CALLS (`HeadInfo = namedtuple("HeadInfo", "size params")`, `torch.finfo(…)`), and `a if c else b`
 (`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`, `softmax = torch.softmax`, `device = torch.device("cpu")`),
 or a lambda whose default values are such (`sm = lambda x: x.softmax(-1)`: its body runs only when called).
 Such a constant of a cell above is taken too, but never one whose name the lesson's own cells set (the
@@ -51,8 +54,14 @@ ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "torch.no_gra
 BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)  # statements holding statements
 SIMPLE_CALLS = {"float", "int", "abs", "round", "min", "max"}  # builtins a simple assignment may call (and math.*)
 TORCH_CALLS = {"torch.device", "torch.cuda.is_available", "torch.backends.mps.is_available"}  # `device = …` lines
+# library calls and decorators that run no code of the student's: `HeadInfo = namedtuple(…)`, `@dataclass` helpers
+LIBRARY_CALLS = {"namedtuple", "collections.namedtuple", "NamedTuple", "typing.NamedTuple", "torch.finfo",
+                 "torch.iinfo"}
+LIBRARY_DECORATORS = {"dataclass", "dataclasses.dataclass", "cache", "functools.cache", "lru_cache",
+                      "functools.lru_cache", "cached_property", "functools.cached_property"}
+LIBRARY_MODULES = ("math", "torch", "collections", "typing", "dataclasses", "functools")  # whose names stay theirs
 _SIMPLE_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.Tuple, ast.Call, ast.IfExp,
-                 ast.Compare, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop)
+                 ast.keyword, ast.Compare, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop)
 
 
 @dataclass(frozen=True)
@@ -79,10 +88,21 @@ def _constant(node: ast.AST) -> bool:
     return True
 
 
+def _library_decorator(node: ast.expr, bound: frozenset) -> bool:
+    """@torch.no_grad() and a few like it, or a library's (@dataclass, @lru_cache(maxsize=None)) not rebound by
+    the student's cells, with constant arguments."""
+    if ast.unparse(node) in ALLOWED_DECORATORS:
+        return True
+    call = node if isinstance(node, ast.Call) else None
+    name = ast.unparse(call.func if call else node)
+    return name in LIBRARY_DECORATORS and name.split(".")[0] not in bound and (call is None or all(
+        _constant(a) for a in [*call.args, *[k.value for k in call.keywords]]))
+
+
 def _plain_function(node: ast.AST, bound: frozenset = frozenset()) -> bool:
     args = node.args
     defaults = args.defaults + [d for d in args.kw_defaults if d is not None]
-    return all(ast.unparse(d) in ALLOWED_DECORATORS for d in getattr(node, "decorator_list", [])) and \
+    return all(_library_decorator(d, bound) for d in getattr(node, "decorator_list", [])) and \
         all(_constant(d) or _simple(d, bound) for d in defaults)  # fill=float("-inf") runs none of the student's code
 
 
@@ -90,11 +110,11 @@ def _dotted(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) or isinstance(node, ast.Attribute) and _dotted(node.value)
 
 
-def _plain_class(node: ast.ClassDef) -> bool:
+def _plain_class(node: ast.ClassDef, bound: frozenset = frozenset()) -> bool:
     body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
                                          or isinstance(s, ast.Pass))]  # a docstring, `...` or `pass` runs nothing
-    return not node.decorator_list and not node.keywords and all(map(_dotted, node.bases)) and \
-        all(_plain(s) for s in body)
+    return all(_library_decorator(d, bound) for d in node.decorator_list) and not node.keywords and \
+        all(map(_dotted, node.bases)) and all(_plain(s, bound) for s in body)
 
 
 def _simple(node: ast.expr, bound: frozenset) -> bool:
@@ -109,7 +129,9 @@ def _simple(node: ast.expr, bound: frozenset) -> bool:
             of_math = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math" \
                 and "math" not in bound
             of_torch = ast.unparse(f) in TORCH_CALLS and "torch" not in bound
-            if not (builtin or of_math or of_torch) or sub.keywords:
+            library = ast.unparse(f) in LIBRARY_CALLS and ast.unparse(f).split(".")[0] not in bound and \
+                all(_constant(k.value) for k in sub.keywords)  # namedtuple("HeadInfo", "size params", defaults=…)
+            if not (builtin or of_math or of_torch or library) or sub.keywords and not library:
                 return False
     return True
 
@@ -122,10 +144,10 @@ def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return _plain_function(node, bound)
     if isinstance(node, ast.ClassDef):
-        return _plain_class(node)
-    if isinstance(node, ast.AnnAssign):  # `POWER: float = 0.5`
-        return isinstance(node.target, ast.Name) and node.value is not None and node.simple and \
-            (_constant(node.value) or _simple(node.value, bound))
+        return _plain_class(node, bound)
+    if isinstance(node, ast.AnnAssign):  # `POWER: float = 0.5`, a dataclass's `size: int` (annotations stay text)
+        return isinstance(node.target, ast.Name) and node.simple and \
+            (node.value is None or _constant(node.value) or _simple(node.value, bound))
     if isinstance(node, ast.Assign):  # `EPS = 1e-9`, `POWER, AXIS = 0.5, -1`, `sm = lambda x: x.softmax(-1)`
         return all(isinstance(t, ast.Name) or isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts)
                    for t in node.targets) and (_constant(node.value) or _simple(node.value, bound) or
@@ -155,8 +177,10 @@ def _bound(body: list[ast.stmt]) -> frozenset:
     call of math.* or of TORCH_CALLS stays simple)."""
     names = set()
     for node in body:
-        plain = {a.name for a in node.names if a.name in ("math", "torch") and a.asname in (None, a.name)} \
+        plain = {a.name for a in node.names if a.name in LIBRARY_MODULES and a.asname in (None, a.name)} \
             if isinstance(node, ast.Import) else set()
+        if isinstance(node, ast.ImportFrom) and str(node.module).split(".")[0] in LIBRARY_MODULES:
+            plain = {a.name for a in node.names if a.asname in (None, a.name)}  # `from dataclasses import dataclass`
         names |= _sets(node) - plain
     return frozenset(names)
 
@@ -211,6 +235,9 @@ def _reads(node: ast.stmt) -> set[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(value, ast.Lambda):
         args = (value or node).args  # a function's body runs only when called: its defaults run now
         values = args.defaults + [d for d in args.kw_defaults if d is not None]
+        values += [d for d in getattr(node, "decorator_list", []) if ast.unparse(d) not in ALLOWED_DECORATORS]
+    elif isinstance(node, ast.ClassDef):
+        values = [d for d in node.decorator_list if ast.unparse(d) not in ALLOWED_DECORATORS]
     elif isinstance(node, (ast.Assign, ast.AnnAssign)):
         values = [node.value] if node.value is not None else []
     else:

@@ -290,6 +290,17 @@ def forget_kept(where: Path) -> None:
     where.mkdir(parents=True, exist_ok=True)
 
 
+def forget_named(where: Path) -> None:
+    """--anonymous: remove the results a run with names kept (their file name, their cells as written)."""
+    for path in where.glob("*.json"):
+        try:
+            named = bool(json.loads(path.read_text(encoding="utf-8")).get("source"))
+        except (OSError, ValueError, AttributeError):
+            continue
+        if named:
+            path.unlink(missing_ok=True)
+
+
 def remove_leftovers(where: Path) -> None:
     """Remove the temporary files a killed run left (atomic_write's `.NAME.XXXX.tmp`)."""
     for path in where.glob(".*.tmp"):
