@@ -324,3 +324,22 @@ def test_a_tuple_holding_the_answer_is_one_code_in_every_lesson():
     weights = H.check_attention_weights(lambda Q, K: (S.attention_weights(Q, K), K))
     assert one.code == "one_head.returned_several" and weights.code == "attention_weights.returned_several"
     assert "returned 2 things (a tuple" in one.line
+
+
+def test_a_device_the_machine_lacks_and_numpys_shape_error_are_told_in_words():
+    """`.to('mps')` gave torch's raw "not linked with support for mps devices"; numpy's "shapes (5,5) and (8,5) not
+    aligned" was raw where torch's own words got the transpose hint (sweep 15, W36/W38)."""
+    import numpy as np
+    from helpers.exercises.diagnosis import translate_error
+    line, code = translate_error(RuntimeError("PyTorch is not linked with support for mps devices"), "Q, K")
+    assert code == "error.device_missing" and "keep them where the inputs are" in line
+    try:
+        np.ones((5, 5)).dot(np.ones((8, 5)))
+    except ValueError as err:
+        line, code = translate_error(err, "weights, V")
+    assert code == "error.matmul_shapes" and line.startswith("a matrix product of [5 × 5] and [8 × 5] does not fit")
+    try:
+        np.ones((5, 5)) @ np.ones((8, 5))
+    except ValueError as err:
+        line, code = translate_error(err, "weights, V")
+    assert code == "error.matmul_shapes" and line.startswith("a matrix product whose inner sizes differ (5 and 8)")

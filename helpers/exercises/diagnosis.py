@@ -346,6 +346,16 @@ _ERRORS = [  # (pattern, the engine's code, the line)
     (r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", "matmul_shapes",
      "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "
      "(.T) missing, or one too many?"),
+    (r"shapes \((\d+),(\d+)\) and \((\d+),(\d+)\) not aligned", "matmul_shapes",  # numpy's words for it
+     "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "
+     "(.T) missing, or one too many?"),
+    (r"matmul: Input operand 1 has a mismatch in its core dimension 0.*\(size (\d+) is different from (\d+)\)",
+     "matmul_shapes", "a matrix product whose inner sizes differ ({1} and {0}): a transpose (.T) missing, or one too "
+     "many?"),
+    (r"not linked with support for (\w+) devices|Torch not compiled with (\w+) enabled|no (\w+) GPUs? (?:are )?"
+     r"available|Found no NVIDIA driver", "device_missing",
+     "your function moves tensors to a device this machine does not have (.to('mps'), .cuda()): keep them where "
+     "the inputs are (no .to(...) or .cuda() in the function), or use x.device."),
     (r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", "size_mismatch",
      "two tensors of sizes {0} and {1} met on one axis: check which axes you transposed, split or repeated (.T "
      "reverses every axis of a 3-D or 4-D tensor: use .transpose(-2, -1)), and take each size from this input's "
