@@ -568,6 +568,16 @@ def test_a_dataclass_helper_and_a_namedtuple_are_taken():
     assert "HeadInfo" in own.left_out  # the student's own namedtuple: a call of their code, left out
 
 
+@pytest.mark.parametrize("data, words", [
+    (b"<!DOCTYPE html>\n<html><body>notebook</body></html>", "is a web page (an HTML export of the notebook)"),
+    (b"# ---\n# jupyter:\n#   jupytext:\n# ---\n\n# %%\nimport torch\n", "is a Python script (.py"),
+    (b"#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\nimport torch\n", "is a Python script (.py"),
+])
+def test_a_page_or_a_script_renamed_ipynb_is_told_what_it_is(data, words):
+    """Both were "not JSON: truncated or damaged; open it in Jupyter and save it again" (sweep 15, F12/F13)."""
+    assert cells_of(data)[1].startswith(words) and "hand in the .ipynb itself" in cells_of(data)[1]
+
+
 def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the_folder_above():
     """Teams: Student/Submitted files/… and Student/Working files/… (the draft). The draft was graded ("Working"
     sorts after "Submitted"), and one student's download became two students named after the two folders."""

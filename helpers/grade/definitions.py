@@ -466,6 +466,13 @@ def _parsed(data: bytes) -> tuple[object, str]:
         if re.search(rb"^<<<<<<< |^>>>>>>> ", data, re.M):  # git's markers: Jupyter cannot open it either
             return None, ("holds git's merge-conflict markers (<<<<<<<, =======, >>>>>>>), so it is no longer JSON: "
                           "hand in the version from before the merge, or keep one side in a text editor")
+        head = data[:2000].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+        if head.startswith((b"<!doctype html", b"<html")):  # a notebook exported, or viewed and saved, as a page
+            return None, ("is a web page (an HTML export of the notebook) renamed .ipynb, not the notebook: hand in "
+                          "the .ipynb itself (in Jupyter: File → Download)")
+        if re.search(rb"^# (?:%%|in\[|---\s*$)|^#!.*python|^(?:import|from) \w+", head, re.M):  # jupytext, nbconvert
+            return None, ("is a Python script (.py, from 'Download as Python' or jupytext) renamed .ipynb, not the "
+                          "notebook: hand in the .ipynb itself (in Jupyter: File → Download)")
         return None, "is not a notebook (not JSON: truncated or damaged); open it in Jupyter and save it again"
 
 
