@@ -873,6 +873,11 @@ def test_another_lessons_exercises_pasted_into_a_notebook_are_named_in_its_row()
     note = other_exercises(lesson + [_code("def one_head(X, W_Q, W_K, W_V):\n    return X\n")], "01", lessons())
     assert note.startswith("also defines one_head (lesson 02), which are graded only in their own lesson's")
     assert other_exercises(lesson, "01", lessons()) == ""
+    pasted = [_code(source) for source in lessons()["02"].cells]  # with its H.check_one_head(one_head) call
+    assert other_exercises(lesson + pasted, "01", lessons()).startswith("also defines one_head, split_heads (lesson 02)")
+    helper = [_code("def attention_weights(Q, K):\n    return (Q @ K.T).softmax(-1)\n"),  # sweep 15, R41
+              _code("def one_head(X, W_Q, W_K, W_V):\n    return attention_weights(X @ W_Q, X @ W_K) @ (X @ W_V)\n")]
+    assert other_exercises([_code(c) for c in lessons()["02"].cells] + helper, "02", lessons()) == ""
     job = Job("ana_01.ipynb", None, lesson="01", note=note)
     kept = dict(job.result(), records=[{}] * 3, taken=[{}] * 3)
     again = Job("ana_01.ipynb", None)

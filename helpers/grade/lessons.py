@@ -269,8 +269,10 @@ def which_lesson(cells: list[dict], known: dict[str, Lesson]) -> str:
 
 def other_exercises(cells: list[dict], number: str, known: dict[str, Lesson]) -> str:
     """"" or one line when a notebook of lesson `number` (by its heading) also defines another lesson's
-    exercises (cells pasted from it): those are not graded here, and the row says so."""
-    defined = set().union(*(defined_names(c.get("source", "")) for c in cells if c.get("cell_type") == "code"))
+    exercises (cells pasted from it): those are not graded here, and the row says so. One its code calls is a
+    helper the student reused (lesson 01's attention_weights in 02's one_head), not said."""
+    code = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
+    defined = set().union(*map(defined_names, code)) - _used(code)
     own = set(known[number].names)
     found = {n: sorted(defined & set(lesson.names) - own) for n, lesson in known.items() if n != number}
     found = {n: names for n, names in found.items() if names}
@@ -279,6 +281,21 @@ def other_exercises(cells: list[dict], number: str, known: dict[str, Lesson]) ->
     said = "; ".join(f"{', '.join(names)} (lesson {n})" for n, names in sorted(found.items()))
     return (f"also defines {said}, which are graded only in their own lesson's notebook: hand that lesson in "
             f"as its own notebook")
+
+
+def _used(sources: list[str]) -> set[str]:
+    """The names these cells read (a function called, a value used), from the cells that parse."""
+    used = set()
+    for source in sources:
+        try:
+            tree = ast.parse(plain_python(source))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        checked = {id(a) for call in ast.walk(tree) if isinstance(call, ast.Call) and
+                   getattr(call.func, "attr", getattr(call.func, "id", "")).startswith("check_") for a in call.args}
+        used |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                 and id(n) not in checked}  # a check call pasted with its lesson's cell is not a use
+    return used
 
 
 # --- a lesson's setup -----------------------------------------------------------------------------------
