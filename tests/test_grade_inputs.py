@@ -578,6 +578,18 @@ def test_a_page_or_a_script_renamed_ipynb_is_told_what_it_is(data, words):
     assert cells_of(data)[1].startswith(words) and "hand in the .ipynb itself" in cells_of(data)[1]
 
 
+def test_a_notebook_whose_name_says_another_lesson_is_graded_by_its_title_and_the_row_says_so():
+    """jo_02.ipynb holding lesson 01 was graded as 01 without a word; lesson 02 read "not submitted" (sweep 15, F10)."""
+    from helpers.grade.classroom import _rows
+    from helpers.grade.pool import Job
+    from helpers.grade.submissions import Submission
+    subs = [Submission("jo", "class/jo_02.ipynb", b"{}"), Submission("al", "class/al_01.ipynb", b"{}")]
+    graded = [(sub, Job(sub.source, None, lesson="01"), "k") for sub in subs]
+    rows = _rows(subs, graded, None)
+    assert rows["jo"].notes == ["class/jo_02.ipynb: its file name says lesson 02, but its title is lesson 01's: "
+                                "graded as lesson 01."] and rows["al"].notes == []
+
+
 def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the_folder_above():
     """Teams: Student/Submitted files/… and Student/Working files/… (the draft). The draft was graded ("Working"
     sorts after "Submitted"), and one student's download became two students named after the two folders."""

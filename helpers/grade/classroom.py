@@ -143,6 +143,12 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
             rows[key].unnamed.append(f"a notebook {job.problem}.")
         elif job.lesson:
             by_pair.setdefault((key, job.lesson), []).append(job)
+            named = re.findall(r"(?:^|[ _-])(\d\d)(?=[ _.-]|$)", re.split(r"[/\\]", job.source)[-1])
+            if named and named[0] != job.lesson and named[0] in lessons():  # jo_02.ipynb holding lesson 01
+                said = (f"its file name says lesson {named[0]}, but its title is lesson {job.lesson}'s: graded as "
+                        f"lesson {job.lesson}")
+                rows[key].notes.append(f"{job.source}: {said}.")
+                rows[key].unnamed.append(f"a notebook: {said}.")
             if job.note:
                 rows[key].notes.append(f"{job.source} {job.note}.")
                 rows[key].unnamed.append(f"a notebook of lesson {job.lesson} {job.note}.")
