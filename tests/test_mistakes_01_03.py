@@ -199,6 +199,9 @@ CAPSTONE = [  # (switches, words): the slips of issue 22 and the usual ones
     (dict(order="qqv"), "keys made from the queries"), (dict(mask_size=4), "the mask has a fixed size"),
     (dict(chunk_dim=1), "chunked along the words"),
     (dict(mask="diagonal_big"), "spreads its weight evenly"),  # .triu(0) filled with -1e9 (sweep 14, B29)
+    (dict(fixed=12), "the head count is written in (12 heads)"),  # view(B, T, 12, 64) (sweep 15, W18)
+    (dict(fixed=12, scale="sqrt_asked"), "while the scale reads self.size"),
+    (dict(swapped=True, scale="sqrt_heads"), "your scale, √64, then fits"),  # not a second slip (sweep 15, W15)
 ]
 WRONG += [("MyMultiHead", capstone_slip(**kw), words, True) for kw, words in CAPSTONE]
 WRONG += [("MyMultiHead", _written(_scale_twice), "not by size (64) (or by √size twice)", True)]

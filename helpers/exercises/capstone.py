@@ -44,9 +44,11 @@ def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS,
             split: str = "transpose", merge: str = "transpose", scale: str = "sqrt_size", mask: str = "-inf",
             axis: int = -1, project: int = 1, qkv_bias: bool = True, mask_size: int | None = None,
             chunk_dim: int = -1, project_in: bool = True, out_bias: str = "once", residual: bool = False,
-            swapped: bool = False) -> torch.Tensor:
+            swapped: bool = False, fixed: int | None = None) -> torch.Tensor:
     """The layer with switches, so each usual mistake gives its own wrong answer to recognise."""
     B, T, D = x.shape
+    asked = D // heads  # the head size the arguments ask for (self.size)
+    heads = fixed or heads  # `view(B, T, 12, 64)` written in: right for 12 heads only
     heads = D // heads if swapped else heads  # 64 heads of 12 where 12 heads of 64 are asked for
     size = D // heads
     fused = F.linear(x, qkv.weight, qkv.bias if qkv_bias else None)
@@ -58,7 +60,7 @@ def forward(x: torch.Tensor, qkv: nn.Linear, out: nn.Linear, heads: int = HEADS,
            "interleave": lambda t: t.reshape(B, T, size, heads).permute(0, 3, 1, 2)}[split]
     q, k, v = cut(q), cut(k), cut(v)  # (B, heads, T, size)
     divide = {"sqrt_size": math.sqrt(size), "sqrt_dim": math.sqrt(D), "size": size, "one": 1.0, "sqrt_heads": math.sqrt(heads),
-              "heads": heads}
+              "heads": heads, "sqrt_asked": math.sqrt(asked)}
     scores = q @ k.transpose(-2, -1) / (divide[scale] if isinstance(scale, str) else scale)
     n = T if mask_size is None else (B if mask_size == "batch" else mask_size)
     future = torch.ones(n, n, dtype=torch.bool).triu(1)
@@ -124,6 +126,15 @@ SLIPS = [  # (switches, what went wrong and the fix, its stable code)
                              "in the weights gives -inf and NaN in the output).", "minus_inf_after_softmax"),
     (dict(scale="sqrt_heads"), "wrong scale: divide by √size (√64 = 8), not by √heads.", "sqrt_of_heads"),
     (dict(scale="heads"), "wrong scale: divide by √size (√64 = 8), not by the number of heads.", "divided_by_heads"),
+    (dict(swapped=True, scale="sqrt_heads"), "head count and head size swapped: MyMultiHead(768, 12) has 12 heads "
+     "of 768 // 12 = 64 numbers, not 64 heads of 12; size = dim // n_heads (your scale, √64, then fits).",
+     "heads_size_swapped_own_scale"),
+    (dict(fixed=HEADS), f"the head count is written in ({HEADS} heads): MyMultiHead(768, 6) must make 6 heads of "
+                        f"128; take both from the arguments, self.heads = n_heads and self.size = dim // n_heads.",
+     "fixed_head_count"),
+    (dict(fixed=HEADS, scale="sqrt_asked"), f"the head count is written in ({HEADS} heads of 64, while the scale "
+                                            f"reads self.size): MyMultiHead(768, 6) must make 6 heads of 128; take "
+                                            f"the split from self.heads and self.size too.", "fixed_head_count_split"),
     (dict(swapped=True), "head count and head size swapped: MyMultiHead(768, 12) has 12 heads of 768 // 12 = 64 "
                          "numbers, not 64 heads of 12; size = dim // n_heads.", "heads_size_swapped"),
     (dict(project=2), "applied the output projection twice: self.out once, after the merge.", "output_projection_twice"),
