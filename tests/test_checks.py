@@ -343,3 +343,11 @@ def test_a_device_the_machine_lacks_and_numpys_shape_error_are_told_in_words():
     except ValueError as err:
         line, code = translate_error(err, "weights, V")
     assert code == "error.matmul_shapes" and line.startswith("a matrix product whose inner sizes differ (5 and 8)")
+
+
+def test_recombine_without_w_o_is_named():
+    """`z.sum(0)` got "wrong shape [5, 4], expected [5, 6]" with no word of W_O (sweep 15, W13)."""
+    summed = H.check_recombine(lambda z, W_O: z.sum(0))
+    merged = H.check_recombine(lambda z, W_O: z.transpose(0, 1).reshape(z.shape[1], -1))
+    assert summed.code == "recombine.no_w_o" and "left out W_O" in summed.line
+    assert merged.code == "recombine.merged_no_w_o" and "multiply by the stacked W_O" in merged.line

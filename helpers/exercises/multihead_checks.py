@@ -236,6 +236,10 @@ RECOMBINE_MISTAKES = [
     M("concatenated the heads along dim 0 (the words): put them side by side, z.transpose(0, 1).reshape(T, H·d), "
       "before the stacked W_O.", lambda z, W: torch.cat(list(z), dim=0) @ W.reshape(-1, W.shape[-1]),
       code="cat_along_words"),
+    M("left out W_O: the heads' updates were added as they are ([T × d]); each goes through its own block first, "
+      "z[h] @ W_O[h], to come back to D features.", lambda z, W: z.sum(0), code="no_w_o"),
+    M("merged the heads without W_O: concatenated they are [T × H·d]; multiply by the stacked W_O to come back to "
+      "D features.", lambda z, W: z.transpose(0, 1).reshape(z.shape[1], -1), code="merged_no_w_o"),
     M("two slips at once: the loop starts at 1 (range(1, n) leaves out head 0), and divided by n at the end (the "
       "recombination is a plain sum).", lambda z, W: (z[1:] @ W[1:]).sum(0) / z.shape[0],
       code="two_slips.loop_from_1+averaged"),
