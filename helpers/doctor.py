@@ -403,7 +403,8 @@ def check_graders(required: dict[str, str] = GRADERS) -> tuple[list[str], str]:
                                           f"itself does not need it)", f"run `{GRADING_EXTRA}`")
     if "nbgrader" in " ".join(found) and shutil.which("alembic") is None:  # nbgrader runs it to open its database
         problems.append("✗ nbgrader runs `alembic`, which is not on PATH: activate the virtual environment "
-                        "(`source .venv/bin/activate`) before running nbgrader.")
+                        "(`source .venv/bin/activate`) before running nbgrader (`python -m helpers.grade` does not "
+                        "need it).")
     return problems, ", ".join(found)
 
 

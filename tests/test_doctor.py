@@ -158,7 +158,8 @@ def test_an_old_nbgrader_or_one_without_alembic_on_path_is_named(monkeypatch):
     monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
     problems, _ = doctor.check_graders()
     assert problems == ["✗ nbgrader runs `alembic`, which is not on PATH: activate the virtual environment "
-                        "(`source .venv/bin/activate`) before running nbgrader."]
+                        "(`source .venv/bin/activate`) before running nbgrader (`python -m helpers.grade` does not "
+                        "need it)."]
 
 
 def test_a_page_script_cut_short_is_one_line(tmp_path):
