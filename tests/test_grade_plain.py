@@ -28,6 +28,9 @@ def test_the_answers_the_checks_take_come_back_equal():
     assert _through((80, [0.5, None], {"a": 1, 2: "b"})) == (80, [0.5, None], {"a": 1, 2: "b"})
     assert math.isnan(_through(float("nan"))) and _through(float("-inf")) == float("-inf")
     assert _through(np.int64(7)) == 7 and type(_through(np.float32(0.5))) is float
+    for array in (np.array(0.78), np.array(3, dtype=np.int64), np.arange(6.0).reshape(2, 3).T):  # 0-dim stays 0-dim
+        back = _through(array)  # (np.array(0.78) came back [0.78]: a right prediction "not confirmed", sweep 16)
+        assert back.shape == array.shape and back.dtype == array.dtype and np.array_equal(back, array)
     assert np.array_equal(_through(np.arange(6.0).reshape(2, 3)), np.arange(6.0).reshape(2, 3))
 
 

@@ -55,7 +55,8 @@ def encode(value, depth: int = 0):
     if isinstance(value, np.generic):
         return encode(value.item(), depth)
     if isinstance(value, np.ndarray):
-        return {"ndarray": encode(torch.from_numpy(np.ascontiguousarray(value)), depth + 1)} \
+        # a C-ordered copy that keeps a 0-dim array 0-dim (np.ascontiguousarray makes np.array(0.78) shape (1,))
+        return {"ndarray": encode(torch.from_numpy(np.array(value, order="C", copy=True)), depth + 1)} \
             if value.dtype.kind in "biuf" else {"opaque": "numpy array of " + str(value.dtype)}
     if isinstance(value, torch.Tensor):
         return _tensor(value)
