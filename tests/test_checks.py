@@ -351,3 +351,11 @@ def test_recombine_without_w_o_is_named():
     merged = H.check_recombine(lambda z, W_O: z.transpose(0, 1).reshape(z.shape[1], -1))
     assert summed.code == "recombine.no_w_o" and "left out W_O" in summed.line
     assert merged.code == "recombine.merged_no_w_o" and "multiply by the stacked W_O" in merged.line
+
+
+def test_concat_shape_reads_the_two_numbers_in_a_tensor_or_an_array():
+    """np.array([T, D]) and torch.tensor([T, D]) were refused as "expected a tuple of whole numbers" (sweep 16)."""
+    import numpy as np
+    assert H.check_concat_shape(lambda n_tokens, width, n_heads: np.array([n_tokens, width])).passed
+    assert H.check_concat_shape(lambda n_tokens, width, n_heads: torch.tensor([n_tokens, width])).passed
+    assert not H.check_concat_shape(lambda n_tokens, width, n_heads: torch.tensor([n_tokens, width / 1])).passed

@@ -6,6 +6,7 @@ integers alike); each slip below is a wrong formula, run on the same (width, hea
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ..analysis.headcount import head_shapes
@@ -15,10 +16,19 @@ from .grading import check
 from .verdict import Exercise, Mistake as M, Verdict
 
 
+def _as_tuple(got):
+    """torch.tensor([5, 96]) or np.array([5, 96]): whole numbers in another box, read as the tuple they hold."""
+    integer = isinstance(got, torch.Tensor) and not (got.dtype.is_floating_point or got.dtype.is_complex
+                                                     or got.dtype == torch.bool) or \
+        isinstance(got, np.ndarray) and got.dtype.kind in "iu"
+    return tuple(got.tolist()) if integer and got.ndim == 1 else got
+
+
 def whole_numbers(example: str, reference=None):
     """A reader: the answer as a tuple of plain ints, or one line saying what to return instead (for a float
     of the right value, that the numbers are right and only their type is not)."""
     def read(got, args):
+        got = _as_tuple(got)
         if is_whole_number(got):
             return None, f"expected a tuple of whole numbers such as {example}, got the single number {int(got)}."
         if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list, torch.Size)):
