@@ -64,8 +64,9 @@ PREVIOUS_WORD_HEAD_MISTAKES = [
     M("you chose the best layer and the best head separately (a layer's mean over its heads, a head's mean over the "
       "layers): the best head is the best cell of the (layers, heads) table, best = score.argmax(), then "
       "divmod(int(best), n_heads).", lambda a: _layer_apart(a, True), code="layer_and_head_apart"),
-    M("you chose the layer first by its mean over the heads: the best head may sit in a layer whose other heads are "
-      "poor; take the best cell of the whole (layers, heads) table.", lambda a: _layer_apart(a, False),
+    M("your head is the one found by choosing the layer first by its mean over the heads: the best head may sit in a "
+      "layer whose other heads are poor; take the best cell of the whole (layers, heads) table.",
+      lambda a: _layer_apart(a, False),
       code="layer_by_mean_first"),
 ]
 
