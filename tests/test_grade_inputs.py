@@ -590,6 +590,21 @@ def test_a_notebook_whose_name_says_another_lesson_is_graded_by_its_title_and_th
                                 "graded as lesson 01."] and rows["al"].notes == []
 
 
+def test_an_answer_under_another_name_is_named_beside_not_attempted():
+    """The stub kept and a right attention_weights2 in the next cell: "not attempted yet", attention_weights2
+    never mentioned (sweep 16, O05)."""
+    from helpers.grade import worker
+    ex = lessons()["01"].exercises[0][1]
+    stub, renamed = "def attention_weights(Q, K):\n    ...\n", "def attention_weights2(Q, K):\n    return Q\n"
+    taken = _take(stub, renamed)
+    assert taken.similar == ("attention_weights2",)
+    said = {"outcome": "not_attempted", "code": f"{ex.key}.not_attempted", "line": "… x: not attempted yet."}
+    line = worker._stub_last(said, ex, taken)["line"] + worker._renamed(taken, ex)
+    assert line.endswith(" Your notebook defines attention_weights2, which the check does not call: name your answer "
+                         "attention_weights (or add `attention_weights = attention_weights2` below it).")
+    assert _take(renamed).code is None and _take(renamed).similar == ("attention_weights2",)
+
+
 def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the_folder_above():
     """Teams: Student/Submitted files/… and Student/Working files/… (the draft). The draft was graded ("Working"
     sorts after "Submitted"), and one student's download became two students named after the two folders."""

@@ -78,6 +78,7 @@ class Taken:
     below: frozenset = frozenset()  # functions and classes only a cell below the exercise's defines
     runs: tuple = ()  # `%run FILE` lines of the cells above: names they set exist in Jupyter, not here
     earlier: bool = False  # a cell above also defines the exercise (the one graded is the last, as Jupyter runs)
+    similar: tuple = ()  # functions named like the exercise (attention_weights2): the check never calls them
 
 
 def _constant(node: ast.AST) -> bool:
@@ -388,6 +389,7 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     `lesson_names`: what the pristine lesson's cells set (lesson_names()); a simple constant of a cell above
     is taken only when given, and only for a name the lesson does not set. `ran`: see _syntax_line."""
     sources = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
+    similar = tuple(sorted({n for source in sources for n in defined_names(source) if name in n and n != name}))[:3]
     found = [s for s in sources if name in defined_names(s) or
              re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
              any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
@@ -407,7 +409,7 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
             return Taken(name, None, f"{name} is defined indented (inside a block such as `try:` or `if`, or a "
                                      f"class), not at the top of its cell; the grader takes top-level definitions: "
                                      f"move `def {name}(…)` to the cell's first column")
-        return Taken(name, None)
+        return Taken(name, None, similar=similar)
     cell = found[-1]
     at = len(sources) - sources[::-1].index(cell)  # the cells below the exercise's: sources[at:]
     above = [n for source in sources[:at - 1] for n in _statements(source)]
@@ -434,7 +436,7 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     below = frozenset(n for source in sources[at:] for n in defined_names(source)) - {s for n in kept for s in _sets(n)}
     runs = tuple(m.strip() for source in sources[:at - 1] for m in re.findall(r"^[ \t]*(%run[ \t]+\S.*)$", source, re.M))
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below,
-                 runs[:3], len(found) > 1)
+                 runs[:3], len(found) > 1, similar)
 
 
 def _forgiving(node: ast.stmt) -> ast.stmt:

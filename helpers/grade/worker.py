@@ -57,9 +57,19 @@ def _grade_one(prepared, i: int, taken, runner_) -> dict:
         return plain_record(ex, runner.raised(ex, f"{taken.problem}."))
     if taken.code is None:
         return record(ex.name, ex.key, "not_attempted", f"{ex.key}.not_attempted",
-                      f"… {ex.title}: not attempted (the notebook defines no {ex.name}).")
+                      f"… {ex.title}: not attempted (the notebook defines no {ex.name}).{_renamed(taken, ex)}")
     done = _name_left_out(runner.grade(prepared, i, runner_, plain_record), ex, taken)
-    return _stopped_itself(_stub_last(done, ex, taken), ex)
+    done = _stopped_itself(_stub_last(done, ex, taken), ex)
+    return dict(done, line=done["line"] + _renamed(taken, ex)) if done["outcome"] == "not_attempted" else done
+
+
+def _renamed(taken, ex) -> str:
+    """The answer written under another name (attention_weights2), which the check never calls: said."""
+    if not taken.similar:
+        return ""
+    names = " and ".join(taken.similar)
+    return (f" Your notebook defines {names}, which the check does not call: name your answer {ex.name} (or add "
+            f"`{ex.name} = {taken.similar[0]}` below it).")
 
 
 def _stopped_itself(done: dict, ex) -> dict:
