@@ -359,3 +359,13 @@ def test_concat_shape_reads_the_two_numbers_in_a_tensor_or_an_array():
     assert H.check_concat_shape(lambda n_tokens, width, n_heads: np.array([n_tokens, width])).passed
     assert H.check_concat_shape(lambda n_tokens, width, n_heads: torch.tensor([n_tokens, width])).passed
     assert not H.check_concat_shape(lambda n_tokens, width, n_heads: torch.tensor([n_tokens, width / 1])).passed
+
+
+def test_an_index_past_the_end_and_a_loop_from_one_are_named():
+    """`for h in range(12)` over 3 heads raised a bare IndexError; `range(1, H)` was "numbers differ" (sweep 16)."""
+    def fixed(z, W_O):
+        return sum(z[h] @ W_O[h] for h in range(12))
+    past = H.check_recombine(fixed)
+    assert past.code == "recombine.error.index_past_end" and "a count written in (range(12))" in past.line
+    skips = H.check_recombine(lambda z, W_O: sum(z[h] @ W_O[h] for h in range(1, z.shape[0])))
+    assert skips.code == "recombine.loop_skips_first"

@@ -356,6 +356,9 @@ _ERRORS = [  # (pattern, the engine's code, the line)
      r"available|Found no NVIDIA driver", "device_missing",
      "your function moves tensors to a device this machine does not have (.to('mps'), .cuda()): keep them where "
      "the inputs are (no .to(...) or .cuda() in the function), or use x.device."),
+    (r"index (-?\d+) is out of bounds for dimension (\d+) with size (\d+)", "index_past_end",
+     "index {0} is past the end of axis {1}, which has {2} entries here: a count written in (range(12)) or one too "
+     "many? Take it from this input's shape ({sizes})."),
     (r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", "size_mismatch",
      "two tensors of sizes {0} and {1} met on one axis: check which axes you transposed, split or repeated (.T "
      "reverses every axis of a 3-D or 4-D tensor: use .transpose(-2, -1)), and take each size from this input's "

@@ -223,6 +223,8 @@ RECOMBINE_MISTAKES = [
       code="blocks_interleaved"),
     M("the loop leaves out the last head: range(H), not range(H - 1).", lambda z, W: (z[:-1] @ W[:-1]).sum(0),
       code="loop_skips_last"),
+    M("the loop leaves out head 0: range(H), not range(1, H).", lambda z, W: (z[1:] @ W[1:]).sum(0),
+      code="loop_skips_first"),
     M("every head went through W_O[0]: head h uses its own block, W_O[h].", lambda z, W: (z @ W[0]).sum(0),
       code="every_head_block_0"),
     M("merged the heads interleaved (feature by feature): keep head h's d features together, "

@@ -121,6 +121,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "raised": ("raised", "the function raised an error no catalogued slip explains"),
     "error.matmul_shapes": ("mistake", "a matrix product whose inner sizes differ"),
     "error.size_mismatch": ("mistake", "two tensors of different sizes met in an element-wise operation"),
+    "error.index_past_end": ("mistake", "an index past the end of an axis (a count written in?)"),
     "error.device_missing": ("mistake", "tensors moved to a device (mps, cuda) the machine does not have"),
     "error.view_after_transpose": ("mistake", ".view() after a transpose"),
     "error.reshape_size": ("mistake", "a reshape that cannot hold the input's numbers"),
