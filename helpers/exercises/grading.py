@@ -31,6 +31,7 @@ from .verdict import ENGINE_CODES, Exercise, Verdict, close, engine_verdict
 
 NOT_ATTEMPTED = "not attempted yet"
 
+
 # --- the catalogued mistakes' answers on an exercise's inputs: computed once, kept on the Exercise ------
 # A check compares the student's answer with every mistake's answer on the same inputs. The capstone has
 # hundreds of mistakes (two slips at once), each a full attention layer: computed again for every wrong
@@ -257,11 +258,11 @@ def _put_back(ex: Exercise) -> tuple[Verdict | None, str]:
 def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str, source=None) -> Verdict | None:
     """The verdict for an input on which the function gave no answer to read, else None."""
     if outcome.patched:
-        names, more = ", ".join(f"`{n}`" for n in outcome.patched[:5]), len(outcome.patched) - 5  # five, and a count
-        what = "Python's builtins" if all(n.startswith("builtins.") for n in outcome.patched) else "the libraries"
-        names += f" and {more} more" * (more > 0)
+        n = len(outcome.patched)  # the first five named, and how many more
+        names = ", ".join(f"`{name}`" for name in outcome.patched[:5]) + f" and {n - 5} more" * (n > 5)
+        what = "Python's builtins" if all(p.startswith("builtins.") for p in outcome.patched) else "the libraries"
         return engine_verdict(ex.key, "patched", f"✗ {ex.name}: your function replaced {names}; the check puts "
-                              f"{'them' if more > -4 else 'it'} back and does not accept this answer: compute it "
+                              f"{'them' if n > 1 else 'it'} back and does not accept this answer: compute it "
                               f"with {what} as they are.", printed)
     if not outcome.attempted:
         if callable(fn) and printed:

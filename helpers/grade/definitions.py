@@ -250,13 +250,16 @@ def _reads_now(node: ast.stmt) -> set[str]:
     """The names the exercise's own statement reads as it is run: decorators, default values, base classes
     and a class's body outside its methods, or the value assigned (a lambda's body runs only when called)."""
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        if node.value is None:  # `T: int` in a class body: an annotation, kept as text
+            return set()
         return _defaults_read(node.value.args) if isinstance(node.value, ast.Lambda) else _names(node.value)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return _names(*node.decorator_list) | _defaults_read(node.args)
     if isinstance(node, ast.ClassDef):
         names = _names(*node.decorator_list, *node.bases, *[k.value for k in node.keywords])
-        for inner in node.body:  # methods run when called; their decorators and defaults run now
-            names |= _reads_now(inner) if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) else _names(inner)
+        for inner in node.body:  # methods run when called (their decorators and defaults now); annotations are text
+            names |= _reads_now(inner) if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign)) \
+                else _names(inner)
         return names - {name for inner in node.body for name in _sets(inner)}  # `x = 1` then `y = x` in the body
     return set()
 
