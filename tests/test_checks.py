@@ -369,3 +369,23 @@ def test_an_index_past_the_end_and_a_loop_from_one_are_named():
     assert past.code == "recombine.error.index_past_end" and "a count written in (range(12))" in past.line
     skips = H.check_recombine(lambda z, W_O: sum(z[h] @ W_O[h] for h in range(1, z.shape[0])))
     assert skips.code == "recombine.loop_skips_first"
+
+
+def test_grouped_attention_slips_a_new_class_made_are_named():
+    """A fixed 8, no mask and no scale together, and heads reversed were "numbers differ" or a layout line
+    (sweep 16, F05/W26/W28)."""
+    from helpers.exercises import kv_checks
+
+    def attend(Q, K, V, scale=None, mask=True):
+        g = Q.shape[0] // K.shape[0]
+        K, V = K.repeat_interleave(g, 0), V.repeat_interleave(g, 0)
+        s = Q @ K.transpose(-2, -1) * (Q.shape[-1] ** -0.5 if scale is None else scale)
+        if mask:
+            s = s.masked_fill(torch.ones(s.shape[-1], s.shape[-1], dtype=torch.bool).triu(1), float("-inf"))
+        return s.softmax(-1) @ V
+    assert kv_checks.check_grouped_attention(lambda Q, K, V: attend(Q, K, V, scale=1 / 8)).code == \
+        "grouped_attention.fixed_scale_8"
+    assert kv_checks.check_grouped_attention(lambda Q, K, V: attend(Q, K, V, scale=1.0, mask=False)).code == \
+        "grouped_attention.two_slips.no_mask+no_scale"
+    assert kv_checks.check_grouped_attention(lambda Q, K, V: attend(Q, K, V).flip(0)).code == \
+        "grouped_attention.heads_reversed"

@@ -273,6 +273,13 @@ def _grouped_mistakes():
           "(neighbouring query heads share a key/value head).",
           lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1), scale=1.0),
           code="two_slips.no_scale+repeat_not_interleave"),
+        M("two slips at once: no causal mask (fill the scores above the diagonal with -inf), and no 1/√d scaling "
+          "(divide the scores by √d).", lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=None, scale=1.0),
+          code="two_slips.no_mask+no_scale"),
+        M("divided by a fixed 8: take the head size from the input, d = Q.shape[-1], and divide by √d.", lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), scale=1 / 8),
+          code="fixed_scale_8"),
+        M("the heads come out in reverse order: keep head h at position h (no flip or [::-1] on the heads).",
+          lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q)).flip(0), code="heads_reversed"),
         M("two slips at once: every query head read key/value head 0 (head h reads h // (n_heads // n_kv_heads)), and no causal "
           "mask (fill the scores above the diagonal with -inf).",
           lambda Q, K, V: _attend(Q, K[:1].expand_as(Q), V[:1].expand_as(Q), mask=None),
