@@ -21,7 +21,7 @@ from . import results
 from .confine import PROJECT, PROJECT_PARTS, Limits, python_files
 from .lessons import lessons
 from .results import Row, Table
-from .submissions import Submission, collect, in_teams_draft, visible
+from .submissions import Submission, collect, in_teams_draft, names_no_student, source_parts, visible
 from .pool import Job, grade_jobs
 
 RUNTIME = ("/run", "/var/run", "/sys/fs/cgroup")  # local services' sockets; the cgroup a worker is counted in
@@ -114,7 +114,7 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
         if note:
             rows[key].notes.append(note)
             rows[key].unnamed.append(note.split(":")[0] + ".")
-        if key[:1].isdigit():  # "01_single_head_attention": the lesson's own name, no student's
+        if names_no_student(key):  # "01_single_head_attention": the key is the lesson's own file name
             rows[key].notes.append(LESSON_NAMED)
             rows[key].unnamed.append(LESSON_NAMED)
         if key in nothing:
@@ -143,7 +143,7 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
             rows[key].unnamed.append(f"a notebook {job.problem}.")
         elif job.lesson:
             by_pair.setdefault((key, job.lesson), []).append(job)
-            named = re.findall(r"(?:^|[ _-])(\d\d)(?=[ _.-]|$)", re.split(r"[/\\]", job.source)[-1])
+            named = re.findall(r"(?:^|[ _-])(\d\d)(?=[ _.-]|$)", source_parts(job.source)[-1])
             if named and named[0] != job.lesson and named[0] in lessons():  # jo_02.ipynb holding lesson 01
                 said = (f"its file name says lesson {named[0]}, but its title is lesson {job.lesson}'s: graded as "
                         f"lesson {job.lesson}")
@@ -179,7 +179,7 @@ def upload_order(source: str) -> tuple:
     """Where a student's notebook of a lesson comes among theirs; the last is graded: a Teams draft (Working
     files) or a backup by its name (`ana_01_old`, `ana_01 backup`) before the others, then by name with
     numbers by value."""
-    stem = re.split(r"[/\\]", source)[-1].removesuffix(".ipynb")
+    stem = source_parts(source)[-1].removesuffix(".ipynb")
     return not (in_teams_draft(source) or BACKUP.search(stem)), _by_number(source.removesuffix(".ipynb"))
 
 

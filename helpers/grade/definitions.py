@@ -243,7 +243,7 @@ def _reads(node: ast.stmt) -> set[str]:
         values = [node.value] if node.value is not None else []
     else:
         values = []
-    return {n.id for value in values for n in ast.walk(value) if isinstance(n, ast.Name)}
+    return _names(*values)
 
 
 def _reads_now(node: ast.stmt) -> set[str]:
@@ -392,8 +392,9 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     `lesson_names`: what the pristine lesson's cells set (lesson_names()); a simple constant of a cell above
     is taken only when given, and only for a name the lesson does not set. `ran`: see _syntax_line."""
     sources = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
-    similar = tuple(sorted({n for source in sources for n in defined_names(source) if name in n and n != name}))[:3]
-    found = [s for s in sources if name in defined_names(s) or
+    defined = [defined_names(source) for source in sources]  # each cell parsed once for what it defines
+    similar = tuple(sorted({n for names in defined for n in names if name in n and n != name}))[:3]
+    found = [s for s, names in zip(sources, defined) if name in names or
              re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
              any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
     if not found:
@@ -436,7 +437,7 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     future = [n for n in kept if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     kept = future + [_forgiving(n) if id(n) in from_above else n for n in kept if n not in future]  # Python wants
     # `from __future__ import …` first in the code run; in Jupyter it may open any cell
-    below = frozenset(n for source in sources[at:] for n in defined_names(source)) - {s for n in kept for s in _sets(n)}
+    below = frozenset(n for names in defined[at:] for n in names) - {s for n in kept for s in _sets(n)}
     runs = tuple(m.strip() for source in sources[:at - 1] for m in re.findall(r"^[ \t]*(%run[ \t]+\S.*)$", source, re.M))
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below,
                  runs[:3], len(found) > 1, similar)

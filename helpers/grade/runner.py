@@ -27,11 +27,11 @@ import __future__
 import contextlib
 import errno
 import io
-import time
 import os
 import signal
 import subprocess
 import sys
+import time
 
 import torch
 

@@ -222,7 +222,17 @@ def _named(relatives: list[PurePosixPath]) -> set[str]:
     nor a file beside them (notes.txt), nor a hidden or climbing path (`..`)."""
     keys = {student_key(r) for r in relatives if r.suffix.lower() in (".ipynb", ".zip")
             and not any(p.startswith(".") or p == "__MACOSX" for p in r.parts)}
-    return {k for k in keys if not k[:1].isdigit()}
+    return {k for k in keys if not names_no_student(k)}
+
+
+def names_no_student(key: str) -> bool:
+    """A key read from a lesson's own file name ("01_single_head_attention"): no student's name in it."""
+    return key[:1].isdigit()
+
+
+def source_parts(source: str) -> list[str]:
+    """A source's folders and file name ("class.zip: Bea Costa/Submitted files/01.ipynb"), / or \\ between them."""
+    return re.split(r"[/\\]", source)
 
 
 TEAMS_FOLDERS = ("submitted files", "working files")  # a Teams download: Student/Submitted files/…, the draft beside
@@ -230,7 +240,7 @@ TEAMS_FOLDERS = ("submitted files", "working files")  # a Teams download: Studen
 
 def in_teams_draft(source: str) -> bool:
     """A file in a Teams student's "Working files": the draft, graded only when nothing was submitted."""
-    return any(part.strip().lower() == TEAMS_FOLDERS[1] for part in re.split(r"[/\\]", source)[:-1])
+    return any(part.strip().lower() == TEAMS_FOLDERS[1] for part in source_parts(source)[:-1])
 
 
 def _wrappers(relatives: list[PurePosixPath]) -> int:
