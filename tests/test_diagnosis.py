@@ -259,3 +259,22 @@ def test_later_blind_rounds_no_false_pass_no_refusal_no_misnaming(number):
     assert bad == []
     wrong = [r for r in rows if r["kind"] == "wrong"]
     assert sum(r["cls"] == "named" for r in wrong) >= 0.75 * len(wrong)
+
+
+def test_scores_divided_by_two_d_name_the_power_written_without_brackets(capsys):
+    """Sweep 17, aw_w2: `Q @ K.T / d ** 1/2` divides by 2·d; the line said only "divided by 32"."""
+    verdict = H.check_attention_weights(lambda Q, K: (Q @ K.T / Q.shape[-1] ** 1/2).softmax(-1))
+    assert verdict.code == "attention_weights.fitted_divisor"
+    assert "= 2·d" in verdict.line and "`/ d ** 1/2`" in verdict.line
+
+
+@pytest.mark.parametrize("stop, code", [(0, "loop_skips_own_word"), (1, "loop_to_own_word")])
+def test_an_inner_loop_that_stops_at_the_word_itself_is_named(stop, code, capsys):
+    """Sweep 17, ws_w4 (and round 5's weighted_sum.12): `for j in range(i)` was "numbers differ everywhere"."""
+    def weighted_sum(weights, V):
+        out = torch.zeros_like(V)
+        for i in range(V.shape[0]):
+            for j in range(i + stop):
+                out[i] += weights[i, j] * V[j]
+        return out
+    assert H.check_weighted_sum(weighted_sum).code == f"weighted_sum.{code}"

@@ -205,6 +205,11 @@ WEIGHTED_SUM_MISTAKES = [
       "T (the weights already sum to 1).", lambda w, V: w.T @ V / w.shape[0], code="two_slips.weights_transposed+divided_by_T"),
     M("a loop that overwrites instead of adds: only the last value vector is left; use out = out + w[:, j:j+1] * V[j].",
       lambda w, V: w[:, -1:] * V[-1], code="loop_overwrites"),
+    M("the inner loop stops before the word itself: range(i) sums only the earlier words, and word 0 gets nothing; "
+      "sum over every key, range(T) (the weights already hold any mask).", lambda w, V: torch.tril(w, -1) @ V,
+      code="loop_skips_own_word"),
+    M("the inner loop runs only up to the word itself, range(i + 1): sum over every key, range(T); a mask, when "
+      "there is one, is already in the weights.", lambda w, V: torch.tril(w) @ V, code="loop_to_own_word"),
 ]
 
 

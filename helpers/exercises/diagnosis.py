@@ -336,6 +336,10 @@ def scale_or_factor(value, expected, args) -> tuple:
         return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}, "
                 f"a negative number, which turns the ranking upside down: divide by √d = {math.sqrt(d):.4g} "
                 f"(d = Q.shape[-1] = {d})."), False, "fitted_divisor"
+    if abs(c - 2 * d) < 1e-3 * d:  # `/ d ** 1/2` reads as / (d ** 1) / 2: ** binds tighter than /
+        return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g} = 2·d, not by √d = "
+                f"{math.sqrt(d):.4g} (d = Q.shape[-1] = {d}). If you wrote `/ d ** 1/2`: ** goes before /, so it "
+                f"divides by d and then by 2; write / d ** 0.5 or / math.sqrt(d)."), False, "fitted_divisor"
     return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}, not "
             f"by √d = {math.sqrt(d):.4g} (d = Q.shape[-1] = {d}): divide Q @ K.T by math.sqrt(d) exactly, nothing "
             f"added or rounded."), False, "fitted_divisor"
@@ -613,3 +617,37 @@ def fixed_to_first(ex, n: int, first_answer, value, expected, err) -> bool:
     if err is None and not ex.tensor:
         return _substituted(ex.reference, ex.read, first, later, value, ex.same)
     return False
+
+
+_ORDINAL = ("first", "second", "third", "fourth")
+
+
+def _small(value) -> bool:
+    """0 or 1 (or a tuple of them): what a slip in a formula also gives on every input (n_heads // width is 0)."""
+    numbers = value if isinstance(value, tuple) else (value,)
+    return all(isinstance(x, (int, float)) and x in (0, 1) for x in numbers)
+
+
+def fixed_answer(answers: list, expected: list, sizes_hint: str | None) -> tuple[str, str] | None:
+    """(sentence, code) when a wrong answer does not move with its inputs: the same answer (or the same number
+    at one place of a tuple) on every input, where the right ones differ. A number written in (the notebook's
+    4 tokens × 768, a head size of 64) gives that on inputs of other sizes, whatever else the slip is.
+    Small answers (two inputs, a tuple of small ints, a 0 or 1) can stay put by chance: not said for them."""
+    arrays = isinstance(answers[0], np.ndarray) if answers else False
+    if len(answers) < (2 if arrays else 3) or len(answers) != len(expected) or arrays and answers[0].ndim == 0:
+        return None  # (one number for a tensor answer has its own line: a .sum() or .item() too many)
+    how = f" ({sizes_hint})" if sizes_hint else ""
+    every = "both" if len(answers) == 2 else f"all {len(answers)}"
+    if all(_same_answer(a, answers[0]) for a in answers) and not _small(answers[0]) and \
+            not all(_same_answer(e, expected[0]) for e in expected):
+        shown = f"the same {list(answers[0].shape)} numbers" if arrays else answers[0]
+        return (f"your function gives {shown} on {every} inputs, whatever their sizes: compute the answer from "
+                f"the arguments{how}, not from numbers written in.", "same_for_every_input")
+    if not all(isinstance(a, tuple) and isinstance(e, tuple) and len(a) == len(e) == len(answers[0])
+               and all(isinstance(x, (int, float)) for x in a + e) for a, e in zip(answers, expected)):
+        return None
+    for i in range(min(len(answers[0]), len(_ORDINAL))):
+        if len({a[i] for a in answers}) == 1 and len({e[i] for e in expected}) > 1 and not _small(answers[0][i]):
+            return (f"the {_ORDINAL[i]} number is {answers[0][i]} on {every} inputs, whatever their sizes: it is "
+                    f"written in; compute it from the arguments{how}.", "number_written_in")
+    return None

@@ -209,6 +209,26 @@ def _outcomes(ex: Exercise, fn, seconds: float) -> tuple[list[sandbox.Outcome], 
 
 
 _RAISE = dis.opmap["RAISE_VARARGS"]
+_STUB_OPS = {"RESUME", "NOP", "CACHE", "EXTENDED_ARG", "LOAD_CONST", "RETURN_VALUE", "RETURN_CONST"}  # `...`, pass,
+# a docstring, return None: what a stub's body compiles to on Python 3.10-3.13
+
+
+def _last_step(fn) -> str | None:
+    """For a function that returned None and is not a stub (comments and docstrings count as nothing, read from
+    its bytecode): what its return is missing, from its last step. None for a stub. A module: its forward."""
+    module = fn if isinstance(fn, type) else type(fn)  # the capstone's class, or a module made from it
+    called = module.forward if issubclass(module, torch.nn.Module) else getattr(fn, "__func__", fn)
+    code = getattr(called, "__code__", None)
+    steps = [i for i in dis.get_instructions(code) if i.opname not in _STUB_OPS] if code is not None else []
+    if not steps:
+        return None
+    if steps[-1].opname in ("STORE_FAST", "STORE_NAME", "STORE_DEREF"):
+        name = steps[-1].argval
+        return f"its last line stores `{name}`; end it with return and the result (`return {name}`, if {name} is " \
+               f"the answer)."
+    if steps[-1].opname == "POP_TOP":
+        return "write return in front of its last line (the value computed there is dropped)."
+    return "end it with return and the result (a function without return hands back None)."
 
 
 def is_stub(err: BaseException | None, fn) -> bool:
@@ -269,7 +289,12 @@ def _problem(ex: Exercise, outcome: sandbox.Outcome, fn, printed: str, source=No
             return engine_verdict(ex.key, "printed_not_returned", (
                 f"✗ {ex.name}: your function printed something but returned None: end it with return (print shows "
                 f"a value, return hands it to the check)."), printed)
-        what = "forward" if isinstance(fn, torch.nn.Module) else "the function"  # a module: its forward is the stub
+        module = isinstance(fn, torch.nn.Module) or source is not None  # then its forward is the stub
+        what = "forward" if module else "the function"
+        last = _last_step(fn if source is None else source)
+        if last is not None:
+            return engine_verdict(ex.key, "no_return", f"✗ {ex.name}: your {'forward' if module else 'function'} "
+                                                       f"computes something but returns None: {last}", printed)
         return engine_verdict(ex.key, "not_attempted", f"… {ex.name}: {NOT_ATTEMPTED} ({what} returned None). "
                                                        f"The notebook goes on with the reference.", printed)
     if outcome.problem:
@@ -336,6 +361,13 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
                                      broken_only=relation and same_shape)
             if told:
                 (line, code), kind, sure = told, "mistake", True
+        if n == 0 and code in _GENERIC:  # wrong from the first input: does the answer move with the inputs at all?
+            fixed = _fixed_answer(ex, outcomes, seen)
+            if fixed:  # the evidence first, then what the general line said, then the case shown
+                case = f" ({label}: expected {_show(expected)}, got {_show(value)})." if ex.show_case else ""
+                rest = line.removesuffix(case).rstrip(".")
+                line = f"{fixed[0]} {rest[:1].upper()}{rest[1:]}{case or '.'}"
+                code, kind, sure = fixed[1], "mistake", True
         if n > 0 and code in _FIXED_HINT:
             line = line.rstrip(".") + f". It was right on the first input ({ex.cases[0][0]}) but not on {label}"
             fixed = diagnosis.fixed_to_first(ex, n, seen[0][1], None if outcome.error is not None else value,
@@ -353,6 +385,19 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
         f"✓ {ex.name}: correct on {len(ex.cases)} inputs of different sizes "
         f"({', '.join(label for label, _ in ex.cases)}).")
     return engine_verdict(ex.key, "right", line + note, printed)
+
+
+_GENERIC = {"wrong_shape", "numbers_differ"}  # no slip named, so "the same answer on every input" says more
+
+
+def _fixed_answer(ex: Exercise, outcomes: list, seen: dict) -> tuple[str, str] | None:
+    """diagnosis.fixed_answer on every input's answer, when each was read (one may be right: a written-in
+    (4, 768) is right on the input of 4 tokens and width 768)."""
+    if any(seen.get(k) is None or seen[k][0] == "error" for k in range(len(outcomes))):
+        return None
+    return diagnosis.fixed_answer([seen[k][1] for k in range(len(outcomes))],
+                                  [_reference(ex, k) for k in range(len(outcomes))],
+                                  ex.sizes if ex.sizes != Exercise.sizes else None)  # the default names x.shape
 
 
 def _plain_none(outcome: sandbox.Outcome) -> bool:

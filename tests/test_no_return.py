@@ -1,0 +1,67 @@
+"""A function with work in it but no return is told so, not counted as "not attempted" (sweep 17: oh_w7,
+x_oh_noret, x_mh_noret, x_cs_noret); a stub (docstring, comment, `...`, pass) still is."""
+
+import pytest
+
+import helpers as H
+
+
+def merge_heads_stored(z):
+    merged = z.transpose(0, 1).reshape(z.shape[1], -1)  # noqa: F841 (the slip: no return)
+
+
+def merge_heads_dropped(z):
+    z.transpose(0, 1).reshape(z.shape[1], -1)
+
+
+def merge_heads_loop(z):
+    parts = []
+    for head in z:
+        parts.append(head)
+
+
+def stub_dots(z):
+    """z [n_heads × T × d] -> [T × n_heads * d]."""
+    # your code here
+    ...
+
+
+def stub_pass(z):
+    pass
+
+
+def stub_return_none(z):
+    return None
+
+
+@pytest.mark.parametrize("fn, words", [
+    (merge_heads_stored, "its last line stores `merged`; end it with return and the result"),
+    (merge_heads_dropped, "write return in front of its last line"),
+    (merge_heads_loop, "end it with return and the result"),
+])
+def test_work_without_return_is_a_mistake_that_names_the_missing_return(fn, words, capsys):
+    verdict = H.check_merge_heads(fn)
+    assert verdict.outcome == "mistake" and verdict.code == "merge_heads.no_return"
+    assert "returns None" in verdict.line and words in verdict.line
+
+
+@pytest.mark.parametrize("fn", [stub_dots, stub_pass, stub_return_none])
+def test_a_stub_is_still_not_attempted(fn, capsys):
+    assert H.check_merge_heads(fn).outcome == "not_attempted"
+
+
+def test_a_capstone_forward_with_work_but_no_return_is_told(capsys):
+    import torch
+
+    class MyMultiHead(torch.nn.Module):
+        def __init__(self, dim, n_heads):
+            super().__init__()
+            self.qkv, self.out = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)  # noqa: F841 (stopped here)
+
+    verdict = H.check_multihead(MyMultiHead)
+    assert verdict.code == "multihead_capstone.no_return", verdict.line
+    assert "your forward computes something" in verdict.line
+    assert "its last line stores `v`" in verdict.line
