@@ -623,7 +623,10 @@ _ORDINAL = ("first", "second", "third", "fourth")
 
 
 def _small(value) -> bool:
-    """0 or 1 (or a tuple of them): what a slip in a formula also gives on every input (n_heads // width is 0)."""
+    """0 or 1 (or a tuple or array of them): what a slip in a formula also gives on every input (n_heads // width
+    is 0), or a placeholder (np.zeros((3, 3))), whose shape line says more."""
+    if isinstance(value, np.ndarray):
+        return bool(np.isin(value, (0, 1)).all())
     numbers = value if isinstance(value, tuple) else (value,)
     return all(isinstance(x, (int, float)) and x in (0, 1) for x in numbers)
 
