@@ -61,6 +61,8 @@ def test_the_report_opens_offline_and_shows_a_submission_as_text(report):
         assert ATTACK in page.inner_text("#top")  # the example code and line, shown as written
         assert page.locator("img").count() == 0
         assert page.inner_text("#top li:first-child .code") == "sqrt_of_T"
+        says = page.inner_text("#top li:first-child").split(" students. ", 1)[1]
+        assert says[:1].isupper() and says.splitlines()[0].endswith(".")  # a sentence after "1 of 3 students."
         page.screenshot(path=str(ARTIFACTS / "class_report.png"), full_page=True)
         page.click("#students th:nth-child(2) button")  # sort by the first exercise
         first = page.inner_text("#students tbody tr:first-child td:nth-child(2)")
