@@ -197,3 +197,9 @@ def test_planted_maps_give_every_slip_its_own_head():
     answers = [tuple(int(x) for x in m.answer(maps)) for m in head_checks.PREVIOUS_WORD_HEAD_MISTAKES]
     right = tuple(S.previous_word_head(maps))
     assert len(set(answers)) == len(answers) and right not in answers, (answers, right)
+
+
+def test_a_float_head_size_is_shown_with_the_numbers_of_its_own_input(capsys):
+    """Sweep 17, hp_w4: on width 96 and 4 heads the line said "width / n_heads gives 8.0" (another input's)."""
+    verdict = H.check_head_size_and_params(lambda width, n_heads: (width / n_heads, 4 * width * width + 4 * width))
+    assert "(24.0, 37248) holds a float (width / n_heads gives 24.0, not 24)" in verdict.line

@@ -38,7 +38,8 @@ PREVIOUS_WORD_HEAD_MISTAKES = [
     M("that head looks at the word itself (the diagonal, offset=0), not one word to the left (offset=-1).",
       lambda a: best_head(diagonal(a, 0).mean(-1)), code="itself"),
     M("you got L0 H0, the first head: either you looked at the word after (offset=+1), always 0 in a causal model, "
-      "or diagonal() took the layers × heads axes (no dim1/dim2); use diagonal(offset=-1, dim1=-2, dim2=-1).", lambda a: best_head(diagonal(a, 1).mean(-1)), code="offset_plus_1"),
+      "or diagonal() took the layers × heads axes (dim1/dim2 left out or set to 0, 1); use diagonal(offset=-1, "
+      "dim1=-2, dim2=-1).", lambda a: best_head(diagonal(a, 1).mean(-1)), code="offset_plus_1"),
     M("that head looks two words back (offset=-2): the previous word is offset=-1.", lambda a: best_head(diagonal(a, -2).mean(-1)),
       code="two_back"),
     M("you took each head's largest previous-word weight, not its mean: one query is enough for max (the first "

@@ -36,8 +36,10 @@ def whole_numbers(example: str, reference=None):
         if any(isinstance(x, float) and x.is_integer() for x in got):
             if reference is not None and all(isinstance(x, (int, float)) for x in got) and \
                     tuple(int(x) for x in got) == tuple(reference(*args)):
+                width, n_heads = args[-2:]  # (width, n_heads) or (n_tokens, width, n_heads)
                 return None, (f"the numbers are right, only their type is not: {tuple(got)} holds a float (width / "
-                              f"n_heads gives 8.0, not 8); use whole-number division, width // n_heads.")
+                              f"n_heads gives {width / n_heads}, not {width // n_heads}); use whole-number "
+                              f"division, width // n_heads.")
             return None, (f"{tuple(got)} holds a float: width / n_heads gives a float (e.g. 8.0); use whole-number "
                           f"division, width // n_heads.")
         if not all(is_whole_number(x) for x in got):
