@@ -17,13 +17,8 @@ import signal
 import sys
 from pathlib import Path
 
-from ..core.files import atomic_write
-from . import nbgrader, otter
-from .classroom import grade_class
-from .confine import Limits, choose
-from .lessons import lessons
-from .results import FOLDER, NAMES, read_points, write_outputs
-from .submissions import read_names
+# The grader (and with it torch) is imported inside the functions, not here: a Ctrl-C or kill while it loads
+# then gets main()'s one line too, not a traceback.
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> None:
+    from .results import NAMES
+
     if not args.submissions:
         raise ValueError("no submissions: pass students' .ipynb files, folders or .zip archives, and --out FOLDER.")
     if args.out is None:
@@ -81,6 +78,8 @@ def _class_of(args: argparse.Namespace) -> list[str]:
 
 def _graded_class(out: Path) -> list[str] | None:
     """The submissions OUT's grades were written for, or None (a new folder, or one graded before this was kept)."""
+    from .results import FOLDER
+
     try:
         graded = json.loads((out / FOLDER / CLASS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -106,44 +105,85 @@ def _stopped_by_signals():
             signal.signal(number, handler)
 
 
+@contextlib.contextmanager
+def _signals_held():
+    """Ctrl-C, SIGTERM and SIGHUP are noted, not obeyed, in the block (writing the results: grades.csv without its
+    report would be half a result); yields the list they are noted in, for the caller to say and exit with."""
+    held: list[signal.Signals] = []
+    numbers = [n for n in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(n) is not signal.SIG_IGN]
+    before = {n: signal.signal(n, lambda number, _frame: held.append(signal.Signals(number))) for n in numbers}
+    try:
+        yield held
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command; 0 when every file was written, 2 with one line on bad input."""
     args = _parser().parse_args(argv)
+    step, kept = "start", None  # what a Ctrl-C or kill interrupts: "start" (loading) or "grading"
     try:
-        if args.nbgrader or args.otter:  # the lessons in that grader's format (nbgrader.py, otter.py)
-            flag = "--nbgrader" if args.nbgrader else "--otter"
-            if (args.nbgrader and args.otter) or args.submissions or args.out:
-                raise ValueError(f"{flag} writes the lessons and grades nothing: pass it alone (one of --nbgrader "
-                                 f"or --otter, no submissions, no --out), then grade with a command of its own.")
-            try:
-                for path in (nbgrader if args.nbgrader else otter).write_source(args.nbgrader or args.otter,
-                                                                               overwrite=args.again):
-                    print(path)
-            except OSError as err:  # worded for the notebook's folder= argument: here it is the flag's folder
-                raise OSError(err.errno, (err.strerror or str(err)).replace("pass folder= another directory",
-                                                                             f"pass {flag} another folder")) from None
-            return 0
-        _check(args)
-        names = read_names(args.names)
-        every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
-        points = read_points(args.points, every)  # read before grading, so a typo in it costs nothing
-        sandbox = choose(args.sandbox)
-        with _stopped_by_signals():
+        with _stopped_by_signals():  # from the first line: a kill while writing must not leave half the outputs
+            if args.nbgrader or args.otter:
+                return _write_lessons(args)
+            from ..core.files import atomic_write
+            from .classroom import grade_class
+            from .confine import Limits, choose
+            from .lessons import lessons
+            from .results import FOLDER, read_points, write_outputs
+            from .submissions import read_names
+
+            _check(args)
+            names = read_names(args.names)
+            every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
+            points = read_points(args.points, every)  # read before grading, so a typo in it costs nothing
+            sandbox = choose(args.sandbox)
+            step, kept = "grading", args.out / FOLDER
             table = grade_class(args.submissions, args.out, args.workers, Limits(exercise_s=args.timeout),
                                 args.anonymous, names, again=args.again, sandbox=sandbox)
-        table.points = {column: points[column] for column in table.columns}
-        for path in write_outputs(table, args.out, args.anonymous):
-            print(path)
-        atomic_write(args.out / FOLDER / CLASS_FILE,
-                     lambda tmp: Path(tmp).write_text(json.dumps(_class_of(args)), encoding="utf-8"))
+            table.points = {column: points[column] for column in table.columns}
+            with _signals_held() as held:  # a few seconds: the files are finished as a set, then the stop is said
+                for path in write_outputs(table, args.out, args.anonymous):
+                    print(path)
+                atomic_write(args.out / FOLDER / CLASS_FILE,
+                             lambda tmp: Path(tmp).write_text(json.dumps(_class_of(args)), encoding="utf-8"))
+            if held:
+                print(f"✗ Stopped ({held[0].name}) while writing the results: they were finished first, every file "
+                      f"is complete.", file=sys.stderr)
+                return 128 + held[0]
     except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
         print(f"✗ {err.strerror if isinstance(err, OSError) and err.strerror else err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
         how = f"{err.args[0]}" if isinstance(err, Stopped) else "Ctrl-C"
-        print(f"✗ Stopped ({how}): the notebooks graded so far are kept in {args.out / '.grading'}; run the same "
-              f"command again to grade the rest.", file=sys.stderr)
+        print(f"✗ Stopped ({how}) {_STOPPED[step].format(kept=kept)}", file=sys.stderr)
         return 128 + (signal.Signals[how] if isinstance(err, Stopped) else signal.SIGINT)
+    return 0
+
+
+_STOPPED = {  # what was done when the grader was stopped, and what to do
+    "start": "before any notebook was graded: nothing was written.",
+    "grading": "while grading: the notebooks graded so far are kept in {kept}; run the same command again to grade "
+               "the rest.",
+}
+
+
+def _write_lessons(args: argparse.Namespace) -> int:
+    """--nbgrader or --otter: the lessons in that grader's format (nbgrader.py, otter.py), nothing graded."""
+    from . import nbgrader, otter
+
+    flag = "--nbgrader" if args.nbgrader else "--otter"
+    if (args.nbgrader and args.otter) or args.submissions or args.out:
+        raise ValueError(f"{flag} writes the lessons and grades nothing: pass it alone (one of --nbgrader "
+                         f"or --otter, no submissions, no --out), then grade with a command of its own.")
+    try:
+        for path in (nbgrader if args.nbgrader else otter).write_source(args.nbgrader or args.otter,
+                                                                       overwrite=args.again):
+            print(path)
+    except OSError as err:  # worded for the notebook's folder= argument: here it is the flag's folder
+        raise OSError(err.errno, (err.strerror or str(err)).replace("pass folder= another directory",
+                                                                     f"pass {flag} another folder")) from None
     return 0
 
 
