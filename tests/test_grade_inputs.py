@@ -193,11 +193,15 @@ def test_a_zip_past_the_size_limit_is_refused_before_it_is_unpacked(tmp_path, mo
         read_zip(archive)
 
 
-def test_a_bad_zip_in_a_folder_is_a_note_and_the_others_are_read(tmp_path):
+def test_a_bad_zip_in_a_folder_is_a_line_in_its_owners_row_and_the_others_are_read(tmp_path):
+    """A student's zip that is not a zip was said only in verdicts.json, and the student had no row (sweep 18)."""
     (tmp_path / "ana_01.ipynb").write_bytes(_bytes(notebook(lessons()["01"].path, {})))
-    (tmp_path / "broken.zip").write_bytes(b"PK\x03\x04 not really")
+    (tmp_path / "dee.zip").write_bytes(b"PK\x03\x04 not really")
     subs, notes = collect([tmp_path])
-    assert [s.student for s in subs] == ["ana"] and len(notes) == 1 and "broken.zip" in notes[0]
+    assert [s.student for s in subs] == ["ana", "dee"] and notes == []
+    dee = subs[1]
+    assert not dee.skipped and dee.data is None
+    assert dee.problem.startswith("is not a readable zip (") and dee.problem.endswith("ask the student for the .ipynb files")
 
 
 # --- what is taken from a notebook for one exercise ----------------------------------------------------

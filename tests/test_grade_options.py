@@ -307,3 +307,20 @@ def test_ctrl_c_while_the_grader_loads_is_one_line(tmp_path):
         pytest.skip("the signal did not land while the grader was loading")
     assert run.returncode == 130 and "Traceback" not in err, err[-2000:]
     assert err.strip() == "✗ Stopped (Ctrl-C) before any notebook was graded: nothing was written."
+
+
+def test_files_that_are_no_students_are_said_on_the_console_and_in_the_report(tmp_path, capsys):
+    """An entry of the class's zip that climbs out with ../ was said only in verdicts.json (sweep 18, zip_traversal)."""
+    import zipfile
+
+    from helpers.grade.lessons import lessons
+
+    lesson = Path(lessons()["01"].path).read_bytes()
+    with zipfile.ZipFile(tmp_path / "class.zip", "w") as archive:
+        archive.writestr("ana_01.ipynb", lesson)
+        archive.writestr("../evil_01.ipynb", lesson)
+    assert main([str(tmp_path / "class.zip"), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
+    line = "class.zip: ../evil_01.ipynb has a path that climbs out with ../: not read."
+    assert f"skipped: {line}" in capsys.readouterr().err.splitlines()
+    page = (tmp_path / "out" / "class_report.html").read_text(encoding="utf-8")
+    assert '<p class="note" id="inputs"></p>' in page and json.dumps(line)[1:-1] in page

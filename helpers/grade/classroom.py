@@ -256,6 +256,8 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     finally:
         bar.close()
     inputs += [f"{s.source} {s.problem}." for s in subs if s.skipped]
+    for line in inputs if progress else []:  # files that are no student's row: said where the teacher looks
+        print(f"skipped: {line}", file=sys.stderr)
     rows = _rows(subs, graded, names)
     table = _table(rows, graded, inputs, anonymous, len(todo))
     ran = ("bubblewrap around every worker (the whole file system read-only but its own folders)" if sandbox == "bwrap"

@@ -204,7 +204,7 @@ def summary(table: Table) -> dict:
     lines = catalogue_lines()
     exercises = [exercise_facts(table, c, lines) for c in table.columns]
     return {"students": len(table.rows), "exercises": exercises, "top": top_three(exercises),
-            "protections": table.protections}
+            "protections": table.protections, "inputs": table.inputs}
 
 
 # --- the files written from the table ------------------------------------------------------------------

@@ -433,8 +433,9 @@ def _folder_entry(path: Path, relative: PurePosixPath) -> tuple[list[Submission]
     if path.suffix.lower() == ".zip":
         try:
             return read_zip(path, relative)
-        except ValueError as err:  # one bad archive among many: said, and the others are read
-            return [], [str(err)]
+        except ValueError as err:  # one bad archive among many: said in its owner's row, and the others are read
+            what = str(err).removeprefix(f"{readable(path.name)} ").split("; ")[0]  # the class-download advice cut
+            return [_other_file(relative, readable(str(path)), f"{what}: ask the student for the .ipynb files")], []
     if path.suffix.lower() == ".ipynb":
         return [_read_file(path, relative)], []
     return [_not_a_notebook(student_key(relative), readable(str(path)), path.name)], []
