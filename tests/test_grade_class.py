@@ -313,7 +313,8 @@ def test_each_unreadable_notebook_is_one_line_in_its_row(graded):
 def test_a_zip_with_bad_entries_and_a_zip_bomb_are_said_and_the_rest_graded(graded):
     inputs = json.loads((graded["out"] / "verdicts.json").read_text())["inputs"]
     assert any("../" in line for line in inputs) and any("absolute" in line for line in inputs)
-    assert any("bomb.zip" in line and "10000 files" in line for line in inputs)
+    bomb = _rows(graded)["bomb"]  # a zip in the class folder is its name's student's: a row that says why
+    assert bomb["01 attention_weights"] == "not submitted" and "10000 files" in bomb["note"]
     assert "hostile-slip" not in _rows(graded) and "hostile-absolute" not in _rows(graded)
 
 

@@ -43,7 +43,7 @@ RAISES = "def {name}(*args):\n    raise LookupError('synthetic: this function al
 # Answers no catalogued slip explains (the check says the numbers differ): exercise -> the function.
 GENERIC = {
     "attention_weights": "def attention_weights(Q, K):\n    return torch.full((Q.shape[0], K.shape[0]), 0.5)\n",
-    "kv_cache_bytes": "def kv_cache_bytes(config, n_tokens):\n    return 12345\n",
+    "kv_cache_bytes": "def kv_cache_bytes(config, n_tokens):\n    return 12345 * n_tokens\n",  # (a number written in alone is named)
 }
 KINDS_PLAIN = {"right": "✓", "blank": "not attempted", "raised": "raised", "generic": "generic"}
 
