@@ -524,6 +524,15 @@ def test_re_uploads_are_ordered_by_number_so_the_last_one_is_graded():
     assert sorted(names, key=_by_number) == ["ana_01", "ana_01 (1)", "ana_01-2", "ana_01-10"]
 
 
+def test_a_re_upload_whose_name_a_mac_wrote_in_nfd_still_comes_last():
+    """José_01.ipynb (NFC) and a later "José_01 (1).ipynb" written by a Mac (NFD): the older was graded (sweep 18)."""
+    import unicodedata
+
+    from helpers.grade.classroom import upload_order
+    first, later = "class/José_01.ipynb", unicodedata.normalize("NFD", "class/José_01 (1).ipynb")
+    assert sorted([later, first], key=upload_order) == [first, later]
+
+
 def test_a_hidden_notebook_or_an_autosave_is_said_in_its_students_row_when_nothing_of_theirs_was_graded(tmp_path):
     """`.eve_01.ipynb` was skipped without a word, and a student whose only notebook was in .ipynb_checkpoints
     got a note about another file (sweep 14, C19/C22); a Mac's `._` companions stay unsaid."""

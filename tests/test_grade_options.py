@@ -39,7 +39,7 @@ def test_anonymous_writes_numbers_and_no_names_or_file_names(anonymous):
             text = path.read_text(encoding="utf-8")
             assert "student0" not in text and "Ana Lima" not in text and ".ipynb" not in text, path.name
     rows = list(csv.DictReader((base / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
-    assert [r["student"] for r in rows] == ["student 1", "student 2", "student 3"]
+    assert [r["student"] for r in rows] == ["student 01", "student 02", "student 03"]  # as the guide says
 
 
 def test_an_anonymous_rerun_reuses_what_it_kept(anonymous):

@@ -13,6 +13,7 @@ import ast
 import os
 import re
 import sys
+import unicodedata
 from pathlib import Path
 
 from tqdm import tqdm
@@ -178,7 +179,9 @@ BACKUP = re.compile(r"[ _.(-](old|backup|bak|orig|original|draft|unused)[ _)-]*\
 def upload_order(source: str) -> tuple:
     """Where a student's notebook of a lesson comes among theirs; the last is graded: a Teams draft (Working
     files) or a backup by its name (`ana_01_old`, `ana_01 backup`) before the others, then by name with
-    numbers by value."""
+    numbers by value. Compared in NFC, as the student keys are: a Mac writes "é" as e + a combining accent,
+    which sorts before "José_01" whatever its number."""
+    source = unicodedata.normalize("NFC", source)
     stem = source_parts(source)[-1].removesuffix(".ipynb")
     return not (in_teams_draft(source) or BACKUP.search(stem)), _by_number(source.removesuffix(".ipynb"))
 
@@ -191,7 +194,7 @@ def _by_number(name: str) -> list[tuple[int, int | str]]:
 def _anonymised(rows: list[Row]) -> list[Row]:
     """Numbers instead of names, no file names and nothing the student wrote or printed (either may name them):
     no cell, no output, and no error message or line of code their verdicts quote."""
-    width = len(str(len(rows)))
+    width = max(2, len(str(len(rows))))  # student 01 …: a spreadsheet sorts them in order up to 99 (and beyond)
     return [Row(f"student {i:0{width}d}", {c: {k: v for k, v in r.items() if k != "cell"} | {
         "printed": "", "line": _unquoted(r["line"]), "graded": _no_strings(r.get("graded", ""))}
         for c, r in row.records.items()}, [], row.unnamed) for i, row in enumerate(rows, 1)]
