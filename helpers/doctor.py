@@ -427,7 +427,8 @@ def check_grader_code() -> tuple[list[str], str]:
                       f"helper modules imported")
 
 
-GRADING_CHECKS = (check_grader_code, check_fork, check_export, check_graders)
+GRADING_CHECKS = (check_grader_code, check_data, check_fork, check_export, check_graders)  # data: 05-08's setups
+# load the models (a missing one failed those lessons in every worker while this said ready)
 
 
 def diagnose(checks=CHECKS) -> list[str]:

@@ -136,6 +136,15 @@ def test_grading_passes_here_and_its_exit_status_counts_the_problems():
     assert lines[-1].endswith("this machine is ready to grade a class.")
 
 
+def test_grading_checks_the_models_the_lessons_setups_load(data_copy, monkeypatch):
+    """A copy without data/classroom.safetensors: lessons 05 and 06 failed in every worker while --grading said
+    "ready to grade a class" (sweep 18, doctor_grading_broken)."""
+    (data_copy / "classroom.safetensors").unlink()
+    monkeypatch.setattr(doctor.check_data, "__defaults__", (data_copy,))
+    check = next(c for c in doctor.GRADING_CHECKS if c is doctor.check_data)
+    assert check()[0][0].startswith("✗ data/classroom.safetensors is missing:")
+
+
 def test_grading_problems_are_one_line_each(monkeypatch):
     monkeypatch.delattr(doctor.os, "fork")  # as on Windows
     problems, _ = doctor.check_fork()

@@ -271,19 +271,19 @@ def test_a_stop_while_the_results_are_written_finishes_them_first(anonymous, tmp
     (sweep 18, sighup_report/sigterm_report/sigint_report): the files are now finished as a set, then said."""
     import signal
 
-    from helpers.grade import results
+    from helpers.grade import __main__ as command
 
     base, _ = anonymous
     out = shutil.copytree(base / "out", tmp_path / "out")
     for name in ("grades.csv", "class_report.png", "class_report.pdf"):
         (out / name).unlink()
-    real = results.write_outputs
+    real = command.write_outputs
 
     def interrupted(*args, **kwargs):
         os.kill(os.getpid(), getattr(signal, stop))  # as `kill PID`, a closed terminal, or Ctrl-C
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(results, "write_outputs", interrupted)
+    monkeypatch.setattr(command, "write_outputs", interrupted)
     code = main([str(base / "class"), "--out", str(out), "--anonymous", "--points", str(base / "points.csv"),
                  "--names", str(base / "names.csv"), "--timeout", "5"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
@@ -324,3 +324,32 @@ def test_files_that_are_no_students_are_said_on_the_console_and_in_the_report(tm
     assert f"skipped: {line}" in capsys.readouterr().err.splitlines()
     page = (tmp_path / "out" / "class_report.html").read_text(encoding="utf-8")
     assert '<p class="note" id="inputs"></p>' in page and json.dumps(line)[1:-1] in page
+
+
+@pytest.mark.slow  # a copy of the project without one model, and a class graded in it
+def test_a_lesson_whose_setup_fails_in_the_grader_writes_no_gradebook_and_keeps_no_failure(tmp_path):
+    """A copy without data/classroom.safetensors: lessons 05 and 06 lost their columns and every total read 3/3,
+    rc 0, nothing on the console (sweep 18, broken_data_grade)."""
+    from helpers.grade.lessons import lessons
+
+    copy = tmp_path / "proj"
+    for part in ("helpers", "notebooks", "data"):
+        shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "data" / "classroom.safetensors").unlink()
+    (tmp_path / "class").mkdir()
+    for number in ("01", "05"):
+        shutil.copy(lessons()[number].path, tmp_path / "class" / f"ana_{number}.ipynb")
+    command = [sys.executable, "-m", "helpers.grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"),
+               "--workers", "1"]
+    env = dict(os.environ, PYTHONPATH=str(copy))
+    done = subprocess.run(command, cwd=copy, capture_output=True, text=True, timeout=600, env=env)
+    line = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 2 and line.startswith("✗ the setup of lesson 05 failed in the grader (")
+    assert "classroom.safetensors is missing" in line and "helpers.doctor --grading" in line
+    assert "(the 1 other notebook graded now is kept, not graded again); no grades were written" in line
+    assert not (tmp_path / "out" / "grades.csv").exists()
+    shutil.copy(ROOT / "data" / "classroom.safetensors", copy / "data")  # mended: the rerun grades 05 only
+    again = subprocess.run(command, cwd=copy, capture_output=True, text=True, timeout=600, env=env)
+    assert again.returncode == 0 and "kept 1 result from an earlier run" in again.stderr, again.stderr[-2000:]
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
+    assert any(column.startswith("05 ") for column in rows[0])

@@ -17,8 +17,18 @@ import signal
 import sys
 from pathlib import Path
 
-# The grader (and with it torch) is imported inside the functions, not here: a Ctrl-C or kill while it loads
-# then gets main()'s one line too, not a traceback.
+STOPPED_LOADING = "before any notebook was graded: nothing was written."
+try:  # the grader and torch take a second or more to load: a Ctrl-C then gets one line too, not a traceback
+    from ..core.files import atomic_write
+    from . import nbgrader, otter
+    from .classroom import grade_class
+    from .confine import Limits, choose
+    from .lessons import lessons
+    from .results import FOLDER, NAMES, read_points, write_outputs
+    from .submissions import read_names
+except KeyboardInterrupt:
+    print(f"✗ Stopped (Ctrl-C) {STOPPED_LOADING}", file=sys.stderr)
+    raise SystemExit(128 + signal.SIGINT) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,8 +52,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from .results import NAMES
-
     if not args.submissions:
         raise ValueError("no submissions: pass students' .ipynb files, folders or .zip archives, and --out FOLDER.")
     if args.out is None:
@@ -78,8 +86,6 @@ def _class_of(args: argparse.Namespace) -> list[str]:
 
 def _graded_class(out: Path) -> list[str] | None:
     """The submissions OUT's grades were written for, or None (a new folder, or one graded before this was kept)."""
-    from .results import FOLDER
-
     try:
         graded = json.loads((out / FOLDER / CLASS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -122,18 +128,11 @@ def _signals_held():
 def main(argv: list[str] | None = None) -> int:
     """Run the command; 0 when every file was written, 2 with one line on bad input."""
     args = _parser().parse_args(argv)
-    step, kept = "start", None  # what a Ctrl-C or kill interrupts: "start" (loading) or "grading"
+    step, kept = "start", None  # what a Ctrl-C or kill interrupts: "start" (reading the options) or "grading"
     try:
         with _stopped_by_signals():  # from the first line: a kill while writing must not leave half the outputs
             if args.nbgrader or args.otter:
                 return _write_lessons(args)
-            from ..core.files import atomic_write
-            from .classroom import grade_class
-            from .confine import Limits, choose
-            from .lessons import lessons
-            from .results import FOLDER, read_points, write_outputs
-            from .submissions import read_names
-
             _check(args)
             names = read_names(args.names)
             every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
@@ -163,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 _STOPPED = {  # what was done when the grader was stopped, and what to do
-    "start": "before any notebook was graded: nothing was written.",
+    "start": STOPPED_LOADING,
     "grading": "while grading: the notebooks graded so far are kept in {kept}; run the same command again to grade "
                "the rest.",
 }
@@ -171,8 +170,6 @@ _STOPPED = {  # what was done when the grader was stopped, and what to do
 
 def _write_lessons(args: argparse.Namespace) -> int:
     """--nbgrader or --otter: the lessons in that grader's format (nbgrader.py, otter.py), nothing graded."""
-    from . import nbgrader, otter
-
     flag = "--nbgrader" if args.nbgrader else "--otter"
     if (args.nbgrader and args.otter) or args.submissions or args.out:
         raise ValueError(f"{flag} writes the lessons and grades nothing: pass it alone (one of --nbgrader "

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from . import results
 from .confine import PROJECT, PROJECT_PARTS, Limits, python_files
-from .lessons import lessons
+from .lessons import SETUP_FAILED, lessons
 from .results import Row, Table
 from .submissions import Submission, collect, in_teams_draft, names_no_student, source_parts, visible
 from .pool import Job, grade_jobs
@@ -250,7 +250,8 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress or not todo)
 
     def done(job: Job) -> None:
-        results.keep(where, keys[id(job)], _without_names(job.result()) if anonymous else job.result())
+        if not (job.problem and SETUP_FAILED in job.problem):  # the grader's fault, mended before a rerun: not kept
+            results.keep(where, keys[id(job)], _without_names(job.result()) if anonymous else job.result())
         job.data = None  # its bytes are no longer needed here
         bar.update(1)
 
@@ -258,6 +259,12 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
         grade_jobs(todo, limits, workers, _hidden(list(map(Path, paths)), Path(out)), done, sandbox)
     finally:
         bar.close()
+    failed = sorted({job.problem for job in todo if job.problem and SETUP_FAILED in job.problem})
+    if failed:  # a gradebook without that lesson's columns would read as complete: none is written
+        graded_now = sum(1 for job in todo if not (job.problem and SETUP_FAILED in job.problem))
+        raise ValueError(f"{failed[0]}: run `python -m helpers.doctor --grading`, mend what it names, then the same "
+                         f"command again (the {graded_now} other notebook{'s' * (graded_now != 1)} graded now "
+                         f"{'are' if graded_now != 1 else 'is'} kept, not graded again); no grades were written")
     inputs += [f"{s.source} {s.problem}." for s in subs if s.skipped]
     for line in inputs if progress else []:  # files that are no student's row: said where the teacher looks
         print(f"skipped: {line}", file=sys.stderr)

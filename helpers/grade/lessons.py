@@ -42,6 +42,7 @@ GRADED = LESSONS + ("08",)  # graded by `python -m helpers.grade`
 # A check that returns a number (the measured accuracy) has a twin returning (Verdict, number).
 VERDICT_OF = {"check_knockout_prediction": "knockout_verdict"}
 HEADING = re.compile(r"^#\s+(\d\d)\s*·", re.M)  # "# 01 · …": the lesson's number
+SETUP_FAILED = "failed in the grader"  # in the line of a lesson whose setup failed (preload.py): the grader's fault
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import time
 import torch
 
 from ..exercises import solutions
-from .lessons import lessons, prepare
+from .lessons import SETUP_FAILED, lessons, prepare
 
 ENV = "HELPERS_GRADE_LESSONS"
 PREPARED: dict = {}  # lesson number -> lessons.Prepared
@@ -33,7 +33,7 @@ def prepared(number: str):
     if number not in PREPARED and number not in PROBLEMS:
         _prepare(number)
     if number in PROBLEMS:
-        raise ValueError(f"the setup of lesson {number} failed in the grader ({PROBLEMS[number]})")
+        raise ValueError(f"the setup of lesson {number} {SETUP_FAILED} ({PROBLEMS[number]})")
     return PREPARED[number]
 
 
@@ -43,7 +43,7 @@ def _prepare(number: str) -> None:
         PREPARED[number] = prepare(lessons()[number])
         _warm(PREPARED[number])
     except Exception as err:  # a damaged lesson: every worker of it says so in one line
-        PROBLEMS[number] = f"{type(err).__name__}: {str(err)[:200]}"
+        PROBLEMS[number] = f"{type(err).__name__}: {str(err)[:400]}"
     SECONDS[number] = time.perf_counter() - started
 
 

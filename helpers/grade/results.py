@@ -34,6 +34,7 @@ from ..exercises.catalogue import engine_codes, entries
 from ..figures import webpage
 from ..figures.class_plots import plot_class_mistakes
 from ..figures.export import save_for_slides
+from .lessons import SETUP_FAILED
 from .submissions import csv_rows
 
 RIGHT, NOT_SUBMITTED = "✓", "not submitted"
@@ -226,7 +227,7 @@ def write_outputs(table: Table, out: Path, anonymous: bool) -> list[Path]:
     if not facts["exercises"]:  # a class with nothing graded writes nothing, and says why
         why = [note for row in table.rows for note in row.notes] + table.inputs
         fix = ("the grader's own files are damaged: run `python -m helpers.doctor --grading`, which names them"
-               if any("failed in the grader" in note for note in why) else "pass the students' lesson notebooks")
+               if any(SETUP_FAILED in note for note in why) else "pass the students' lesson notebooks")
         raise ValueError("no exercise was graded" + (f" ({'; '.join(why[:3])[:600]})" if why else "") + f": {fix}.")
     figure = plot_class_mistakes(facts)
     texts = dict(zip(NAMES, (csv_text(table), verdicts_json(table, anonymous), report_page(table, facts))))
