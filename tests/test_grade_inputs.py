@@ -1031,3 +1031,39 @@ def test_a_keyboard_interrupt_while_a_class_is_graded_is_the_functions_own():
     assert "raised KeyboardInterrupt itself" in worker._stopped_itself(said, ex)["line"]
     right = {"code": f"{ex.key}.right", "line": "✓"}
     assert worker._stopped_itself(right, ex) == right
+
+
+def test_an_empty_moodle_folder_is_a_row_and_os_and_nbgrader_files_are_nobodys(tmp_path):
+    """Sweep 18: an empty Moodle folder left no row; Thumbs.db and desktop.ini became students; nbgrader's
+    timestamp.txt was "a .txt file, not a notebook" in the student's row."""
+    lesson = _bytes(notebook(lessons()["01"].path, {}))
+    (tmp_path / "Ana Lima_4321_assignsubmission_file_").mkdir()
+    (tmp_path / "Ana Lima_4321_assignsubmission_file_" / "ana_01.ipynb").write_bytes(lesson)
+    (tmp_path / "Dan Empty_4324_assignsubmission_file_").mkdir()
+    (tmp_path / "Thumbs.db").write_bytes(b"\0")
+    (tmp_path / "desktop.ini").write_text("[.ShellClassInfo]")
+    (tmp_path / "Ana Lima_4321_assignsubmission_file_" / "timestamp.txt").write_text("2026-12-07 10:00:00")
+    subs, _ = collect([tmp_path])
+    assert sorted((s.student, s.problem) for s in subs) == [
+        ("Ana Lima (4321)", ""), ("Dan Empty (4324)", "is an empty folder: nothing was handed in")]
+    archive = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("Ana Lima_4321_assignsubmission_file_/ana_01.ipynb", lesson)
+        z.writestr("Dan Empty_4324_assignsubmission_file_/", b"")
+        z.writestr("Thumbs.db", b"\0")
+    subs, _ = read_zip(archive)
+    assert sorted((s.student, s.problem) for s in subs) == [
+        ("Ana Lima (4321)", ""), ("Dan Empty (4324)", "is an empty folder: nothing was handed in")]
+
+
+def test_a_teams_draft_that_was_never_turned_in_is_graded_and_said():
+    """Only Working files/ (nothing in Submitted files): graded without a word (sweep 18, teams_draft_only)."""
+    from helpers.grade.classroom import _rows
+    from helpers.grade.pool import Job
+    from helpers.grade.submissions import Submission
+    subs = [Submission("Chloé", "class.zip: Chloé/Working files/01_single_head_attention.ipynb", b"{}"),
+            Submission("Bea", "class.zip: Bea/Working files/01_single_head_attention.ipynb", b"{}"),
+            Submission("Bea", "class.zip: Bea/Submitted files/01_single_head_attention.ipynb", b"{}")]
+    rows = _rows(subs, [(sub, Job(sub.source, None, lesson="01"), "k") for sub in subs], None)
+    assert "Lesson 01 was graded from the Teams draft (Working files): it was never turned in" in rows["Chloé"].notes[0]
+    assert not [note for note in rows["Bea"].notes if "never turned in" in note]  # her submitted file was graded

@@ -353,3 +353,18 @@ def test_a_lesson_whose_setup_fails_in_the_grader_writes_no_gradebook_and_keeps_
     assert again.returncode == 0 and "kept 1 result from an earlier run" in again.stderr, again.stderr[-2000:]
     rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").read_text(encoding="utf-8-sig").splitlines()))
     assert any(column.startswith("05 ") for column in rows[0])
+
+
+def test_the_same_class_with_another_lesson_beside_it_is_not_another_class(tmp_path):
+    """--out graded for class/01, then class/01 and class/02 together: refused as "another class" (sweep 18)."""
+    from helpers.grade.__main__ import CLASS_FILE, _check, _parser
+
+    for folder in ("01", "02", "other"):
+        (tmp_path / folder).mkdir()
+    out = tmp_path / "out"
+    (out / ".grading").mkdir(parents=True)
+    (out / "grades.csv").write_text("student\n")
+    (out / ".grading" / CLASS_FILE).write_text(json.dumps([str((tmp_path / "01").resolve())]))
+    _check(_parser().parse_args([str(tmp_path / "01"), str(tmp_path / "02"), "--out", str(out)]))
+    with pytest.raises(ValueError, match="holds the grades of another class"):
+        _check(_parser().parse_args([str(tmp_path / "other"), "--out", str(out)]))

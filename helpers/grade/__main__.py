@@ -72,7 +72,8 @@ def _check(args: argparse.Namespace) -> None:
             raise ValueError(f"--out {args.out} is inside the submissions folder {folder}: a rerun would read the "
                              f"outputs as submissions; pass a folder outside it.")
     graded = _graded_class(args.out)
-    if graded and graded != _class_of(args) and (args.out / NAMES[0]).exists() and not args.again:
+    # the same class with more handed in (lesson 02's folder beside 01's) is not another class
+    if graded and not set(graded) <= set(_class_of(args)) and (args.out / NAMES[0]).exists() and not args.again:
         raise ValueError(f"--out {args.out} holds the grades of another class ({', '.join(graded)}): pass another "
                          f"--out for this one, or add --again to replace those grades with this class's.")
 

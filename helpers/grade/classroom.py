@@ -162,6 +162,11 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
                                      f"name sorts last (numbers by value: -10 after -2; a Teams draft in "
                                      f"Working files or a name ending in _old or backup before the others).")
         job = group[-1]
+        if in_teams_draft(job.source):  # nothing of this lesson in Submitted files: the draft was never turned in
+            said = (f"lesson {lesson} was graded from the Teams draft (Working files): it was never turned in "
+                    f"(nothing in Submitted files)")
+            rows[key].notes.append(f"{said[:1].upper()}{said[1:]}.")
+            rows[key].unnamed.append(f"{said[:1].upper()}{said[1:]}.")
         for record, taken in zip(job.records, job.taken):
             rows[key].records[f"{lesson} {record['exercise']}"] = dict(record, lesson=lesson, graded=taken["code"],
                                                                       cell=taken.get("cell", ""))  # (--anonymous: none)

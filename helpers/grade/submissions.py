@@ -49,6 +49,8 @@ FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that draw nothin
 EMPTY_ZIP = "is a zip that holds no notebook: hand in the lesson's .ipynb"
 NOT_REGULAR = "is not a regular file (a pipe, socket or device): not read"
 READABLE_ZIP = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
+NOT_HANDED_IN = {"thumbs.db", "desktop.ini", "icon\r", "timestamp.txt"}  # files Windows, macOS and nbgrader
+# (its submitted/<student>/<lesson>/timestamp.txt) put beside the notebooks: nobody's, skipped without a word
 
 
 @dataclass
@@ -311,6 +313,8 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, stri
         return [Submission(who, source, None, problem)]
     if "__MACOSX" in name or any(p.startswith(".") for p in relative.parts):
         return [_hidden(relative, source, student)] if _hidden_notebook(relative) else []  # the archiver's own files
+    if relative.name.casefold() in NOT_HANDED_IN:
+        return []
     if name.lower().endswith(".zip"):
         return _handed_in_zip(archive, info, source, who, depth + 1)
     if not name.lower().endswith(".ipynb"):
@@ -366,6 +370,10 @@ def read_zip(path: Path, in_folder: PurePosixPath | None = None) -> tuple[list[S
         strip = _wrappers(relatives)
         owner = _owner([PurePosixPath(*r.parts[strip:]) for r in relatives], in_folder) if in_folder else ""
         found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip, owner)]
+        folders = {readable(i.filename).rstrip("/").split("/")[-1] for i in archive.infolist() if i.is_dir()}
+        found += [Submission(student_key(PurePosixPath(name)), f"{label}: {name}/", None,
+                             "is an empty folder: nothing was handed in") for name in sorted(folders)
+                  if MOODLE.match(name) and not any(f"/{name}/" in f"/{r}" for r in relatives)]
         if owner and not found:
             found = [Submission(owner, label, None, EMPTY_ZIP)]
     for name, count in Counter(sub.source for sub in found).items():  # one name twice: say which entry is which
@@ -443,15 +451,19 @@ def _folder_entry(path: Path, relative: PurePosixPath) -> tuple[list[Submission]
 
 def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
     """Every file below a folder (symlinks not followed, hidden files and checkpoints skipped), zips opened."""
-    files, hidden = [], []
+    files, hidden, participants = [], [], []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
         if any(part.startswith(".") or part == "__MACOSX" for part in relative.parts):
             if _hidden_notebook(PurePosixPath(relative.as_posix())) and path.is_file():
                 hidden.append((path, PurePosixPath(readable(relative.as_posix()))))
             continue
+        if path.name.casefold() in NOT_HANDED_IN:
+            continue
         if path.is_symlink() or not path.is_dir():  # a pipe or socket too: said in its row, never read
             files.append((path, PurePosixPath(readable(relative.as_posix()))))
+        elif MOODLE.match(path.name):  # a participant's folder: one that stays empty is a row that says so
+            participants.append(path)
     if len(files) > MAX_FILES:
         raise ValueError(f"{folder} holds {len(files)} files, more than {MAX_FILES}: grade it in parts.")
     found, notes = [], []
@@ -462,6 +474,9 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
         notes += more
     found += [_hidden(PurePosixPath(*r.parts[strip:]) if len(r.parts) > strip else r, readable(str(path)))
               for path, r in hidden]
+    with_files = {parent for path, _ in files for parent in path.parents}
+    found += [Submission(student_key(PurePosixPath(readable(p.name))), readable(str(p)), None,
+                         "is an empty folder: nothing was handed in") for p in participants if p not in with_files]
     return found, notes
 
 
