@@ -121,6 +121,8 @@ def test_10000_cells_are_read():
     ("Copy of dan_01.ipynb", "dan"), ("Ana Lima - Copy of 01_single_head_attention.ipynb", "Ana Lima"),
     ("José Núñez 04 cabezas.ipynb", "José Núñez"), ("Student 12_01.ipynb", "Student 12"),
     ("Lesson 01 - Ana Lima.ipynb", "Ana Lima"), ("Lesson 02 - Ana Lima (1).ipynb", "Ana Lima"),  # the lesson first
+    ("01_single_head_attention - Chloé Dupont.ipynb", "Chloé Dupont"),  # its own file name first (sweep 18)
+    ("Copy of 01_single_head_attention - Chloé Dupont.ipynb", "Chloé Dupont"),
     ("lab1_bo.ipynb", "bo"), ("01_single_head_attention.ipynb", "01_single_head_attention"),  # not renamed: the file
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):

@@ -15,7 +15,8 @@ is "limaana (4321)"; a Teams student's folder around "Submitted files" and "Work
 (classroom.upload_order grades what was submitted over the draft); otherwise a folder's whole name ("team_1"), and a file's name up to the lesson's
 number, the first part written with two digits or a word if there is one ("johnson_katherine_01.ipynb"
 is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana", "Ana Lima 01 copy.ipynb"
-is "Ana Lima", and with the lesson first what follows it, "Lesson 01 - Ana Lima.ipynb" is "Ana Lima";
+is "Ana Lima", and with the lesson first what follows it, "Lesson 01 - Ana Lima.ipynb" and
+"01_single_head_attention - Ana Lima.ipynb" are "Ana Lima";
 see `_lesson_at`). Names are
 NFC-normalised; control characters become spaces. `--names` maps that key to a name with a CSV of
 `key,name` rows.
@@ -108,6 +109,7 @@ def student_key(relative: PurePosixPath) -> str:
     if folder:  # a folder per student or team: its whole name ("team_1" and "team_2" are two)
         return stem or "?"
     stem = re.sub(r"^copy of\s+", "", stem, flags=re.I)  # Google Drive's copy
+    stem = re.sub(r"^\d\d_[a-z][a-z0-9_]*\s+-\s+(?=\S)", "", stem)  # "01_single_head_attention - Ana Lima": the lesson's name first
     if rest := re.sub(rf"^{LESSON_WORD}[ _-]*\d{{1,2}}(?=[ _-]|$)[ _-]*", "", stem, flags=re.I):  # "Lesson 01 - Ana Lima"
         stem = rest
     key = re.sub(r"[ _-]*copy of$", "", stem[:_lesson_at(stem)].rstrip(" _-"), flags=re.I)  # Classroom's "Ana - Copy of 01_…"
