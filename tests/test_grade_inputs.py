@@ -615,7 +615,8 @@ def test_an_answer_under_another_name_is_named_beside_not_attempted():
     assert taken.similar == ("attention_weights2",)
     said = {"outcome": "not_attempted", "code": f"{ex.key}.not_attempted", "line": "… x: not attempted yet."}
     line = worker._stub_last(said, ex, taken)["line"] + worker._renamed(taken, ex)
-    assert line.endswith(" Your notebook defines attention_weights2, which the check does not call: name your answer "
+    assert line.endswith(" Your notebook defines attention_weights2, but the grader grades the function named "
+                         "attention_weights: name your answer "
                          "attention_weights (or add `attention_weights = attention_weights2` below it).")
     assert _take(renamed).code is None and _take(renamed).similar == ("attention_weights2",)
 
@@ -1069,3 +1070,31 @@ def test_a_teams_draft_that_was_never_turned_in_is_graded_and_said():
     rows = _rows(subs, [(sub, Job(sub.source, None, lesson="01"), "k") for sub in subs], None)
     assert "Lesson 01 was graded from the Teams draft (Working files): it was never turned in" in rows["Chloé"].notes[0]
     assert not [note for note in rows["Bea"].notes if "never turned in" in note]  # her submitted file was graded
+
+
+def test_a_function_passed_to_the_check_under_another_name_is_named():
+    """`def attn_weights` and `H.check_attention_weights(attn_weights)`: a bare "not attempted" (sweep 19, aw_renamed)."""
+    cell = "def attn_weights(Q, K):\n    return Q\n\nH.check_attention_weights(attn_weights)\n"
+    taken = definitions.take([_code(cell)], "attention_weights", check="check_attention_weights")
+    assert taken.code is None and taken.similar == ("attn_weights",)
+    assert definitions.take([_code(cell)], "attention_weights").similar == ()  # without the check's name: unseen
+
+
+def test_an_import_only_a_cell_below_makes_is_said_and_a_copy_above_is_said_beside_a_wrong_answer():
+    """Sweep 19: "math, which this notebook never imports" with `import math` in a cell below (r3_import_in_cell_below);
+    a wrong copy below a right one, no word of the other (aw_copy_right_then_scratch_wrong)."""
+    from helpers.grade import worker
+    ex = lessons()["02"].exercises[0][1]
+    taken = definitions.take([_code("def one_head(X, W_Q, W_K, W_V):\n    return math.sqrt(2)\n"),
+                              _code("import math\n")], "one_head")
+    assert "math" in taken.below
+    said = {"outcome": "mistake", "code": f"{ex.key}.error.module_not_imported",
+            "line": "✗ one head: your function uses math, which this notebook never imports: add `import math`."}
+    assert "only a cell below the exercise imports" in worker._name_left_out(said, ex, taken)["line"]
+    right = definitions.take([_code("def one_head(X, W_Q, W_K, W_V):\n    return X\n"),
+                              _code("def one_head(X, W_Q, W_K, W_V):\n    return W_Q\n")], "one_head")
+    wrong = {"outcome": "mistake", "code": f"{ex.key}.x", "line": "✗ one head: a slip."}
+    assert worker._copy_above(wrong, ex, right)["line"] == ("✗ one head: a slip. (A cell above defines one_head too: "
+                                                           "the last definition in the notebook is graded, as a run "
+                                                           "from the top keeps it.)")
+    assert worker._copy_above(dict(wrong, outcome="right"), ex, right) == dict(wrong, outcome="right")

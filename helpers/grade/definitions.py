@@ -75,7 +75,7 @@ class Taken:
     left_out: dict[str, str] | None = None  # a name set only by a line left out -> that line (for the verdict)
     shown: str = ""  # what is taken from the exercise's own cell (the report shows it; `code` adds the cells above)
     imports: dict[str, str] | None = None  # a name an import of a cell above sets -> that line (it may fail here)
-    below: frozenset = frozenset()  # functions and classes only a cell below the exercise's defines
+    below: frozenset = frozenset()  # functions, classes and imports only a cell below the exercise's sets
     runs: tuple = ()  # `%run FILE` lines of the cells above: names they set exist in Jupyter, not here
     earlier: bool = False  # a cell above also defines the exercise (the one graded is the last, as Jupyter runs)
     similar: tuple = ()  # functions named like the exercise (attention_weights2): the check never calls them
@@ -387,13 +387,18 @@ def python_that_ran(data: bytes) -> tuple[int, int] | None:
 
 
 def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
-         ran: tuple[int, int] | None = None) -> Taken:
+         ran: tuple[int, int] | None = None, check: str = "") -> Taken:
     """The definitions to grade for exercise `name` from a notebook's cells (see the module's rules).
     `lesson_names`: what the pristine lesson's cells set (lesson_names()); a simple constant of a cell above
-    is taken only when given, and only for a name the lesson does not set. `ran`: see _syntax_line."""
+    is taken only when given, and only for a name the lesson does not set. `ran`: see _syntax_line.
+    `check`: the function the lesson's check call calls (check_attention_weights): a function of the notebook
+    that the student passes to it (`H.check_attention_weights(attn_weights)`) is their answer under another name."""
     sources = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
     defined = [defined_names(source) for source in sources]  # each cell parsed once for what it defines
-    similar = tuple(sorted({n for names in defined for n in names if name in n and n != name}))[:3]
+    passed = [a.id for source in sources if check and check in source for n in _statements(source)
+              for c in ast.walk(n) if isinstance(c, ast.Call) and getattr(c.func, "attr", getattr(c.func, "id", "")) == check
+              for a in c.args[:1] if isinstance(a, ast.Name) and a.id != name and any(a.id in d for d in defined)]
+    similar = tuple(dict.fromkeys(passed + sorted({n for names in defined for n in names if name in n and n != name})))[:3]
     found = [s for s, names in zip(sources, defined) if name in names or
              re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
              any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
@@ -437,7 +442,9 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     future = [n for n in kept if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     kept = future + [_forgiving(n) if id(n) in from_above else n for n in kept if n not in future]  # Python wants
     # `from __future__ import …` first in the code run; in Jupyter it may open any cell
-    below = frozenset(n for names in defined[at:] for n in names) - {s for n in kept for s in _sets(n)}
+    imported_below = {s for source in sources[at:] for n in _statements(source)
+                      if isinstance(n, (ast.Import, ast.ImportFrom)) for s in _sets(n)}  # `import math` too late
+    below = frozenset({n for names in defined[at:] for n in names} | imported_below) - {s for n in kept for s in _sets(n)}
     runs = tuple(m.strip() for source in sources[:at - 1] for m in re.findall(r"^[ \t]*(%run[ \t]+\S.*)$", source, re.M))
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below,
                  runs[:3], len(found) > 1, similar)

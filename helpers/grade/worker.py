@@ -60,7 +60,16 @@ def _grade_one(prepared, i: int, taken, runner_) -> dict:
                       f"… {ex.title}: not attempted (the notebook defines no {ex.name}).{_renamed(taken, ex)}")
     done = _name_left_out(runner.grade(prepared, i, runner_, plain_record), ex, taken)
     done = _stopped_itself(_stub_last(done, ex, taken), ex)
-    return dict(done, line=done["line"] + _renamed(taken, ex)) if done["outcome"] == "not_attempted" else done
+    return dict(done, line=done["line"] + _renamed(taken, ex)) if done["outcome"] == "not_attempted" else \
+        _copy_above(done, ex, taken)
+
+
+def _copy_above(done: dict, ex, taken) -> dict:
+    """A wrong answer with another definition above it: the student's notebook may show that one's ✓ (run last)."""
+    if not taken.earlier or done["outcome"] in ("right", "not_attempted"):
+        return done
+    return dict(done, line=done["line"] + f" (A cell above defines {ex.name} too: the last definition in the "
+                                         f"notebook is graded, as a run from the top keeps it.)")
 
 
 def _renamed(taken, ex) -> str:
@@ -68,8 +77,8 @@ def _renamed(taken, ex) -> str:
     if not taken.similar:
         return ""
     names = " and ".join(taken.similar)
-    return (f" Your notebook defines {names}, which the check does not call: name your answer {ex.name} (or add "
-            f"`{ex.name} = {taken.similar[0]}` below it).")
+    return (f" Your notebook defines {names}, but the grader grades the function named {ex.name}: name your "
+            f"answer {ex.name} (or add `{ex.name} = {taken.similar[0]}` below it).")
 
 
 def _stopped_itself(done: dict, ex) -> dict:
@@ -91,10 +100,14 @@ def _stub_last(done: dict, ex, taken) -> dict:
 
 def _name_left_out(done: dict, ex, taken) -> dict:
     """A NameError for a name that only a line the grader left out sets: that line is named, not "not defined"."""
-    found = re.search(r"your function uses (\w+), which is not defined in it", done["line"])
-    if done["code"] != f"{ex.key}.error.name_not_defined" or not found:
+    found = re.search(r"your function uses (\w+), which (is not defined in it|this notebook never imports)", done["line"])
+    if done["code"] not in (f"{ex.key}.error.name_not_defined", f"{ex.key}.error.module_not_imported") or not found:
         return done
     name, left_out = found.group(1), taken.left_out or {}
+    if found.group(2) != "is not defined in it":  # a module: only an import below the exercise says more
+        return done if name not in taken.below else dict(done, line=(
+            f"✗ {ex.title}: your function uses {name}, which only a cell below the exercise imports: Jupyter runs "
+            f"a notebook top to bottom, so move that import above the exercise (or into its cell)."))
     if name in (taken.imports or {}):  # `import einops` above: installed on the laptop, not here
         return dict(done, line=f"✗ {ex.title}: your function uses {name}, which `{taken.imports[name]}` (a cell "
                                f"above) sets, and that import fails where the class is graded (the module is not "
@@ -117,9 +130,9 @@ def _name_left_out(done: dict, ex, taken) -> dict:
                            f"and simple constants from your cells): {fix}.")
 
 
-def _take(cells: list[dict], name: str, names: frozenset, ran: tuple[int, int] | None):
+def _take(cells: list[dict], name: str, names: frozenset, ran: tuple[int, int] | None, check: str):
     try:
-        return take(cells, name, names, ran)
+        return take(cells, name, names, ran, check)
     except (RecursionError, MemoryError) as err:
         return Taken(name, None, f"the cell defining {name} is nested too deeply for Python's parser "
                                  f"({type(err).__name__})")
@@ -148,7 +161,8 @@ def grade_notebook(fd: int, data: bytes, start: int) -> None:
         return
     names = lesson_names(lessons()[number].cells)
     note = other_exercises(cells, number, lessons())
-    taken = [_take(cells, name, names, ran) for name in lessons()[number].names]
+    taken = [_take(cells, ex.name, names, ran, re.match(r"H\.(\w+)\(", ex.test)[1])
+             for _, ex in lessons()[number].exercises]
     del cells
     # A runner started by exec (macOS's way) imports torch and prepares the lesson while this worker does
     # the same, not after it: a notebook takes one setup's time, not two.
