@@ -40,3 +40,20 @@ def test_a_zero_that_a_formula_gives_everywhere_is_not_called_written_in(capsys)
     verdict = H.check_head_size_and_params(lambda width, n_heads: (n_heads // width, 4 * width * width + 4 * width))
     assert verdict.outcome != "right"
     assert verdict.code.split(".")[-1] not in {"same_for_every_input", "number_written_in"}
+
+
+def test_a_default_argument_computed_from_the_notebook_is_named(capsys):
+    """`def attention_weights(Q, K, d=Q.shape[-1])` takes the notebook's d once (sweep 19, r2_default_from_notebook_Q);
+    a default the check passes is not blamed (split_heads(x, n_heads=12) with 12 written in its body)."""
+    Q = torch.zeros(4, 768)
+
+    def attention_weights(Q, K, d=Q.shape[-1]):
+        return (Q @ K.T / d ** 0.5).softmax(-1)
+
+    assert "It comes from your default argument d=768, which Python computes once" in \
+        H.check_attention_weights(attention_weights).line
+
+    def split_heads(x, n_heads=12):
+        return x.reshape(x.shape[0], 12, -1).transpose(0, 1)
+
+    assert "default argument" not in H.check_split_heads(split_heads).line

@@ -872,6 +872,8 @@ def test_a_syntax_error_names_the_python_only_where_a_newer_one_may_read_it():
         pytest.skip("these parse from Python 3.12 on")
     for newer in ('def attention_weights(Q, K):\n    return f"{"x"}"\n', "def attention_weights[T](Q: T, K: T):\n    return Q\n"):
         assert "which grades the class" in _take(newer).problem
+        # a notebook that saved no version (Colab's): said as a possibility, with both fixes (sweep 19)
+        assert "if the notebook ran on Python 3.12 or newer (Colab does)" in _take(newer).problem
     typo = _take("def attention_weights(Q, K):\n    return (Q\n").problem
     assert "was never closed)" in typo and "Python" not in typo
     escape = _take('def attention_weights(Q, K):\n    """Saved in C:\\Users\\ana."""\n    return Q\n').problem

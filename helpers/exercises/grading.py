@@ -21,6 +21,7 @@ numpy or helpers (sandbox.py). `check` prints the line.
 from __future__ import annotations
 
 import dis
+import re
 
 import numpy as np
 import torch
@@ -373,6 +374,11 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
             fixed = diagnosis.fixed_to_first(ex, n, seen[0][1], None if outcome.error is not None else value,
                                             expected, outcome.error)
             line += f": {ex.fixed}" if fixed else "."
+        default = _default_in(fn if source is None else None, len(args), line)
+        if default:
+            line = line.rstrip(".") + (f". It comes from your default argument {default}, which Python computes once, "
+                                       f"when the cell runs, from the notebook's variables: compute it inside the "
+                                       f"function, from its inputs.")
         changed = _changed(outcomes)
         if changed:
             line = line.rstrip(".") + f". Also: {changed}"
@@ -385,6 +391,21 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
         f"✓ {ex.name}: correct on {len(ex.cases)} inputs of different sizes "
         f"({', '.join(label for label, _ in ex.cases)}).")
     return engine_verdict(ex.key, "right", line + note, printed)
+
+
+def _default_in(fn, passed: int, line: str) -> str:
+    """`d=768` when a number the line names is the value of a default argument the check does not pass (`def
+    f(Q, K, d=Q.shape[-1])`: set once, from the notebook's Q, when the cell ran), else ""."""
+    fn = getattr(fn, "__func__", fn)
+    defaults, code = getattr(fn, "__defaults__", None) or (), getattr(fn, "__code__", None)
+    count = code.co_argcount if code is not None else 0
+    for at, (name, value) in enumerate(zip(code.co_varnames[count - len(defaults):count] if code else (), defaults)):
+        if count - len(defaults) + at < passed:  # given by the check: its default is not used
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value not in (0, 1) and \
+                re.search(rf"(?<![\d.]){re.escape(f'{value:g}')}(?![\d.])", line):
+            return f"{name}={value:g}"
+    return ""
 
 
 _GENERIC = {"wrong_shape", "numbers_differ"}  # no slip named, so "the same answer on every input" says more

@@ -376,6 +376,10 @@ def _syntax_line(err: Exception, ran: tuple[int, int] | None = None) -> str:
         if ran is not None and ran > sys.version_info[:2]:  # most likely right there: what the teacher can do
             said += (f"; this notebook last ran Python {ran[0]}.{ran[1]}, whose syntax may be newer: grade the class "
                      f"with Python {ran[0]}.{ran[1]} or newer, or write the line so that Python {here} reads it too")
+        elif ran is None and sys.version_info[:2] < (3, 12):  # Colab saves no version, and runs 3.12
+            said += (f"; if the notebook ran on Python 3.12 or newer (Colab does), that syntax is valid there: grade "
+                     f"the class with Python 3.12, or write the line so that Python {here} reads it too (in an "
+                     f"f-string, other quotes inside the braces)")
         return said
     return said + ")"
 
