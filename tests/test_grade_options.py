@@ -368,3 +368,25 @@ def test_the_same_class_with_another_lesson_beside_it_is_not_another_class(tmp_p
     _check(_parser().parse_args([str(tmp_path / "01"), str(tmp_path / "02"), "--out", str(out)]))
     with pytest.raises(ValueError, match="holds the grades of another class"):
         _check(_parser().parse_args([str(tmp_path / "other"), "--out", str(out)]))
+
+
+def test_a_second_stop_while_the_results_are_written_stops_at_once(anonymous, tmp_path, monkeypatch, capsys):
+    """A write that hangs (a full or lost disk) must still be stoppable: the second Ctrl-C is obeyed."""
+    import signal
+
+    from helpers.grade import __main__ as command
+
+    base, _ = anonymous
+    out = shutil.copytree(base / "out", tmp_path / "out")
+
+    def hanging(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)  # the second raises here, before anything is written
+        raise AssertionError("not reached")
+
+    monkeypatch.setattr(command, "write_outputs", hanging)
+    code = main([str(base / "class"), "--out", str(out), "--anonymous", "--points", str(base / "points.csv"),
+                 "--names", str(base / "names.csv"), "--timeout", "5"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 130 and err.startswith("✗ Stopped (Ctrl-C) twice while writing the results: every notebook was "
+                                          "graded and is kept in ")

@@ -115,10 +115,17 @@ def _stopped_by_signals():
 @contextlib.contextmanager
 def _signals_held():
     """Ctrl-C, SIGTERM and SIGHUP are noted, not obeyed, in the block (writing the results: grades.csv without its
-    report would be half a result); yields the list they are noted in, for the caller to say and exit with."""
+    report would be half a result); yields the list they are noted in, for the caller to say and exit with.
+    A second one stops at once (a write that hangs on a full or lost disk must still be stoppable)."""
     held: list[signal.Signals] = []
+
+    def note(number, _frame):
+        if held:  # Ctrl-C is said as Ctrl-C, a kill by its name
+            raise KeyboardInterrupt if number == signal.SIGINT else Stopped(signal.Signals(number).name)
+        held.append(signal.Signals(number))
+
     numbers = [n for n in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(n) is not signal.SIG_IGN]
-    before = {n: signal.signal(n, lambda number, _frame: held.append(signal.Signals(number))) for n in numbers}
+    before = {n: signal.signal(n, note) for n in numbers}
     try:
         yield held
     finally:
@@ -129,7 +136,7 @@ def _signals_held():
 def main(argv: list[str] | None = None) -> int:
     """Run the command; 0 when every file was written, 2 with one line on bad input."""
     args = _parser().parse_args(argv)
-    step, kept = "start", None  # what a Ctrl-C or kill interrupts: "start" (reading the options) or "grading"
+    step, kept = "start", None  # what a Ctrl-C or kill interrupts: "start" (reading the options), "grading", "writing"
     try:
         with _stopped_by_signals():  # from the first line: a kill while writing must not leave half the outputs
             if args.nbgrader or args.otter:
@@ -143,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             table = grade_class(args.submissions, args.out, args.workers, Limits(exercise_s=args.timeout),
                                 args.anonymous, names, again=args.again, sandbox=sandbox)
             table.points = {column: points[column] for column in table.columns}
+            step = "writing"
             with _signals_held() as held:  # a few seconds: the files are finished as a set, then the stop is said
                 for path in write_outputs(table, args.out, args.anonymous):
                     print(path)
@@ -166,6 +174,8 @@ _STOPPED = {  # what was done when the grader was stopped, and what to do
     "start": STOPPED_LOADING,
     "grading": "while grading: the notebooks graded so far are kept in {kept}; run the same command again to grade "
                "the rest.",
+    "writing": "twice while writing the results: every notebook was graded and is kept in {kept}; run the same "
+               "command again to write the results (nothing is graded again).",
 }
 
 
