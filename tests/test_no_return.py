@@ -65,3 +65,28 @@ def test_a_capstone_forward_with_work_but_no_return_is_told(capsys):
     assert verdict.code == "multihead_capstone.no_return", verdict.line
     assert "your forward computes something" in verdict.line
     assert "its last line stores `v`" in verdict.line
+
+
+def test_a_check_called_without_the_function_or_with_more_is_one_line(capsys):
+    """H.check_attention_weights() and H.check_attention_weights(attention_weights, Q) raised a TypeError traceback
+    in the notebook (sweep 20, 01aw_no_arg, 01aw_extra_arg, 07kv_no_arg)."""
+    assert H.check_attention_weights() is None
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("✗ H.check_attention_weights: missing a required argument") and "\n" not in line
+    assert H.check_kv_cache(stub_dots, 3) is None
+    assert "too many positional arguments" in capsys.readouterr().out
+    assert H.check_merge_heads(stub_dots).outcome == "not_attempted"  # a right call goes through
+
+
+def test_input_in_the_students_function_is_named_at_once_not_waited_on(capsys):
+    """input() waited for typing until the 10 s limit: "an endless loop?" (sweep 20, 01aw_input)."""
+    import builtins
+
+    before = builtins.input
+
+    def attention_weights(Q, K):
+        input("scale? ")
+        return (Q @ K.T).softmax(-1)
+
+    verdict = H.check_attention_weights(attention_weights)
+    assert verdict.code == "attention_weights.error.input_called" and builtins.input is before

@@ -21,6 +21,8 @@ numpy or helpers (sandbox.py). `check` prints the line.
 from __future__ import annotations
 
 import dis
+import functools
+import inspect
 import re
 
 import numpy as np
@@ -463,6 +465,24 @@ def _pieces(answer) -> bool:
 
 def _show(value) -> str:
     return f"{value:.0%}" if isinstance(value, float) else str(value)
+
+
+def said_when_called_wrongly(check_fn):
+    """`check_fn` that answers a call without the function, or with more than it takes (H.check_attention_weights(),
+    H.check_attention_weights(attention_weights, Q)), with one line instead of a TypeError traceback (the facade
+    wraps every check with it; Python refuses such a call before the check's own first line runs)."""
+    signature = inspect.signature(check_fn)
+
+    @functools.wraps(check_fn)
+    def call(*args, **kwargs):
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as err:
+            print(f"✗ H.{check_fn.__name__}: {err} (Python's words): pass it your function itself, the one the "
+                  f"exercise asks for, as the exercise's cell does: H.{check_fn.__name__}(your_function).")
+            return None
+        return check_fn(*args, **kwargs)
+    return call
 
 
 def check(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdict:

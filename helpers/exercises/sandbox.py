@@ -109,6 +109,22 @@ def _refuse_exit(*args, **kwargs):
     raise SystemExit("exit() called")
 
 
+def _refuse_input(*args, **kwargs):
+    raise EOFError("EOF when reading a line")  # what Python says where nobody can type: diagnosis names it
+
+
+@contextlib.contextmanager
+def no_input():
+    """While the student's code runs, input() fails at once instead of waiting for typing until the time limit
+    (a notebook has an input box: the wait read as "an endless loop?")."""
+    before = builtins.input
+    builtins.input = _refuse_input
+    try:
+        yield
+    finally:
+        builtins.input = before
+
+
 @contextlib.contextmanager
 def no_exit():
     """While the student's code runs, IPython's exit()/quit() raise SystemExit instead of
@@ -212,11 +228,12 @@ def _builtins_kept(fn: Callable, replaced: list) -> Callable:
 
 
 def run_student(fn: Callable, args: tuple, echo: Echo, seconds: float) -> Outcome:
-    """Call fn(*args) with exit() disarmed, a time limit, stdout/stderr kept in `echo` and builtins put back."""
+    """Call fn(*args) with exit() and input() disarmed, a time limit, stdout/stderr kept in `echo` and builtins put
+    back."""
     fired: list = []
     replaced: list = []
     try:
-        with no_exit(), contextlib.redirect_stdout(echo), contextlib.redirect_stderr(echo):
+        with no_exit(), no_input(), contextlib.redirect_stdout(echo), contextlib.redirect_stderr(echo):
             got = _call_with_limit(_builtins_kept(fn, replaced), args, seconds, fired)
     except StudentTooSlow:
         fired.append(True)
