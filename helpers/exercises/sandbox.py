@@ -14,8 +14,8 @@ one-line reason it gave no answer (exit(), an endless loop, the Stop button, `..
   A replaced builtin (`builtins.len = …`) is put back the moment the function returns, before any other
   code looks one up, and named the same way. Not caught: a library function swapped for another before
   the checks first loaded;
-- exit()/quit() raise SystemExit instead of shutting the kernel down, and what it prints is kept
-  (the first ECHO_LIMIT characters), to be shown once;
+- exit()/quit() raise SystemExit instead of shutting the kernel down, input() raises EOFError instead of
+  waiting for typing, and what it prints is kept (the first ECHO_LIMIT characters), to be shown once;
 - a timer stops it after TIME_LIMIT_S: StudentTooSlow, a BaseException, so `except Exception` misses it.
   On Linux and macOS (main thread) it is an alarm signal that fires again every quarter second and, from
   its second firing, makes every line of the student's code raise it again (a trace function), so even
