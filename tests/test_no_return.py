@@ -90,3 +90,14 @@ def test_input_in_the_students_function_is_named_at_once_not_waited_on(capsys):
 
     verdict = H.check_attention_weights(attention_weights)
     assert verdict.code == "attention_weights.error.input_called" and builtins.input is before
+
+
+def test_another_exercises_function_passed_to_a_check_is_named(capsys):
+    """A right attention_weights passed to check_weighted_sum got "V.T: V is [T × d] already" (sweep 20, 01ws_wrong_ex_fn)."""
+    def attention_weights(Q, K):
+        return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1)
+
+    assert H.check_weighted_sum(attention_weights) is None
+    assert capsys.readouterr().out.strip() == ("✗ H.check_weighted_sum: you passed attention_weights, the function of "
+                                               "another exercise: pass weighted_sum, the one this exercise asks for.")
+    assert H.check_attention_weights(attention_weights).outcome == "right"

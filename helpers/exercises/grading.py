@@ -28,7 +28,7 @@ import re
 import numpy as np
 import torch
 
-from . import diagnosis, sandbox
+from . import diagnosis, sandbox, solutions
 from .verdict import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
 from .verdict import ENGINE_CODES, Exercise, Verdict, close, engine_verdict
 
@@ -472,6 +472,8 @@ def said_when_called_wrongly(check_fn):
     H.check_attention_weights(attention_weights, Q)), with one line instead of a TypeError traceback (the facade
     wraps every check with it; Python refuses such a call before the check's own first line runs)."""
     signature = inspect.signature(check_fn)
+    asked = check_fn.__name__.removeprefix("check_")  # the exercise's function, where the check is named after it
+    asked = asked if asked in solutions.SOLUTIONS else ""
 
     @functools.wraps(check_fn)
     def call(*args, **kwargs):
@@ -480,6 +482,11 @@ def said_when_called_wrongly(check_fn):
         except TypeError as err:
             print(f"✗ H.{check_fn.__name__}: {err} (Python's words): pass it your function itself, the one the "
                   f"exercise asks for, as the exercise's cell does: H.{check_fn.__name__}(your_function).")
+            return None
+        given = getattr(args[0] if args else None, "__name__", "")
+        if asked and given != asked and given in solutions.SOLUTIONS:  # another exercise's function, e.g. copied
+            print(f"✗ H.{check_fn.__name__}: you passed {given}, the function of another exercise: pass {asked}, "
+                  f"the one this exercise asks for.")
             return None
         return check_fn(*args, **kwargs)
     return call
