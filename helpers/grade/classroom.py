@@ -163,10 +163,10 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
                                      f"Working files or a name ending in _old or backup before the others).")
         job = group[-1]
         if in_teams_draft(job.source):  # nothing of this lesson in Submitted files: the draft was never turned in
-            said = (f"lesson {lesson} was graded from the Teams draft (Working files): it was never turned in "
-                    f"(nothing in Submitted files)")
-            rows[key].notes.append(f"{said[:1].upper()}{said[1:]}.")
-            rows[key].unnamed.append(f"{said[:1].upper()}{said[1:]}.")
+            said = (f"Lesson {lesson} was graded from the Teams draft (Working files): it was never turned in "
+                    f"(nothing in Submitted files).")
+            rows[key].notes.append(said)
+            rows[key].unnamed.append(said)
         for record, taken in zip(job.records, job.taken):
             rows[key].records[f"{lesson} {record['exercise']}"] = dict(record, lesson=lesson, graded=taken["code"],
                                                                       cell=taken.get("cell", ""))  # (--anonymous: none)
@@ -255,7 +255,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress or not todo)
 
     def done(job: Job) -> None:
-        if not (job.problem and SETUP_FAILED in job.problem):  # the grader's fault, mended before a rerun: not kept
+        if not _setup_failed(job):  # the grader's fault, mended before a rerun: not kept
             results.keep(where, keys[id(job)], _without_names(job.result()) if anonymous else job.result())
         job.data = None  # its bytes are no longer needed here
         bar.update(1)
@@ -264,9 +264,9 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
         grade_jobs(todo, limits, workers, _hidden(list(map(Path, paths)), Path(out)), done, sandbox)
     finally:
         bar.close()
-    failed = sorted({job.problem for job in todo if job.problem and SETUP_FAILED in job.problem})
+    failed = sorted({job.problem for job in todo if _setup_failed(job)})
     if failed:  # a gradebook without that lesson's columns would read as complete: none is written
-        graded_now = sum(1 for job in todo if not (job.problem and SETUP_FAILED in job.problem))
+        graded_now = sum(1 for job in todo if not _setup_failed(job))
         raise ValueError(f"{failed[0]}: run `python -m helpers.doctor --grading`, mend what it names, then the same "
                          f"command again (the {graded_now} other notebook{'s' * (graded_now != 1)} graded now "
                          f"{'are' if graded_now != 1 else 'is'} kept, not graded again); no grades were written")
@@ -279,6 +279,11 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
            else "none (the grader's own confinement only)")
     table.protections = [f"sandbox: {ran}"] + table.protections
     return table
+
+
+def _setup_failed(job: Job) -> bool:
+    """The lesson's setup failed in the grader (a missing model): not the student's doing."""
+    return bool(job.problem) and SETUP_FAILED in job.problem
 
 
 def _table(rows: dict[str, Row], graded: list, inputs: list[str], anonymous: bool, fresh: int) -> Table:

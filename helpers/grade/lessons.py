@@ -57,6 +57,7 @@ class ExerciseCell:
     body: str  # the reference solution's body (without its docstring), indented as in the stub
     tail: str  # the stub after that body (nothing, unless the body is a method of a class)
     test: str  # the verdict expression: `H.check_…(…)`, or the twin's `H.knockout_verdict(…)[0]`
+    check: str  # the check the lesson's cell calls ("check_attention_weights")
     reads: tuple[str, ...]  # notebook names the check reads (H, the function, the inputs)
 
     @property
@@ -171,7 +172,7 @@ def split(source: str) -> ExerciseCell | None:
         inputs="\n".join(lines[:node.lineno - 1]).strip("\n"),
         head="\n".join(lines[node.lineno - 1:_stub_start(fn)]).rstrip("\n"),
         body=_solution_body(node.name, fn.name), tail="\n".join(lines[fn.end_lineno:node.end_lineno]),
-        test=_test(call, source), reads=tuple(dict.fromkeys(n.id for n in ast.walk(call) if isinstance(n, ast.Name))))
+        test=_test(call, source), check=call.func.attr, reads=tuple(dict.fromkeys(n.id for n in ast.walk(call) if isinstance(n, ast.Name))))
 
 
 def split_in(path: Path, source: str) -> ExerciseCell | None:

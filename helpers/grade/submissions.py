@@ -48,6 +48,7 @@ LESSON_WORD = r"(?:lesson|notebook|nb|lab|ex|exercise|hw|week)"  # "ana_lesson1"
 HEADING = re.compile(rb"#\s+(0\d)\s*(?:\xc2\xb7|\\u00b7)")  # "# 01 ·" in a notebook's bytes
 FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that draw nothing
 EMPTY_ZIP = "is a zip that holds no notebook: hand in the lesson's .ipynb"
+EMPTY_FOLDER = "is an empty folder: nothing was handed in"  # a Moodle participant's, in a folder or a zip
 NOT_REGULAR = "is not a regular file (a pipe, socket or device): not read"
 READABLE_ZIP = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 NOT_HANDED_IN = {"thumbs.db", "desktop.ini", "icon\r", "timestamp.txt"}  # files Windows, macOS and nbgrader
@@ -374,7 +375,7 @@ def read_zip(path: Path, in_folder: PurePosixPath | None = None) -> tuple[list[S
         found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip, owner)]
         folders = {readable(i.filename).rstrip("/").split("/")[-1] for i in archive.infolist() if i.is_dir()}
         found += [Submission(student_key(PurePosixPath(name)), f"{label}: {name}/", None,
-                             "is an empty folder: nothing was handed in") for name in sorted(folders)
+                             EMPTY_FOLDER) for name in sorted(folders)
                   if MOODLE.match(name) and not any(f"/{name}/" in f"/{r}" for r in relatives)]
         if owner and not found:
             found = [Submission(owner, label, None, EMPTY_ZIP)]
@@ -478,7 +479,7 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
               for path, r in hidden]
     with_files = {parent for path, _ in files for parent in path.parents}
     found += [Submission(student_key(PurePosixPath(readable(p.name))), readable(str(p)), None,
-                         "is an empty folder: nothing was handed in") for p in participants if p not in with_files]
+                         EMPTY_FOLDER) for p in participants if p not in with_files]
     return found, notes
 
 
