@@ -102,10 +102,12 @@ def _named(ex: Exercise, n: int, seen: dict) -> tuple[str, str, bool] | None:
     the student got right, said as a possibility with the input it matches on and the one it does
     not: two slips at once, or one the catalogue does not know."""
     others = [k for k in seen if k != n]
-    fits = [m for m in range(len(ex.mistakes)) if _fits(ex, m, n, seen[n], _args64(ex, n))]
-    for m in fits:
-        if all(_fits(ex, m, k, seen[k], _args64(ex, k)) for k in others):
-            return ex.mistakes[m].says, ex.mistakes[m].code, True
+    fits = []  # tried in the catalogue's order, and the first that explains every input wins: the capstone's
+    for m in range(len(ex.mistakes)):  # hundreds of pairs are computed only when no single slip does
+        if _fits(ex, m, n, seen[n], _args64(ex, n)):
+            if all(_fits(ex, m, k, seen[k], _args64(ex, k)) for k in others):
+                return ex.mistakes[m].says, ex.mistakes[m].code, True
+            fits.append(m)
     for m in fits:
         if all(seen[k][0] != "right" or _fits(ex, m, k, seen[k], _args64(ex, k)) for k in others):
             wrong_on = [k for k in others if seen[k][0] != "right"]
