@@ -323,6 +323,24 @@ def test_a_capstone_slip_is_named_without_computing_every_pair_of_slips():
     assert len(computed) < len(capstone.slip_lines()[0]) < len(capstone.exercise().mistakes)
 
 
+def test_a_check_runs_on_one_torch_thread_and_gives_the_kernel_its_threads_back(capsys):
+    """Small products on two threads wait on each other when the laptop is busy (a capstone check took 14 s
+    beside four busy processes, 3.7 s on one thread); the kernel's own setting comes back after the check."""
+    seen = []
+
+    def attention_weights(Q, K):
+        seen.append(torch.get_num_threads())
+        return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        H.check_attention_weights(attention_weights)
+        after = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+    assert "✓" in capsys.readouterr().out and seen and set(seen) == {1} and after == 2
+
+
 def test_an_integer_tensor_where_the_answer_has_fractions_is_named():
     """A .long() answer read 'numbers differ everywhere: 0 where 0.9968 is right'; .half() was named already."""
     verdict = H.check_attention_weights(lambda Q, K: (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1).long())

@@ -28,6 +28,7 @@ import re
 import numpy as np
 import torch
 
+from ..core.evaluation import one_thread
 from . import diagnosis, sandbox, solutions
 from .verdict import _ALL, _HALF, _ISFINITE, _ISNAN  # captured when the checks load
 from .verdict import ENGINE_CODES, Exercise, Verdict, close, engine_verdict
@@ -472,7 +473,10 @@ def _show(value) -> str:
 def said_when_called_wrongly(check_fn):
     """`check_fn` that answers a call without the function, or with more than it takes (H.check_attention_weights(),
     H.check_attention_weights(attention_weights, Q)), with one line instead of a TypeError traceback (the facade
-    wraps every check with it; Python refuses such a call before the check's own first line runs)."""
+    wraps every check with it; Python refuses such a call before the check's own first line runs).
+    The check runs on one torch thread: its products are tiny, and on a laptop busy with anything else two
+    threads wait on each other (the capstone's first check, 1 s on a quiet machine, took 14 s beside four busy
+    processes on two threads, 3.7 s on one)."""
     signature = inspect.signature(check_fn)
     asked = check_fn.__name__.removeprefix("check_")  # the exercise's function, where the check is named after it
     asked = asked if asked in solutions.SOLUTIONS else ""
@@ -490,7 +494,8 @@ def said_when_called_wrongly(check_fn):
             print(f"✗ H.{check_fn.__name__}: you passed {given}, the function of another exercise: pass {asked}, "
                   f"the one this exercise asks for.")
             return None
-        return check_fn(*args, **kwargs)
+        with one_thread():
+            return check_fn(*args, **kwargs)
     return call
 
 
