@@ -341,6 +341,19 @@ def test_a_check_runs_on_one_torch_thread_and_gives_the_kernel_its_threads_back(
     assert "✓" in capsys.readouterr().out and seen and set(seen) == {1} and after == 2
 
 
+@pytest.mark.parametrize("cell, words", [
+    ("torch = 1", "`torch` is 1 in this notebook, not the module: a cell set `torch = …`, which hides it; run `import torch`"),
+    ("import torch\nnp = [1, 2, 3]", "`np` is a list of 3 items in this notebook, not the module"),
+])
+def test_a_module_name_a_cell_reused_for_a_variable_is_named(cell, words):
+    """After `torch = 1` the line read "compute this from them (T, d = Q.shape)": the slip is the cell, not the function."""
+    space = {}
+    exec(cell + "\ndef attention_weights(Q, K):\n"
+         "    return torch.softmax(np.asarray(Q @ K.T) / Q.shape[-1] ** 0.5, dim=-1)\n", space)
+    verdict = H.check_attention_weights(space["attention_weights"])
+    assert verdict.line.startswith("✗") and words in verdict.line and "Q.shape" not in verdict.line
+
+
 def test_an_integer_tensor_where_the_answer_has_fractions_is_named():
     """A .long() answer read 'numbers differ everywhere: 0 where 0.9968 is right'; .half() was named already."""
     verdict = H.check_attention_weights(lambda Q, K: (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1).long())

@@ -450,11 +450,22 @@ def _size_set(kind: str, size) -> set[int]:
     return set(size) if kind == "tensor" else {size}
 
 
+# The names the lessons import modules as: a notebook variable with one of them hides the module.
+MODULE_NAMES = {"torch": "import torch", "np": "import numpy as np", "numpy": "import numpy", "math": "import math",
+                "F": "import torch.nn.functional as F", "nn": "from torch import nn"}
+
+
 def say(source, case_args: tuple, broken: set[int], params: list[str], sizes: str) -> str | None:
     """The line naming the notebook variable behind a broken size (or, broken empty, the ones read)."""
     used = [(name, *data_of(value)) for name, value in reads(source)]
     if not used:
         return None
+    for name, kind, size in used:
+        if name in MODULE_NAMES:  # `torch = 1` in a cell: torch.softmax then fails in every function
+            held = {"int": str(size), "tensor": f"a tensor {_show(kind, size)}", "list": f"a list of {size} items"}
+            return (f"`{name}` is {held[kind]} in this notebook, not the module: a cell set "
+                    f"`{name} = …`, which hides it; run `{MODULE_NAMES[name]}` again and give that variable "
+                    f"another name.")
     own = set()
     for a in case_args:
         d = data_of(a)
