@@ -101,8 +101,8 @@ def _write(path: Path, nb: dict) -> None:
     path.write_text(json.dumps(nb), encoding="utf-8")
 
 
-def _grade(folder: Path, out: Path, *args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "helpers.grade", str(folder), "--out", str(out), *args], cwd=ROOT,
+def _grade(folder: Path, out: Path, *args: str, env: dict | None = None, cwd: Path = ROOT, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "helpers.grade", str(folder), "--out", str(out), *args], cwd=cwd,
                             env=dict(os.environ, GRADE_TEST_TOKEN=TOKEN, **(env or {})), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
@@ -132,7 +132,9 @@ def graded(tmp_path_factory):
     listener.bind(f"/run/grade-{TOKEN}.sock")
     listener.listen()
     try:
-        done = _grade(folder, out, env={"HOME": str(home)})
+        # started from the folder that holds the class, as a teacher does: that folder (on sys.path, as -m puts
+        # it) held last lesson's grades and the class's zip within a submission's reach, and /tmp around it
+        done = _grade(folder, out, env={"HOME": str(home)}, cwd=base)
         stdout, stderr = done.communicate(timeout=1200)
     finally:
         listener.close()

@@ -170,7 +170,10 @@ def python_files() -> list[Path]:
     places = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable),
               os.path.dirname(os.path.realpath(sys.executable))]
     places += [p for name in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(name))]
-    places += [p for p in sys.path if p and os.path.isdir(p)]
+    # sys.path[0] is the folder the grader was started from (python -m; a worker inherits its parent's sys.path):
+    # nothing Python needs, and it may hold the class, its zip or last lesson's grades, so it is not kept (else
+    # it, and /tmp around it, stay readable to a submission)
+    places += [p for p in sys.path[1:] if p and os.path.isdir(p)]
     shared = os.path.join(sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or "")
     places += [shared] * os.path.isfile(shared)  # libpython, which a runner started by exec loads (pyenv's lib/)
     # the project folder is on sys.path when the grader is run from it: of it a worker needs only PROJECT_PARTS
