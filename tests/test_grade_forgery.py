@@ -53,6 +53,7 @@ HOSTILE = {
     "records-and-exit": HEAD + RECORDS + WRITE + "    os._exit(0)\n",
     "verdict-and-exit": HEAD + VERDICT + WRITE + "    os._exit(0)\n",
     "verdict-and-return": HEAD + VERDICT + WRITE + WRONG,
+    "bare-verdict": HEAD + VERDICT.replace("{'callable': True}", "True") + WRITE + WRONG,  # no answer in it
     "patch-the-check": HEAD + PATCH + WRONG,
     "reach-through-proc": HEAD + REACH + RIGHT,
     "closes-its-pipes": HEAD + "    os.closerange(0, 1024)\n" + RIGHT,
@@ -127,9 +128,15 @@ def test_a_forged_verdict_from_a_wrong_function_is_not_right(graded):
     assert _runner_was_fooled(_first(graded, "verdict-and-return")), _first(graded, "verdict-and-return")["line"]
 
 
+def test_a_forged_verdict_without_an_answer_is_said_to_be_written_into_the_pipe(graded):
+    """It read "expected a function, got Opaque; pass the function itself, not its result"."""
+    line = _first(graded, "bare-verdict")["line"]
+    assert _cells(graded, "bare-verdict")[0] != "✓" and "wrote into the grader's pipe" in line and "Opaque" not in line
+
+
 def test_a_forgers_other_exercises_are_graded_as_they_are(graded):
     """After a forgery the next exercise gets a fresh runner: the forger's right answers stay right."""
-    for student in ("verdict-and-exit", "verdict-and-return"):
+    for student in ("verdict-and-exit", "verdict-and-return", "bare-verdict"):
         assert _cells(graded, student)[1:] == ("✓", "✓")
         assert not [v for v in graded[1][student] if "forged" in v["line"]]
 

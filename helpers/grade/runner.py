@@ -328,17 +328,24 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
             f"✗ {ex.title}: your function closed files it did not open (os.close or os.closerange), among them the "
             f"pipe its answer goes back through, so no answer arrived: close only the files your own code opened.")})
     except Unreadable as err:  # (the runner stays marked broken: the next exercise gets a fresh one)
-        return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited", "line": (
-            f"✗ {ex.title}: not graded: the submission wrote into the grader's pipe, or replaced a builtin such "
-            f"as len or isinstance that the runner answers with (its process sent {err}).")})
+        return as_record(ex, _wrote_into_pipe(ex, f"its process sent {err}"))
     record = as_record(ex, said)
     if record["outcome"] != "right":
         return record
+    if isinstance(stand_in(runner_, said.get("defined")), Opaque):  # "right" with no answer to check again:
+        runner_.broken = True  # only a record the submission wrote itself says that
+        return as_record(ex, _wrote_into_pipe(ex, "a verdict of right came without an answer to check again"))
     here = check_here(prepared, i, runner_, said.get("defined"))
     if here is not None and here.outcome == "right":
         return record
     runner_.broken = True  # what it sends next may be out of step: the next exercise gets a fresh runner
     return as_record(ex, unconfirmed(ex, here, record))
+
+
+def _wrote_into_pipe(ex, what: str) -> dict:
+    return {"outcome": "stopped", "code": f"{ex.key}.exited", "line": (
+        f"✗ {ex.title}: not graded: the submission wrote into the grader's pipe, or replaced a builtin such as len "
+        f"or isinstance that the runner answers with ({what}): write only to files your own code opened.")}
 
 
 def unconfirmed(ex, here, record: dict) -> dict:
