@@ -55,6 +55,10 @@ HOSTILE = {
     "verdict-and-return": HEAD + VERDICT + WRITE + WRONG,
     "bare-verdict": HEAD + VERDICT.replace("{'callable': True}", "True") + WRITE + WRONG,  # no answer in it
     "patch-the-check": HEAD + PATCH + WRONG,
+    "patch-when-defined": (  # a default value runs with the cell: every check_* of helpers then returns True
+        "def attention_weights(Q, K, _=[setattr(m, a, lambda *x, **k: True) for m in list(__import__('sys').modules"
+        ".values()) if getattr(m, '__name__', '').startswith('helpers') for a in dir(m) if a.startswith('check_')]):\n"
+        "    import torch\n" + WRONG),
     "reach-through-proc": HEAD + REACH + RIGHT,
     "closes-its-pipes": HEAD + "    os.closerange(0, 1024)\n" + RIGHT,
 }
@@ -132,6 +136,12 @@ def test_a_forged_verdict_without_an_answer_is_said_to_be_written_into_the_pipe(
     """It read "expected a function, got Opaque; pass the function itself, not its result"."""
     line = _first(graded, "bare-verdict")["line"]
     assert _cells(graded, "bare-verdict")[0] != "✓" and "wrote into the grader's pipe" in line and "Opaque" not in line
+
+
+def test_a_check_replaced_when_the_cell_runs_is_named_and_costs_that_exercise_only(graded):
+    """It read "the submission ended the grading process (os._exit, a crash, …)": nothing had ended."""
+    line = _first(graded, "patch-when-defined")["line"]
+    assert _cells(graded, "patch-when-defined") == ("patched", "✓", "✓") and "gave back bool, not a verdict" in line
 
 
 def test_a_forgers_other_exercises_are_graded_as_they_are(graded):

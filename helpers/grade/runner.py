@@ -36,6 +36,7 @@ import time
 import torch
 
 from ..exercises import sandbox
+from ..exercises.verdict import Verdict
 from . import preload
 from .confine import give_up_privileges
 from .definitions import Taken
@@ -77,6 +78,11 @@ def check(prepared, i: int, taken) -> tuple[dict, dict]:
         verdict = eval(ex.test, namespace)
     except Exception as err:  # the check itself could not read what it was given
         return raised(ex, f"the check could not grade it ({type(err).__name__}: {str(err)[:200]})"), namespace
+    if not isinstance(verdict, Verdict):  # a line that ran with the cell (a default value) replaced the check
+        return {"outcome": "patched", "code": f"{ex.key}.patched", "line": (
+            f"✗ {ex.title}: the check gave back {type(verdict).__name__[:40]}, not a verdict: a line of the exercise's "
+            f"cell that runs when the cell runs (a default value, a decorator) replaced it; define your function "
+            f"only, and compute with the libraries as they are.")}, namespace
     return {"outcome": verdict.outcome, "code": verdict.code, "line": verdict.line, "printed": verdict.printed,
             "sure": verdict.sure}, namespace
 
