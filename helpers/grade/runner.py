@@ -336,6 +336,8 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
     except Unreadable as err:  # (the runner stays marked broken: the next exercise gets a fresh one)
         return as_record(ex, _wrote_into_pipe(ex, f"its process sent {err}"))
     record = as_record(ex, said)
+    if record["outcome"] == "patched":  # what it replaced may stay replaced there: the next exercise gets a fresh one
+        runner_.broken = True
     if record["outcome"] != "right":
         return record
     if isinstance(stand_in(runner_, said.get("defined")), Opaque):  # "right" with no answer to check again:
