@@ -354,6 +354,19 @@ def test_a_module_name_a_cell_reused_for_a_variable_is_named(cell, words):
     assert verdict.line.startswith("✗") and words in verdict.line and "Q.shape" not in verdict.line
 
 
+def test_an_exception_whose_message_cannot_be_written_is_the_students_not_the_checks():
+    """It read "the check could not grade it (RuntimeError: str raised)": the student's exception was the one."""
+    class Broken(Exception):
+        def __str__(self):
+            raise RuntimeError("str raised")
+        __repr__ = __str__
+
+    def attention_weights(Q, K):
+        raise Broken()
+    verdict = H.check_attention_weights(attention_weights)
+    assert verdict.outcome == "raised" and "message cannot be written (class 'Broken'" in verdict.line
+
+
 def test_an_integer_tensor_where_the_answer_has_fractions_is_named():
     """A .long() answer read 'numbers differ everywhere: 0 where 0.9968 is right'; .half() was named already."""
     verdict = H.check_attention_weights(lambda Q, K: (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1).long())

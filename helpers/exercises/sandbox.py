@@ -244,7 +244,7 @@ def run_student(fn: Callable, args: tuple, echo: Echo, seconds: float) -> Outcom
         return Outcome(problem="your function called exit() or sys.exit(), which would stop the notebook; "
                                "return the answer instead.", code="exited")
     except BaseException as err:  # the student's bug (GeneratorExit too), reported instead of stopping the notebook
-        return Outcome(patched=[f"builtins.{n}" for n in sorted(replaced)]) if replaced else Outcome(error=err)
+        return Outcome(patched=[f"builtins.{n}" for n in sorted(replaced)]) if replaced else Outcome(error=_printable(err))
     if replaced:  # the function changed Python itself: its answer cannot be trusted to mean anything
         return Outcome(patched=[f"builtins.{name}" for name in sorted(replaced)])
     if fired:  # also when the student's code caught the alarm and carried on
@@ -252,6 +252,24 @@ def run_student(fn: Callable, args: tuple, echo: Echo, seconds: float) -> Outcom
     if got is None or got is Ellipsis:
         return Outcome(attempted=False)
     return Outcome(answer=got)
+
+
+class UnprintableError(Exception):
+    """A student's exception whose message cannot be written: what the checks are given in its place."""
+
+
+def _printable(err: BaseException) -> BaseException:
+    """err, or, when its message or name cannot be written (its __str__ raises, a name of 100,000 letters),
+    an UnprintableError that says so: every line about an error quotes both."""
+    try:
+        str(err), repr(err)
+        if len(type(err).__name__) <= 200:
+            return err
+    except Exception:  # anything its __str__ raises
+        pass
+    name = type(err).__name__
+    return UnprintableError(f"an exception whose message cannot be written (class {name[:40]!r}"
+                            f"{'…' * (len(name) > 40)}: its __str__ raises, or its name is overlong)")
 
 
 def too_slow(seconds: float) -> str:
