@@ -15,6 +15,7 @@ SECTION = " ".join(GUIDE.split("## Grading a class")[1].split("\n## ")[0].split(
 def test_the_limits_the_guide_states_are_the_codes():
     limits = confine.Limits()
     assert f"a zip of more than {submissions.MAX_FILES} files or {submissions.MAX_ZIP_BYTES >> 30} GB" in SECTION
+    assert f"A notebook of more than {submissions.MAX_NOTEBOOK_BYTES >> 20} MB, in a folder or a zip, is not read" in SECTION
     assert f"per notebook ({limits.notebook_s:.0f} s)" in SECTION
     assert limits.exercise_wall_s == 3 * limits.exercise_s + 20 and "3 × `--timeout` + 20 s" in SECTION
     assert f"at most {limits.processes} processes and threads" in SECTION

@@ -195,6 +195,20 @@ def test_a_zip_past_the_size_limit_is_refused_before_it_is_unpacked(tmp_path, mo
         read_zip(archive)
 
 
+def test_one_entry_past_the_notebook_limit_is_its_own_row_not_a_zip_bomb(tmp_path, monkeypatch):
+    """One 1.5 GB notebook in a class's zip refused the whole class as a zip bomb (sweep 21, B06)."""
+    monkeypatch.setattr(submissions, "MAX_ZIP_BYTES", 1 << 20)
+    monkeypatch.setattr(submissions, "MAX_NOTEBOOK_BYTES", 1 << 19)
+    good = _bytes(notebook(lessons()["01"].path, {}))
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("ana_01.ipynb", good)
+        z.writestr("carl_01.ipynb", b" " * (4 << 20))  # past the notebook limit, and alone past the zip's
+    found = {sub.student: sub for sub in read_zip(archive)[0]}
+    assert found["ana"].data == good and found["carl"].data is None
+    assert "is larger than" in found["carl"].problem and "Clear Outputs of All Cells" in found["carl"].problem
+
+
 def test_a_bad_zip_in_a_folder_is_a_line_in_its_owners_row_and_the_others_are_read(tmp_path):
     """A student's zip that is not a zip was said only in verdicts.json, and the student had no row (sweep 18)."""
     (tmp_path / "ana_01.ipynb").write_bytes(_bytes(notebook(lessons()["01"].path, {})))

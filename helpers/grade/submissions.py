@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 MAX_NOTEBOOK_BYTES = 100 << 20  # a lesson notebook with its outputs is a few MB; beyond this it is not read
+TOO_LARGE = (f"is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: not read (its outputs, most likely: Edit → Clear "
+             f"Outputs of All Cells, save, and hand it in again)")
 MAX_FILES = 2000  # files in one folder or zip (a class of 300 × 7 lessons fits)
 MAX_ZIP_BYTES = 1 << 30  # uncompressed .ipynb bytes in one zip, all entries together
 MAX_HANDED_IN_BYTES = 200 << 20  # a zip a student handed in inside the class's: eight lessons are a few MB
@@ -218,7 +220,7 @@ def _read_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes 
     except (zlib.error, EOFError, OSError, RuntimeError, NotImplementedError, ValueError) as err:
         return None, f"cannot be unpacked ({type(err).__name__}: {str(err)[:120]}): download the submissions again"
     if len(data) > MAX_NOTEBOOK_BYTES:
-        return None, f"is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: not read"
+        return None, TOO_LARGE
     return data, ""
 
 
@@ -366,7 +368,8 @@ def read_zip(path: Path, in_folder: PurePosixPath | None = None) -> tuple[list[S
         if len(infos) > MAX_FILES:
             raise ValueError(f"{label} holds {len(infos)} files, more than {MAX_FILES}: not read (a zip bomb?); "
                              f"split the class into several zips.")
-        if sum(i.file_size for i in infos if i.filename.lower().endswith(".ipynb")) > MAX_ZIP_BYTES:
+        if sum(i.file_size for i in infos if i.filename.lower().endswith(".ipynb")  # one too large is its row's
+               and i.file_size <= MAX_NOTEBOOK_BYTES) > MAX_ZIP_BYTES:
             raise ValueError(f"{label} unpacks to more than {MAX_ZIP_BYTES >> 20} MB of notebooks: not read "
                              f"(a zip bomb?); split the class into several zips.")
         relatives = [PurePosixPath(readable(i.filename).replace("\\", "/").lstrip("/")) for i in infos]
@@ -430,7 +433,7 @@ def _read_file(path: Path, relative: PurePosixPath) -> Submission:
         if not stat.S_ISREG(path.stat().st_mode):  # reading a pipe (FIFO) would wait for ever
             return Submission(student_key(relative), source, None, NOT_REGULAR)
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            return Submission(student_key(relative), source, None, f"is larger than {MAX_NOTEBOOK_BYTES >> 20} MB: not read")
+            return Submission(student_key(relative), source, None, TOO_LARGE)
         return Submission(student_key(relative), source, path.read_bytes())
     except OSError as err:
         return Submission(student_key(relative), source, None, f"cannot be read ({err.strerror or type(err).__name__})")
