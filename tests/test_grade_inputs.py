@@ -549,6 +549,21 @@ def test_a_re_upload_whose_name_a_mac_wrote_in_nfd_still_comes_last():
     assert sorted([later, first], key=upload_order) == [first, later]
 
 
+def test_two_files_whose_names_print_alike_are_told_apart_in_the_note(tmp_path):
+    """José_01 in NFC and in NFD: the note read "graded sub/José_01.ipynb; not graded: sub/José_01.ipynb" (sweep 21, I04)."""
+    import unicodedata
+
+    from helpers.grade.classroom import _rows
+    from helpers.grade.pool import Job
+    for form in ("NFC", "NFD"):
+        (tmp_path / unicodedata.normalize(form, "José_01.ipynb")).write_text("{}")
+    subs, _ = collect([tmp_path])
+    rows = _rows(subs, [(sub, Job(sub.source, sub.data, lesson="01"), "") for sub in subs], None)
+    (note,) = rows["José"].notes
+    assert "graded " + str(tmp_path / "Jos\\xe9_01.ipynb") in note and "Jose\\u0301_01.ipynb" in note
+    assert note.endswith("(names that print alike are written as character codes).")
+
+
 def test_a_hidden_notebook_or_an_autosave_is_said_in_its_students_row_when_nothing_of_theirs_was_graded(tmp_path):
     """`.eve_01.ipynb` was skipped without a word, and a student whose only notebook was in .ipynb_checkpoints
     got a note about another file (sweep 14, C19/C22); a Mac's `._` companions stay unsaid."""

@@ -43,6 +43,16 @@ def _hidden(paths: list[Path], out: Path) -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
+def _told_apart(sources: list[str]) -> tuple[list[str], str]:
+    """The sources as a note prints them, and what the note then adds: names that print alike (José in NFC and
+    in NFD, one with a zero-width space) are written with their character codes, so the teacher can tell which
+    file was graded."""
+    looks = [unicodedata.normalize("NFC", visible(s)) for s in sources]
+    alike = [looks.count(look) > 1 for look in looks]
+    return ([ascii(s)[1:-1] if a else s for s, a in zip(sources, alike)],
+            " (names that print alike are written as character codes)" if any(alike) else "")
+
+
 def _jobs(subs: list[Submission], where: Path, again: bool, setting: str = "") -> tuple[list[tuple[Submission, Job, str]], int]:
     """(submission, its job, the key its result is kept under) for each notebook read; how many results were
     kept from before."""
@@ -156,8 +166,9 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
     for (key, lesson), group in sorted(by_pair.items()):
         group.sort(key=lambda j: upload_order(j.source))
         if len(group) > 1:
-            rows[key].notes.append(f"{len(group)} notebooks of lesson {lesson}: graded {group[-1].source}; "
-                                   f"not graded: {', '.join(j.source for j in group[:-1])}.")
+            (*others, last), alike = _told_apart([j.source for j in group])
+            rows[key].notes.append(f"{len(group)} notebooks of lesson {lesson}: graded {last}; "
+                                   f"not graded: {', '.join(others)}{alike}.")
             rows[key].unnamed.append(f"{len(group)} notebooks of lesson {lesson}: graded the one whose file "
                                      f"name sorts last (numbers by value: -10 after -2; a Teams draft in "
                                      f"Working files or a name ending in _old or backup before the others).")
