@@ -176,6 +176,14 @@ def test_an_out_that_is_a_file_is_refused_before_grading(tmp_path, capsys):
     assert "is a file" in capsys.readouterr().err
 
 
+def test_an_out_that_links_to_a_missing_folder_is_said_so(tmp_path, capsys):
+    """It read "cannot write there (File exists)" (sweep 21, I12)."""
+    (tmp_path / "a_01.ipynb").write_text("{}")
+    (tmp_path / "o").symlink_to(tmp_path / "nowhere")
+    assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o")]) == 2
+    assert f"is a link to {tmp_path / 'nowhere'}, which does not exist" in capsys.readouterr().err
+
+
 def test_bwrap_asked_for_where_it_is_missing_is_one_line(tmp_path, capsys, monkeypatch):
     from helpers.grade import confine
     monkeypatch.setattr(confine.shutil, "which", lambda name: None)

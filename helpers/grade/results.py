@@ -22,6 +22,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import re
 import shutil
 import tempfile
@@ -261,6 +262,9 @@ def grader_digest() -> str:
 def kept_folder(out: Path) -> Path:
     """OUT/.grading, made now: a one-line ValueError when OUT cannot hold it (a file, read-only, full)."""
     where = Path(out) / FOLDER
+    if Path(out).is_symlink() and not Path(out).exists():  # mkdir would say only "File exists"
+        raise ValueError(f"--out {out} is a link to {os.readlink(out)}, which does not exist: make that folder, "
+                         f"or pass another.")
     try:
         where.mkdir(parents=True, exist_ok=True)
         tempfile.NamedTemporaryFile(dir=where, prefix=".probe-", delete=True).close()
