@@ -90,21 +90,33 @@ def test_a_failing_write_leaves_no_file(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []  # … and no PNG or SVG either: every file is drawn before one is written
 
 
-def test_a_disk_that_fills_part_way_says_which_files_were_replaced(tmp_path, monkeypatch):
-    real_write, calls = export.atomic_write, []
+def test_a_disk_that_fills_part_way_changes_nothing(tmp_path, monkeypatch):
+    """The PDF, written third, failed: the PNG and SVG were new and the PDF the last export's. Now every
+    file is written to a temporary first, and none is moved into place until all are written."""
+    from helpers.core import files
+    real_write, calls = files._write_temporary, []
 
-    def full(tmp):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def fills_up(fd, data):
+        calls.append(len(data))
+        if len(calls) == 3:
+            os.close(fd)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(fd, data)
 
-    def fills_up(path, write, mode=None):
-        calls.append(path.name)  # the third file, the PDF, fails: the PNG and SVG are already in place, each whole
-        return real_write(path, full if len(calls) == 3 else write, mode)
-
-    monkeypatch.setattr(export, "atomic_write", fills_up)
+    (tmp_path / "map.pdf").write_bytes(b"last export")
+    monkeypatch.setattr(files, "_write_temporary", fills_up)
     with pytest.raises(OSError) as err:
         export.save_for_slides(figure(), "map", folder=tmp_path)
-    assert "free some disk space" in str(err.value) and "2 of 3 files were replaced (map.png, map.svg)" in str(err.value)
-    assert sorted(os.listdir(tmp_path)) == ["map.png", "map.svg"]
+    assert "free some disk space" in str(err.value) and "Nothing was changed there" in str(err.value)
+    assert os.listdir(tmp_path) == ["map.pdf"] and (tmp_path / "map.pdf").read_bytes() == b"last export"
+
+
+def test_a_file_that_cannot_be_replaced_after_the_others_says_which_were(tmp_path):
+    (tmp_path / "map.pdf").mkdir()  # a folder where the PDF goes: only the last step, the rename, finds out
+    with pytest.raises(OSError) as err:
+        export.save_for_slides(figure(), "map", folder=tmp_path)
+    assert "2 of 3 files were replaced (map.png, map.svg)" in str(err.value)
+    assert sorted(os.listdir(tmp_path)) == ["map.pdf", "map.png", "map.svg"]  # and no temporary left
     with Image.open(tmp_path / "map.png") as png:
         assert png.size == (2560, 1440)
 

@@ -145,25 +145,29 @@ def test_permission_denied_names_the_file_and_the_fix(tmp_path):
     assert listing(folder) == []
 
 
-@pytest.mark.slow  # a small disk mounted and filled, with every figure exported
-def test_a_widget_export_whose_disk_fills_part_way_says_which_files_were_replaced(tmp_path, monkeypatch):
+@pytest.mark.slow  # every figure of the slider exported
+def test_a_widget_export_whose_disk_fills_part_way_changes_nothing(tmp_path, monkeypatch):
+    """The sixth file of nine failed: five were replaced and four were the last export's (an export that
+    disagreed with itself); now every file is written to a temporary before the first is moved into place."""
     import helpers as H
 
     slider = H.HeadCountExplorer(heads=4)
-    real_write, calls = export.atomic_write, []
+    real_write, calls = files._write_temporary, []
 
-    def full(tmp):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def fills_up(fd, data):
+        calls.append(len(data))
+        if len(calls) == 6:
+            os.close(fd)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(fd, data)
 
-    def fills_up(path, write, mode=None):
-        calls.append(path.name)  # the sixth file fails: the five before it are in place, each whole
-        return real_write(path, full if len(calls) == 6 else write, mode)
-
-    monkeypatch.setattr(export, "atomic_write", fills_up)
+    (tmp_path / "slides").mkdir()
+    (tmp_path / "slides" / "loss_vs_heads.png").write_bytes(b"last export")
+    monkeypatch.setattr(files, "_write_temporary", fills_up)
     assert slider.export(tmp_path / "slides") == []
-    assert len(calls) == 6
-    assert listing(tmp_path / "slides") == sorted(calls[:5])  # no temporary, no half file
-    assert "free some disk space" in slider.status.value and "5 of " in slider.status.value
+    assert len(calls) == 6 and listing(tmp_path / "slides") == ["loss_vs_heads.png"]  # no temporary, no new file
+    assert (tmp_path / "slides" / "loss_vs_heads.png").read_bytes() == b"last export"
+    assert "free some disk space" in slider.status.value and "Nothing was changed there" in slider.status.value
 
 
 def test_a_manifest_entry_without_its_checksum_is_refused_in_one_line(tmp_path):

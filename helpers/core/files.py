@@ -1,6 +1,7 @@
 """Writing files so they appear whole or not at all, and never deleting what we did not create.
 
     atomic_write(path, lambda tmp: ...)       # one file: written to a temporary beside it, then os.replace
+    write_set({path: data, ...})              # several: every temporary written before the first is moved
     with staged_pair(folder) as staging:      # a model and its manifest line: both or neither, even after kill -9
 
 Temporaries live in the target's own folder because a rename is only atomic within one file system.
@@ -26,7 +27,7 @@ from itertools import takewhile
 from pathlib import Path
 
 __all__ = ["atomic_write", "default_mode", "file_error", "finish_interrupted", "refuse_read_only", "sha256",
-           "staged_pair"]
+           "staged_pair", "write_set"]
 
 WHOLE = ".whole"  # the suffix a pair's staging folder gets once both files are in it
 PAIR = re.compile(r"^\.pair-(?P<pid>\d+)-[a-z0-9_]{8}(?P<whole>\.whole)?$")  # staged_pair's folders
@@ -134,6 +135,47 @@ def atomic_write(path: str | Path, write: Callable[[str], object], mode: int | N
         if isinstance(err, OSError) and err.errno is not None:  # without one it is already our one line
             raise file_error(err, path) from None
         raise
+
+
+def _write_temporary(fd: int, data: bytes) -> None:
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def write_set(files: dict[Path, bytes], mode: int | None = None) -> None:
+    """Write several files that belong together (a class's grades and its report, a figure's PNG, SVG and
+    PDF): each to a temporary beside it first, and only when all are written, each moved into place. So a
+    full disk part-way changes nothing; read-only targets are refused before the first byte is written."""
+    for target in files:
+        refuse_read_only(Path(target))
+    made: list[Path] = []
+    staged: list[tuple[str, Path]] = []
+    try:
+        for target, data in files.items():
+            target = Path(target)
+            made += _make_folders(target.parent)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:40]}.", suffix=".tmp")
+            staged.append((tmp, target))
+            _write_temporary(fd, data)
+            os.chmod(tmp, default_mode() if mode is None else mode)
+    except BaseException as err:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.remove(tmp)  # ours: mkstemp made it
+        _remove_if_empty(made)
+        if isinstance(err, OSError) and err.errno is not None:
+            raise file_error(err, staged[-1][1] if staged else Path(next(iter(files)))) from None
+        raise
+    done: list[str] = []
+    for n, (tmp, target) in enumerate(staged):
+        try:
+            os.replace(tmp, target)  # a rename: no disk space needed
+        except OSError as err:
+            for left, _ in staged[n:]:
+                if os.path.exists(left):
+                    os.remove(left)
+            raise file_error(err, target, done, len(staged)) from None
+        done.append(target.name)
 
 
 @contextmanager

@@ -24,9 +24,10 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from ..core.arrays import to_numpy
+from ..core.files import write_set
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from .common import ShownFigure, new_figure
-from .export import check_folder, check_plain_name, write_files
+from .export import check_folder, check_plain_name
 from .slide import SLIDE_INCHES, SLIDE_RC
 
 SIZE = SLIDE_INCHES  # one frame fills the slide
@@ -246,7 +247,7 @@ def save_animation(anim: Animation, folder: str | Path = "figures/animations") -
     files = {frames / f"frame_{i:02d}.png": _png(frame) for i, frame in enumerate(anim.frames)}
     files |= {frames / "caption.txt": caption, folder / f"{anim.name}.gif": anim.gif_bytes(),
               folder / f"{anim.name}.txt": caption}
-    write_files(files)
+    write_set(files)
     for stale in set(frames.glob("frame_*.png")) - set(files):  # an older, longer run's frames
         stale.unlink()
     return folder / f"{anim.name}.gif", frames

@@ -27,13 +27,14 @@ from PIL import Image
 
 from ..analysis import captions, formation, headcount, kvheads, relations
 from ..core.catalog import load_model
+from ..core.files import write_set
 from ..core.model import LanguageModel
 from ..core.run import run_sentence
 from ..core.walkthrough import Walkthrough, walkthrough_layer
 from . import formation_plots, headcount_plots, kv_plots, plots, score_plots, slides, views
 from .animations import build_animations, save_animation
 from .common import description
-from .export import FIXED_METADATA, check_folder, check_plain_name, render_for_slides, slide_files, write_files
+from .export import FIXED_METADATA, check_folder, check_plain_name, render_for_slides, slide_files
 from .page import export_page
 from .slide import EXPORT_RC, MIN_FONT_PT, SLIDE_INCHES, export_facecolor, slide_sized, slide_style
 
@@ -231,8 +232,8 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
         _write_pdf(figures, deck, subject=f"{len(figures)} slides; each slide's caption is in its .txt file")
     else:
         deck.write(_pptx_bytes(chosen, figures, notes, anims))
-    write_files(files)
-    write_files({folder / f"{name}.{format}": deck.getvalue()}, 0o644)  # for sharing: readable by everyone
+    write_set(files)
+    write_set({folder / f"{name}.{format}": deck.getvalue()}, 0o644)  # for sharing: readable by everyone
     for anim in anims:
         save_animation(anim, folder)
     if page:

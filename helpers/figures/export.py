@@ -5,7 +5,7 @@
     H.save_for_slides(fig, "draw_attention")   # -> figures/draw_attention.{png,svg,pdf}
 
 Text smaller than the slide minimum is enlarged while saving, then put back. Every file is drawn
-before the first is written, and each appears whole or not at all (core.files.atomic_write).
+before the first is written, and the set appears whole or not at all (core.files.write_set).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Sequence
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
-from ..core.files import atomic_write, file_error, refuse_read_only
+from ..core.files import file_error, write_set
 from .common import description
 from .slide import EXPORT_RC, check_layout, export_facecolor, slide_inches, slide_sized
 
@@ -61,7 +61,7 @@ def save_set_for_slides(
     """Write several figures ({name: (fig, size)}) as save_for_slides writes one (a widget's "Export
     for slides"): a figure that fails to draw leaves no file of the set."""
     files = slide_files(figures, folder, captions, formats, dpi)
-    write_files(files)
+    write_set(files)
     return list(files)
 
 
@@ -103,20 +103,6 @@ def render_for_slides(fig: Figure, path: Path, size: tuple[float, float] | None,
     return drawn
 
 
-def write_files(files: dict[Path, bytes], mode: int | None = None) -> None:
-    """Write each file whole or not at all (core.files.atomic_write). Read-only targets are refused
-    before the first is written; an error part-way says which files were already replaced."""
-    for target in files:
-        refuse_read_only(target)
-    done: list[str] = []
-    for target, data in files.items():
-        try:
-            atomic_write(target, lambda tmp: Path(tmp).write_bytes(data), mode)
-        except OSError as err:
-            if not done:
-                raise
-            raise file_error(err.__context__ or err, target, done, len(files)) from None
-        done.append(target.name)
 
 
 def _check_arguments(fig: Figure, name: str, formats: Sequence[str], dpi: int) -> None:

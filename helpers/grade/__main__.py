@@ -161,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"is complete.", file=sys.stderr)
                 return 128 + held[0]
     except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
-        print(f"✗ {err.strerror if isinstance(err, OSError) and err.strerror else err}", file=sys.stderr)
+        said = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        print(f"✗ {said.replace('pass folder= another directory', 'pass --out another folder')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
         how = f"{err.args[0]}" if isinstance(err, Stopped) else "Ctrl-C"

@@ -30,11 +30,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.files import atomic_write
+from ..core.files import atomic_write, write_set
 from ..exercises.catalogue import engine_codes, entries
 from ..figures import webpage
 from ..figures.class_plots import plot_class_mistakes
-from ..figures.export import save_for_slides
+from ..figures.export import slide_files
 from .lessons import SETUP_FAILED
 from .submissions import csv_rows
 
@@ -223,7 +223,8 @@ def report_page(table: Table, facts: dict | None = None, title: str = "The class
 
 
 def write_outputs(table: Table, out: Path, anonymous: bool) -> list[Path]:
-    """Write every file into `out`, each whole or not at all (core/files.py `atomic_write`); the paths written."""
+    """Write every file into `out` as one set (core/files.py `write_set`: a full disk part-way changes none of
+    them, so grades.csv never disagrees with the report); the paths written."""
     facts = summary(table)
     if not facts["exercises"]:  # a class with nothing graded writes nothing, and says why
         why = [note for row in table.rows for note in row.notes] + table.inputs
@@ -232,9 +233,10 @@ def write_outputs(table: Table, out: Path, anonymous: bool) -> list[Path]:
         raise ValueError("no exercise was graded" + (f" ({'; '.join(why[:3])[:600]})" if why else "") + f": {fix}.")
     figure = plot_class_mistakes(facts)
     texts = dict(zip(NAMES, (csv_text(table), verdicts_json(table, anonymous), report_page(table, facts))))
-    for name, text in texts.items():
-        atomic_write(Path(out) / name, lambda tmp, text=text: Path(tmp).write_text(text, encoding="utf-8"))
-    return [Path(out) / n for n in texts] + save_for_slides(figure, "class_report", folder=out)
+    files = {Path(out) / name: text.encode("utf-8") for name, text in texts.items()}
+    files |= slide_files({"class_report": (figure, "16:9")}, out)
+    write_set(files)
+    return list(files)
 
 
 # --- each notebook's result, kept as it is graded --------------------------------------------------------
