@@ -461,6 +461,27 @@ def test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest(tmp_path,
     assert len(rows) == 6 and all(r["01 attention_weights"] == "✓" for r in rows)
 
 
+@pytest.mark.slow  # a class graded twice
+def test_a_worker_killed_by_a_signal_is_said_and_graded_again_by_the_same_command(tmp_path):
+    """A worker killed from outside (kill -9) left "not submitted", blamed the submission, and the result was kept,
+    so the same command said "nothing new to grade" (sweep 21, X05). Who sent a signal cannot be told: the line
+    names each possible sender and the result is not kept. Here the submission kills its own process group."""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    _write(folder / "ana_01.ipynb", _lesson01())
+    _write(folder / "kim_01.ipynb", _lesson01(HEAD + "    import signal\n    os.killpg(0, signal.SIGKILL)\n" + RIGHT))
+    for run in (1, 2):
+        done = _grade(folder, out, "--workers", "1")
+        stdout, stderr = done.communicate(timeout=600)
+        assert done.returncode == 0, stderr[-2000:]
+        kim = next(s for s in json.loads((out / "verdicts.json").read_text())["students"] if s["student"] == "kim")
+        assert "its grading process was killed by SIGKILL (by the submission, by the machine" in \
+            kim["verdicts"][0]["line"] + " ".join(kim["notes"])
+    assert "kept 1 result from an earlier run" in stderr  # ana's; kim's was graded again
+    rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())}
+    assert rows["ana"]["01 attention_weights"] == "✓" and rows["kim"]["01 attention_weights"] != "✓"
+
+
 def test_the_folder_a_killed_grader_left_is_removed_by_the_next_one(tmp_path):
     """kill -9 runs no cleanup: /tmp/helpers-grade-* stayed for ever."""
     import subprocess

@@ -50,6 +50,7 @@ class Job:
     protections: list[str] = field(default_factory=list)
     setup: dict = field(default_factory=dict)  # lesson -> seconds its setup took in the server
     seconds: float = 0.0
+    killed: bool = False  # its worker died of a signal part-way: not kept, so the same command grades it again
 
     def result(self) -> dict:
         """What is kept of it (a JSON file per notebook, results.py)."""
@@ -247,14 +248,22 @@ class Grader:
         code = "too_slow" if outcome == "too_slow" else "exited"
         return record(ex.name, ex.key, outcome, f"{ex.key}.{code}", f"✗ {ex.title}: {why}")
 
-    def after(self, run: _Running, timed_out: bool) -> int | None:
-        """Record what stopped the worker; the exercise to restart from, or None when the notebook is done."""
+    def after(self, run: _Running, timed_out: bool, signalled: int = 0) -> int | None:
+        """Record what stopped the worker (`signalled`: the signal it died of, 0 if none or ours); the exercise to
+        restart from, or None when the notebook is done."""
         job, limits, n = run.job, self.limits, len(self.names(run.job))
+        # a signal may come from the submission (os.kill), the machine (its memory ran out) or a person: which one
+        # cannot be told, so the line names all three and the result is not kept (a rerun grades it again)
+        killed = (f"its grading process was killed by {signal.Signals(signalled).name} (by the submission, by the "
+                  f"machine when its memory ran out, or by someone outside the grader; the same command grades it "
+                  f"again)") if signalled in set(signal.Signals) else ""
         if run.bad and not job.lesson:
             job.problem = f"was not graded: its grading process sent {run.bad}"
             return None
         if not run.bad and not run.said:
+            job.killed = bool(killed)
             job.problem = (f"was not graded: reading it took longer than {self._wall(job):.0f} s" if timed_out else
+                           f"was not graded: {killed}" if killed else
                            "was not graded: its grading process ended while reading it (a crash or the memory limit)")
             return None
         if not run.bad and run.ended and self.all_sent(run):
@@ -267,6 +276,9 @@ class Grader:
         if timed_out:
             why = f"stopped after {limits.exercise_wall_s:.0f} s (too slow, or a loop that never ends)."
             job.records.append(self._stopped(job, run.next, "too_slow", why))
+        elif killed:
+            job.killed = True
+            job.records.append(self._stopped(job, run.next, "stopped", f"not graded: {killed}, during this exercise."))
         else:
             why = ("the submission ended the grading process (os._exit, a crash, the memory limit, more output "
                    "than a record may hold, or closed files or replaced builtins such as len that the grader "
@@ -306,8 +318,12 @@ class Grader:
 
     def _finish(self, fd: int, timed_out: bool, waiting: list, done) -> None:
         run = self.running.pop(fd)
-        self.end(run)
-        again = self.after(run, timed_out)
+        if not timed_out and not run.ended and not run.bad:  # its pipe closed before its last message: it is
+            run.process.join(1.0)  # dying, and how (a signal?) is known once it is reaped
+        code = None if timed_out or run.process.is_alive() else run.process.exitcode  # before end() kills it
+        self.end(run)  # a worker dies of signal N as -N, or as 128 + N where its namespace's first process did
+        again = self.after(run, timed_out, -code if code is not None and code < 0 else
+                           code - 128 if code is not None and code > 128 else 0)
         if again is None:
             done(run.job)
         else:

@@ -212,7 +212,8 @@ def work(conn, data: bytes, start: int, workdir: str, hidden: list[str], limits:
         protections += [RUNNER] + _guarded()  # before the fork: the process that only waits is not dumpable either
         if pid_namespace and os.fork() != 0:  # the namespace's first process grades; this one waits for it
             os.close(fd)
-            os._exit(os.waitstatus_to_exitcode(os.wait()[1]) & 0xFF)
+            code = os.waitstatus_to_exitcode(os.wait()[1])  # -N: killed by signal N, said as a shell does
+            os._exit(128 - code if code < 0 else code & 0x7F)
         if pid_namespace:
             die_with_parent()  # and ends with the process that waits for it
         if pid_namespace and own_proc():
