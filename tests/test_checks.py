@@ -9,6 +9,8 @@ import contextlib
 import io
 import math
 import sys
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 from IPython.core.formatters import DisplayFormatter
@@ -186,7 +188,8 @@ def test_knockout_prediction_reads_numbers_and_explains_the_rest(monkeypatch, ca
     for guess, message in [("50%", "not the text '50%'"), (50, "looks like a percentage"), (-1, "not an accuracy"),
                            (math.nan, "write a number"), ([0.5], "expected a number"), (True, "expected a number"),
                            (lambda: 1 / 0, "raised ZeroDivisionError"), (_exits, "called exit()"),
-                           (lambda: None, "not attempted yet"), (0.1, "matter more than it does"), (0.75, "✓"), (0.95, "predicted no effect")]:
+                           (lambda: None, "not attempted yet"), (0.1, "matter more than it does"), (0.75, "✓"), (0.95, "predicted no effect"),
+                           (Fraction(4, 5), "✓"), (Decimal("0.75"), "✓")]:  # numbers too (sweep 22, B2)
         measured = head_checks.check_knockout_prediction(guess, None, "induction", [(0, 0)])
         assert measured == 0.8
         assert message in one_line(capsys)

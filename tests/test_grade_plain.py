@@ -3,6 +3,8 @@ come back equal, and anything else is one Unreadable line or an Opaque no check 
 
 from __future__ import annotations
 
+import decimal
+import fractions
 import json
 import math
 
@@ -28,6 +30,8 @@ def test_the_answers_the_checks_take_come_back_equal():
     assert _through((80, [0.5, None], {"a": 1, 2: "b"})) == (80, [0.5, None], {"a": 1, 2: "b"})
     assert math.isnan(_through(float("nan"))) and _through(float("-inf")) == float("-inf")
     assert _through(np.int64(7)) == 7 and type(_through(np.float32(0.5))) is float
+    # a prediction written Fraction(4, 5) was ✓ in the notebook and not confirmed by the grader (sweep 22, B2)
+    assert _through(fractions.Fraction(4, 5)) == 0.8 and _through(decimal.Decimal("0.75")) == 0.75
     for array in (np.array(0.78), np.array(3, dtype=np.int64), np.arange(6.0).reshape(2, 3).T):  # 0-dim stays 0-dim
         back = _through(array)  # (np.array(0.78) came back [0.78]: a right prediction "not confirmed", sweep 16)
         assert back.shape == array.shape and back.dtype == array.dtype and np.array_equal(back, array)

@@ -5,6 +5,9 @@ on the same input) come first, then its checks; all run through grading.check.
 
 from __future__ import annotations
 
+import decimal
+import fractions
+
 import numpy as np
 import torch
 
@@ -326,6 +329,8 @@ def read_prediction(guess, args=()) -> tuple[float | None, str | None]:
         guess = guess.item()
     if isinstance(guess, str):
         return None, f"write the prediction as a number between 0 and 1 (e.g. 0.5 for 50 %), not the text {guess!r}."
+    if isinstance(guess, (fractions.Fraction, decimal.Decimal)):  # Fraction(4, 5) is 0.8
+        guess = float(guess)
     if isinstance(guess, bool) or not isinstance(guess, (int, float, np.floating, np.integer)):
         return None, f"expected a number between 0 and 1, got {type(guess).__name__}."
     value = float(guess)

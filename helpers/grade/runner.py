@@ -298,14 +298,17 @@ def _linear(name, sizes) -> bool:
         and all(type(s) is int and 0 < s <= 1 << 16 for s in sizes[:2]) and isinstance(sizes[2], bool)
 
 
+NOTHING, UNREADABLE = "nothing", "unreadable"  # what a stand-in is when no definition came, or not one to read
+
+
 def stand_in(runner_: Runner, defined) -> object:
     """What the worker's check is given in place of the student's definition."""
     if isinstance(defined, dict) and defined.get("callable") is True:
         return RemoteFunction(runner_)
     try:
-        return decode(defined.get("value")) if isinstance(defined, dict) else Opaque("nothing")
+        return decode(defined.get("value")) if isinstance(defined, dict) and "value" in defined else Opaque(NOTHING)
     except Unreadable:
-        return Opaque("unreadable")
+        return Opaque(UNREADABLE)
 
 
 def check_here(prepared, i: int, runner_: Runner, defined):
@@ -340,8 +343,9 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
         runner_.broken = True
     if record["outcome"] != "right":
         return record
-    if isinstance(stand_in(runner_, said.get("defined")), Opaque):  # "right" with no answer to check again:
-        runner_.broken = True  # only a record the submission wrote itself says that
+    stand = stand_in(runner_, said.get("defined"))
+    if isinstance(stand, Opaque) and stand.kind in (NOTHING, UNREADABLE):  # "right" with no definition a runner
+        runner_.broken = True  # sends ({"callable": True} or {"value": …}): only a record the submission wrote
         return as_record(ex, _wrote_into_pipe(ex, "a verdict of right came without an answer to check again"))
     here = check_here(prepared, i, runner_, said.get("defined"))
     if here is not None and here.outcome == "right":

@@ -14,6 +14,8 @@ function) is encoded as {"opaque": its type's name}, which decodes to an Opaque 
 from __future__ import annotations
 
 import base64
+import decimal
+import fractions
 import json
 import math
 import os
@@ -54,6 +56,8 @@ def encode(value, depth: int = 0):
         return value if not isinstance(value, float) or math.isfinite(value) else {"float": repr(value)}
     if isinstance(value, np.generic):
         return encode(value.item(), depth)
+    if isinstance(value, (fractions.Fraction, decimal.Decimal)):  # a number all the same (4/5 for a prediction)
+        return encode(float(value), depth)
     if isinstance(value, np.ndarray):
         # a C-ordered copy that keeps a 0-dim array 0-dim (np.ascontiguousarray makes np.array(0.78) shape (1,))
         return {"ndarray": encode(torch.from_numpy(np.array(value, order="C", copy=True)), depth + 1)} \
