@@ -370,6 +370,25 @@ def test_an_exception_whose_message_cannot_be_written_is_the_students_not_the_ch
     assert verdict.outcome == "raised" and "message cannot be written (class 'Broken'" in verdict.line
 
 
+def test_a_capstone_that_answers_every_sentence_of_a_batch_with_the_first_is_told_about_the_batch_not_heads():
+    """It read "every head of your answer is the same: each of the 2 heads …": the capstone's [B, T, D] answer was
+    read as (heads, T, D), so the batch's two sentences were called heads (sweep 22, B1)."""
+    class FirstSentenceOnly(torch.nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.heads, self.size = heads, dim // heads
+            self.qkv, self.out = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
+
+        def forward(self, x):
+            B, T, D = x.shape
+            q, k, v = (t[:1].reshape(1, T, self.heads, self.size).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))
+            s = (q @ k.transpose(-2, -1) / self.size ** 0.5).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1),
+                                                                          float("-inf"))
+            return self.out((s.softmax(-1) @ v).transpose(1, 2).reshape(1, T, D)).expand(B, T, D)
+    line = H.check_multihead(FirstSentenceOnly).line
+    assert "of the batch's sentences, sentence 0 is right and sentence 1 is not" in line and "head" not in line
+
+
 def test_an_integer_tensor_where_the_answer_has_fractions_is_named():
     """A .long() answer read 'numbers differ everywhere: 0 where 0.9968 is right'; .half() was named already."""
     verdict = H.check_attention_weights(lambda Q, K: (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1).long())

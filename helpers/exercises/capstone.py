@@ -203,7 +203,8 @@ def exercise() -> Exercise:
     def reference(x, h):
         return layer64(x.double())[0] if h == HEADS else forward(x.double(), qkv, out, heads=h)
     return Exercise(NAME, list(zip(labels, cases)), reference, mistakes,
-                    shape_hint="Same shape in, same shape out: [batch, tokens, 768].", sizes="B, T, D = x.shape")
+                    shape_hint="Same shape in, same shape out: [batch, tokens, 768].", sizes="B, T, D = x.shape",
+                    batch_first=True)
 
 
 def _load(student_cls, attn: nn.Module, heads: int = HEADS) -> tuple[nn.Module | None, tuple | None]:

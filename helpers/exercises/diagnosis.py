@@ -192,11 +192,12 @@ def _mask(value, expected, args):
     return None
 
 
-def _head_blocks(value, expected, args):
-    """(value, expected) as (heads, …) blocks, when the answer has a head axis or side-by-side head columns."""
+def _head_blocks(value, expected, args, batch_first: bool = False):
+    """(value, expected) as (heads, …) blocks, when the answer has a head axis or side-by-side head columns
+    (`batch_first`: a 3-D answer's first axis is a batch's sentences, which are no heads)."""
     if value.shape != expected.shape:
         return None
-    if value.ndim == 3 and value.shape[0] > 1:
+    if value.ndim == 3 and value.shape[0] > 1 and not batch_first:
         return value, expected, "head"
     first = args[0] if args else None
     if value.ndim == 2 and getattr(first, "ndim", 0) == 3 and value.shape[1] == first.shape[0] * first.shape[2]:
@@ -206,8 +207,8 @@ def _head_blocks(value, expected, args):
     return None
 
 
-def _heads(value, expected, args):
-    blocks = _head_blocks(value, expected, args)
+def _heads(value, expected, args, batch_first: bool = False):
+    blocks = _head_blocks(value, expected, args, batch_first)
     if blocks is None:
         return None
     mine, right, what = blocks
@@ -228,21 +229,22 @@ CODES = {"nan_or_inf", "axes_permuted", "wrong_layout", "part_of_answer", "reduc
 PROBES = (_nan_places, _permuted, _wrong_layout, _part, _reduced, _offset, _wrong_axis, _mask, _heads)
 
 
-def describe(value, expected, args: tuple) -> tuple[str, str] | None:
+def describe(value, expected, args: tuple, batch_first: bool = False) -> tuple[str, str] | None:
     """(line, engine code) for the first relation to the right answer that the wrong answer shows, else None."""
     if not (isinstance(value, np.ndarray) and isinstance(expected, np.ndarray)) or not value.size:
         return None
     with np.errstate(all="ignore"):
         for probe in PROBES:
-            found = probe(value, expected, args)
+            found = probe(value, expected, args, batch_first) if probe is _heads else probe(value, expected, args)
             if found:
                 return found
     return None
 
 
 # --- the last resort ---------------------------------------------------------------------------------------
-def property_line(value: np.ndarray, expected: np.ndarray) -> str:
-    """Which property a same-shape wrong answer fails, or where it is right and where not."""
+def property_line(value: np.ndarray, expected: np.ndarray, batch_first: bool = False) -> str:
+    """Which property a same-shape wrong answer fails, or where it is right and where not (`batch_first`: the
+    first axis is a batch's sentences)."""
     with np.errstate(all="ignore"):
         if _is_weights(expected):
             if (value < -_TOL).any():
@@ -259,6 +261,10 @@ def property_line(value: np.ndarray, expected: np.ndarray) -> str:
                     if close(np.take(value, i, axis=axis), np.take(expected, i, axis=axis))]
             if good and len(good) < value.shape[axis]:
                 bad = [i for i in range(value.shape[axis]) if i not in good]
+                if axis == 0 and batch_first:  # x[1] answered with x[0]'s output, or a loop over the batch cut short
+                    return (f"of the batch's sentences, {_some('sentence', good)} right and {_some('sentence', bad)} "
+                            f"not: each sentence's output must come from its own x[b], and the layer must work on "
+                            f"the whole batch at once (B, T, D = x.shape).")
                 return (f"in your answer {_some(name, good)} right, {_some(name, bad)} not: follow how "
                         f"those are computed (a loop's range, a mask, an index).")
         diff = np.abs(value - expected)

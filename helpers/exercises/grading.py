@@ -167,7 +167,7 @@ def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, see
         if isinstance(got, (tuple, list)) and len(got) > 1 and value.shape[1:] == expected.shape:
             return (f"returned {len(got)} things (a {type(got).__name__}): return only the result, "
                     f"{list(expected.shape)}."), "returned_several", "mistake", True
-        seen_as = diagnosis.describe(value, expected, args64)
+        seen_as = diagnosis.describe(value, expected, args64, ex.batch_first)
         if seen_as:
             return seen_as[0], seen_as[1], "mistake", True
     if named:
@@ -186,10 +186,10 @@ def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, see
         line, named, *code = ex.explain(value, expected, args64)
         code = code[0] if code else ("explained" if named else "numbers_differ")
         if code == "numbers_differ" and ex.tensor:
-            line = diagnosis.property_line(value, expected)
+            line = diagnosis.property_line(value, expected, ex.batch_first)
         return line, code, "mistake" if code != "numbers_differ" else "generic", True
     if ex.tensor:
-        return diagnosis.property_line(value, expected), "numbers_differ", "generic", True
+        return diagnosis.property_line(value, expected, ex.batch_first), "numbers_differ", "generic", True
     return "the answer differs from the right one.", "numbers_differ", "generic", True
 
 

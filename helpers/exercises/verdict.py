@@ -218,6 +218,7 @@ class Exercise:
     tensor: bool = field(default=True)  # the answer is numbers to compare (NaN, half precision, shape)
     none_is_answer: bool = False  # None is a right answer on some input (a head that never formed): the stub
     # is a function that returns None on every input
+    batch_first: bool = False  # a 3-D answer's first axis is the sentences of a batch, not the heads (the capstone)
     key: str = ""  # the exercise's stable code ("attention_weights"); default: its name in snake_case
 
     def __post_init__(self):
