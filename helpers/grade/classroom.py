@@ -266,8 +266,8 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     bar = tqdm(total=len(todo), desc="grading", unit="notebook", file=sys.stderr, disable=not progress or not todo)
 
     def done(job: Job) -> None:
-        if not _setup_failed(job) and not job.killed:  # the grader's fault, mended before a rerun, or a worker
-            # killed by a signal (perhaps from outside): not kept, so the same command grades it again
+        if not _setup_failed(job) and not job.retry:  # the grader's fault, mended before a rerun, or a worker
+            # that died part-way (perhaps killed from outside): not kept, so the same command grades it again
             results.keep(where, keys[id(job)], _without_names(job.result()) if anonymous else job.result())
         job.data = None  # its bytes are no longer needed here
         bar.update(1)

@@ -50,7 +50,8 @@ class Job:
     protections: list[str] = field(default_factory=list)
     setup: dict = field(default_factory=dict)  # lesson -> seconds its setup took in the server
     seconds: float = 0.0
-    killed: bool = False  # its worker died of a signal part-way: not kept, so the same command grades it again
+    retry: bool = False  # its worker died part-way (a signal, or before it read the notebook): not kept, so the
+    # same command grades it again
 
     def result(self) -> dict:
         """What is kept of it (a JSON file per notebook, results.py)."""
@@ -261,10 +262,11 @@ class Grader:
             job.problem = f"was not graded: its grading process sent {run.bad}"
             return None
         if not run.bad and not run.said:
-            job.killed = bool(killed)
+            job.retry = not timed_out  # ended before it read the notebook: nothing of it was graded
             job.problem = (f"was not graded: reading it took longer than {self._wall(job):.0f} s" if timed_out else
                            f"was not graded: {killed}" if killed else
-                           "was not graded: its grading process ended while reading it (a crash or the memory limit)")
+                           "was not graded: its grading process ended while reading it (a crash or the memory limit; "
+                           "the same command grades it again)")
             return None
         if not run.bad and run.ended and self.all_sent(run):
             return None
@@ -277,7 +279,7 @@ class Grader:
             why = f"stopped after {limits.exercise_wall_s:.0f} s (too slow, or a loop that never ends)."
             job.records.append(self._stopped(job, run.next, "too_slow", why))
         elif killed:
-            job.killed = True
+            job.retry = True
             job.records.append(self._stopped(job, run.next, "stopped", f"not graded: {killed}, during this exercise."))
         else:
             why = ("the submission ended the grading process (os._exit, a crash, the memory limit, more output "
