@@ -389,6 +389,15 @@ def test_a_capstone_that_answers_every_sentence_of_a_batch_with_the_first_is_tol
     assert "of the batch's sentences, sentence 0 is right and sentence 1 is not" in line and "head" not in line
 
 
+def test_half_precision_inside_a_function_is_named_not_listed_column_by_column():
+    """The capstone computed in float16 and returned float32 read "columns 7, 16, 21, … are right, columns 0–6,
+    8–15, … are not: follow how those are computed (a loop's range, …)", 853 characters (sweep 22, W1)."""
+    def weighted_sum(weights, V):
+        return (weights.half() @ V.half()).float()
+    line = H.check_weighted_sum(weighted_sum).line
+    assert "right to about three digits everywhere" in line and "half precision" in line and "column" not in line
+
+
 def test_an_integer_tensor_where_the_answer_has_fractions_is_named():
     """A .long() answer read 'numbers differ everywhere: 0 where 0.9968 is right'; .half() was named already."""
     verdict = H.check_attention_weights(lambda Q, K: (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1).long())

@@ -55,6 +55,11 @@ def _spans(indices) -> str:
     return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else ""
 
 
+def _runs(indices: list[int]) -> int:
+    """How many unbroken runs the sorted indices form ([0, 1, 2, 5] is two)."""
+    return 1 + sum(b != a + 1 for a, b in zip(indices, indices[1:]))
+
+
 def _some(name: str, indices) -> str:
     """'row 2 is' / 'rows 0–1 and 3 are'."""
     indices = list(indices)
@@ -256,11 +261,15 @@ def property_line(value: np.ndarray, expected: np.ndarray, batch_first: bool = F
                 at = [int(i) for i in np.unravel_index(int(np.argmax(np.abs(rows - 1))), rows.shape)]
                 return (f"row {at[-1] if len(at) == 1 else at} of your weights sums to {float(rows[tuple(at)]):.3g}; "
                         f"every row must sum to 1 (a softmax over dim=-1 as the last step).")
+        if close(value, expected, 2e-2, 2e-2):  # every number right to 2-3 digits: nothing is computed wrong
+            return ("your numbers are right to about three digits everywhere, but no further: a step in half "
+                    "precision (.half(), float16, bfloat16) or a rounding inside your function; keep float32 "
+                    "throughout.")
         for axis, name in ((0, "row"), (value.ndim - 1, "column")) if value.ndim >= 2 else ((0, "number"),):
             good = [i for i in range(value.shape[axis])
                     if close(np.take(value, i, axis=axis), np.take(expected, i, axis=axis))]
-            if good and len(good) < value.shape[axis]:
-                bad = [i for i in range(value.shape[axis]) if i not in good]
+            bad = [i for i in range(value.shape[axis]) if i not in good]
+            if good and bad and min(_runs(good), _runs(bad)) <= 3:  # a pattern, not right by chance here and there
                 if axis == 0 and batch_first:  # x[1] answered with x[0]'s output, or a loop over the batch cut short
                     return (f"of the batch's sentences, {_some('sentence', good)} right and {_some('sentence', bad)} "
                             f"not: each sentence's output must come from its own x[b], and the layer must work on "
