@@ -194,15 +194,15 @@ def check_out(path: str | os.PathLike, name: str, writes: str = "model") -> Path
     if "\0" in text:
         raise ValueError(f"{flag!r} holds a NUL byte, which no file name can; type the path again.")
     path = Path(text)
+    package = Path(__file__).resolve().parent  # first: "a folder; name a file inside it" would point in there
+    if path.resolve() == package or package in path.resolve().parents:
+        raise ValueError(f"{flag} is {'the' if path.resolve() == package else 'inside the'} helpers package (its "
+                         f"code); write models into data/ or a folder of your own, e.g. data/{example}.")
     if path.is_dir():
         raise ValueError(f"{flag} is a folder; name a model file inside it, e.g. {path / example}.")
     if path.is_symlink() or path.exists() and not path.is_file():  # a link would be replaced, a pipe wait
         raise ValueError(f"{flag} is a {'symbolic link' if path.is_symlink() else 'pipe, socket or device'}, not a "
                          f"model file; name a new file, e.g. {path.with_name(example)}.")
-    package = Path(__file__).resolve().parent
-    if path.resolve() == package or package in path.resolve().parents:
-        raise ValueError(f"{flag} is inside the helpers package (its code); write models into data/ or a folder "
-                         f"of your own, e.g. data/{example}.")
     if path.name == MANIFEST.name:
         raise ValueError(f"{flag} is the model list itself; name a model file beside it, e.g. "
                          f"{path.with_name(example)}.")

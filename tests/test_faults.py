@@ -158,6 +158,10 @@ def test_out_onto_a_pipe_a_link_or_into_the_package_is_refused_first(tmp_path, m
     package = Path(train.__file__).parent
     assert "inside the helpers package" in refused_before_training(monkeypatch, capsys, package / "x.safetensors")
     assert not (package / "x.safetensors").exists() and not (package / "models.json").exists()
+    # the package folder itself: "a folder; name a model file inside it, e.g. helpers/x.safetensors", which was then
+    # refused in turn (sweep 21, T04)
+    said = refused_before_training(monkeypatch, capsys, package)
+    assert "is the helpers package" in said and "data/" in said and "inside it" not in said
     assert (tmp_path / "mine.safetensors").read_bytes() == b"mine" and (tmp_path / "link.safetensors").is_symlink()
 
 
