@@ -150,6 +150,7 @@ def write_set(files: dict[Path, bytes], mode: int | None = None) -> None:
         refuse_read_only(Path(target))
     made: list[Path] = []
     staged: list[tuple[str, Path]] = []
+    target = Path(next(iter(files), "."))  # the file being written, which an error names
     try:
         for target, data in files.items():
             target = Path(target)
@@ -164,7 +165,7 @@ def write_set(files: dict[Path, bytes], mode: int | None = None) -> None:
                 os.remove(tmp)  # ours: mkstemp made it
         _remove_if_empty(made)
         if isinstance(err, OSError) and err.errno is not None:
-            raise file_error(err, staged[-1][1] if staged else Path(next(iter(files)))) from None
+            raise file_error(err, target) from None
         raise
     done: list[str] = []
     for n, (tmp, target) in enumerate(staged):
