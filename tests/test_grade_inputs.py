@@ -225,6 +225,15 @@ def _take(*sources, name="attention_weights"):
     return definitions.take([_code(s) for s in sources], name)
 
 
+@pytest.mark.parametrize("invisible", ["\ufeff", "\u200b"])
+def test_an_invisible_character_pasted_before_def_is_a_cell_that_does_not_run_not_no_attempt(invisible):
+    """A BOM or a zero-width space before `def attention_weights` read "not attempted (the notebook defines no
+    attention_weights)"; Jupyter fails that cell with a SyntaxError, as the grader now says (sweep 23)."""
+    taken = _take(invisible + "def attention_weights(Q, K):\n    return Q\n")
+    assert taken.code is None and "does not run: SyntaxError" in taken.problem
+    assert f"U+{ord(invisible):04X}" in taken.problem
+
+
 def test_only_plain_definitions_are_taken_never_the_check_or_top_level_code():
     taken = _take("import math\nEPS = 1e-9\nprint('✓ attention weights')\nH.check_attention_weights = None\n"
                   "def helper(x):\n    return x\ndef attention_weights(Q, K):\n    return helper(Q)\n"

@@ -246,7 +246,10 @@ def defined_names(source: str) -> set[str]:
     try:
         body = ast.parse(plain_python(source)).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set(re.findall(r"^(?:def|class)\s+([A-Za-z_]\w*)", source, re.M))  # a broken cell still says what it meant
+        # a broken cell still says what it meant, an invisible character pasted before `def` (a BOM, a zero-width
+        # space, which is what broke it) included
+        return set(re.findall(r"^[\ufeff\u200b-\u200f\u2060\u00ad]*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)",
+                              source, re.M))
     return {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
