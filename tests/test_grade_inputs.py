@@ -631,6 +631,15 @@ def test_a_page_or_a_script_renamed_ipynb_is_told_what_it_is(data, words):
     assert cells_of(data)[1].startswith(words) and "hand in the .ipynb itself" in cells_of(data)[1]
 
 
+def test_a_notebook_saved_in_windows_1252_is_told_to_be_saved_as_utf_8():
+    """It read "not JSON: truncated or damaged; open it in Jupyter and save it again", but it is whole, and
+    Jupyter does not open it (sweep 23, cpdecimal)."""
+    data = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {"author": "Zoé"},
+                       "cells": [{"cell_type": "markdown", "metadata": {}, "source": "Mon café"}]}, ensure_ascii=False)
+    assert "is not UTF-8 text (it reads as Windows-1252" in cells_of(data.encode("cp1252"))[1]
+    assert "truncated or damaged" in cells_of(data.encode("utf-8")[:-40])[1]  # a cut file is still damaged
+
+
 def test_a_notebook_whose_name_says_another_lesson_is_graded_by_its_title_and_the_row_says_so():
     """jo_02.ipynb holding lesson 01 was graded as 01 without a word; lesson 02 read "not submitted" (sweep 15, F10)."""
     from helpers.grade.classroom import _rows

@@ -490,6 +490,12 @@ def _parsed(data: bytes) -> tuple[object, str]:
         if re.search(rb"^# (?:%%|in\[|---\s*$)|^#!.*python|^(?:import|from) \w+", head, re.M):  # jupytext, nbconvert
             return None, ("is a Python script (.py, from 'Download as Python' or jupytext) renamed .ipynb, not the "
                           "notebook: hand in the .ipynb itself (in Jupyter: File → Download)")
+        try:  # whole JSON in another encoding: Jupyter will not open it either, and "save it again" cannot help
+            json.loads(data.decode("cp1252"))
+            return None, ("is not UTF-8 text (it reads as Windows-1252, which Jupyter does not open): open it in a "
+                          "text editor, save it with the UTF-8 encoding, and hand it in again")
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            pass
         return None, "is not a notebook (not JSON: truncated or damaged); open it in Jupyter and save it again"
 
 
