@@ -668,6 +668,20 @@ def test_an_answer_under_another_name_is_named_beside_not_attempted():
     assert _take(renamed).code is None and _take(renamed).similar == ("attention_weights2",)
 
 
+def test_an_answer_pasted_into_a_markdown_cell_below_the_stub_is_named_beside_not_attempted():
+    """The stub kept and the answer in a Markdown cell below: "not attempted yet" and no word of the Markdown
+    cell, which the grader names when no code cell defines the function (sweep 23, mdonly)."""
+    from helpers.grade import worker
+    ex = lessons()["01"].exercises[0][1]
+    cells = [_code("def attention_weights(Q, K):\n    ...\n"),
+             {"cell_type": "markdown", "source": "def attention_weights(Q, K):\n    return Q\n", "metadata": {}}]
+    taken = definitions.take(cells, "attention_weights")
+    said = {"outcome": "not_attempted", "code": f"{ex.key}.not_attempted", "line": "… x: not attempted yet."}
+    assert worker._stub_last(said, ex, taken)["line"] == (
+        "… x: not attempted yet. A Markdown cell defines attention_weights too, which Jupyter does not run: put your "
+        "answer in the exercise's code cell (or make that cell a Code cell again: select it, press Esc, then Y).")
+
+
 def test_a_teams_download_grades_what_was_submitted_and_names_the_student_by_the_folder_above():
     """Teams: Student/Submitted files/… and Student/Working files/… (the draft). The draft was graded ("Working"
     sorts after "Submitted"), and one student's download became two students named after the two folders."""

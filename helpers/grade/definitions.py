@@ -79,6 +79,7 @@ class Taken:
     runs: tuple = ()  # `%run FILE` lines of the cells above: names they set exist in Jupyter, not here
     earlier: bool = False  # a cell above also defines the exercise (the one graded is the last, as Jupyter runs)
     similar: tuple = ()  # functions named like the exercise (attention_weights2): the check never calls them
+    in_text: str = ""  # "Markdown" or "Raw": a cell Jupyter does not run also defines the exercise (pasted there)
 
 
 def _constant(node: ast.AST) -> bool:
@@ -406,6 +407,8 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     found = [s for s, names in zip(sources, defined) if name in names or
              re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
              any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
+    kinds = [c.get("cell_type") for c in cells if c.get("cell_type") in ("markdown", "raw")
+             and re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)]
     if not found:
         imported = [_one_line(n) for source in sources for n in _statements(source)
                     if isinstance(n, ast.ImportFrom) and any((a.asname or a.name) == name for a in n.names)]
@@ -413,8 +416,6 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
             return Taken(name, None, f"{name} is imported (`{imported[-1]}`), not defined in a cell: only the "
                                      f"notebook is graded, without your own files (such as one %%writefile wrote); "
                                      f"define {name} in a cell of the notebook")
-        kinds = [c.get("cell_type") for c in cells if c.get("cell_type") in ("markdown", "raw")
-                 and re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)]
         if kinds:  # the answer is there, but Jupyter never runs it
             return Taken(name, None, f"the definition of {name} is in a {kinds[-1].title()} cell, which Jupyter "
                                      f"does not run: make it a Code cell again (select it, press Esc, then Y) and run it")
@@ -451,7 +452,7 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     below = frozenset({n for names in defined[at:] for n in names} | imported_below) - {s for n in kept for s in _sets(n)}
     runs = tuple(m.strip() for source in sources[:at - 1] for m in re.findall(r"^[ \t]*(%run[ \t]+\S.*)$", source, re.M))
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below,
-                 runs[:3], len(found) > 1, similar)
+                 runs[:3], len(found) > 1, similar, kinds[-1].title() if kinds else "")
 
 
 def _forgiving(node: ast.stmt) -> ast.stmt:

@@ -90,7 +90,12 @@ def _stopped_itself(done: dict, ex) -> dict:
 
 
 def _stub_last(done: dict, ex, taken) -> dict:
-    """The answer in a cell above and the stub left in the exercise's cell: Jupyter keeps the stub (run last)."""
+    """The answer in a cell above and the stub left in the exercise's cell: Jupyter keeps the stub (run last);
+    or the answer pasted into a Markdown cell, which Jupyter never runs."""
+    if done["outcome"] == "not_attempted" and taken.in_text:
+        return dict(done, line=done["line"].rstrip() + (
+            f" A {taken.in_text} cell defines {ex.name} too, which Jupyter does not run: put your answer in the "
+            f"exercise's code cell (or make that cell a Code cell again: select it, press Esc, then Y)."))
     if done["outcome"] != "not_attempted" or not taken.earlier:
         return done
     return dict(done, line=f"… {ex.title}: not attempted: the last cell that defines {ex.name} (the one Jupyter "
