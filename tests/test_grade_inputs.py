@@ -820,6 +820,17 @@ def test_an_import_in_the_exercises_cell_that_is_not_installed_here_is_told_so()
         "is graded" in verdict["line"] and verdict["line"].endswith("use torch's own operations, as the lesson does")
 
 
+def test_a_type_hint_naming_something_never_imported_costs_no_point_as_the_guide_says():
+    """The guide: hints are kept as text, not run (Jupyter stops at such a `def` with a NameError; sweep 23)."""
+    from helpers.grade import preload, runner
+    taken = definitions.take([_code("def attention_weights(Q: Tensor, K: Tensor) -> Tensor:\n"
+                                    "    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)\n")], "attention_weights")
+    verdict, _ = runner.check(preload.prepared("01"), 0, taken)
+    assert verdict["outcome"] == "right"
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "teaching.md").read_text()
+    assert "Type hints are kept as text, not run" in " ".join(guide.split())
+
+
 def test_a_class_whose_body_is_pass_is_taken():
     """`class MyMultiHead(nn.MultiheadAttention):\n    pass` was refused as "runs code as it is defined"."""
     taken = definitions.take([_code("class MyMultiHead(nn.MultiheadAttention):\n    pass\n")], "MyMultiHead")
