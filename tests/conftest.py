@@ -78,6 +78,27 @@ def no_outside_lookup():
 
 
 @pytest.fixture
+def disk_full_at(monkeypatch):
+    """disk_full_at(n) -> the sizes written so far: the n-th temporary that core.files.write_set writes fails
+    as a full disk does (ENOSPC), the ones before it are written."""
+    import errno
+
+    from helpers.core import files
+    real_write, calls = files._write_temporary, []
+
+    def fill(n: int) -> list[int]:
+        def fills_up(fd, data):
+            calls.append(len(data))
+            if len(calls) == n:
+                os.close(fd)
+                raise OSError(errno.ENOSPC, "No space left on device")
+            real_write(fd, data)
+        monkeypatch.setattr(files, "_write_temporary", fills_up)
+        return calls
+    return fill
+
+
+@pytest.fixture
 def full_draw_of():
     """full_draw_of(frame) -> (blitted, full): a widget Frame's last picture, and the same
     figure drawn whole from scratch. Blitting must not change a single pixel."""

@@ -300,17 +300,21 @@ def test_a_meta_or_complex_tensor_is_named(device_or_dtype, words):
     assert not verdict.passed and words in verdict.line, verdict.line
 
 
+class _CapstoneLayers(torch.nn.Module):
+    """A capstone answer's __init__ (the fused projection and the output one); each test writes its forward."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.size = heads, dim // heads
+        self.qkv, self.out = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
+
+
 def test_a_capstone_slip_is_named_without_computing_every_pair_of_slips():
     """The first check of a class with one slip computed all 800-odd catalogued variants (0.9 s, much more on a
     busy laptop); the first variant that explains every input wins, so the pairs wait until no single slip does."""
     from helpers.exercises import capstone
 
-    class NoMask(torch.nn.Module):
-        def __init__(self, dim, heads):
-            super().__init__()
-            self.heads, self.size = heads, dim // heads
-            self.qkv, self.out = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
-
+    class NoMask(_CapstoneLayers):
         def forward(self, x):
             B, T, D = x.shape
             q, k, v = (t.reshape(B, T, self.heads, self.size).transpose(1, 2) for t in self.qkv(x).chunk(3, dim=-1))
@@ -373,12 +377,7 @@ def test_an_exception_whose_message_cannot_be_written_is_the_students_not_the_ch
 def test_a_capstone_that_answers_every_sentence_of_a_batch_with_the_first_is_told_about_the_batch_not_heads():
     """It read "every head of your answer is the same: each of the 2 heads …": the capstone's [B, T, D] answer was
     read as (heads, T, D), so the batch's two sentences were called heads (sweep 22, B1)."""
-    class FirstSentenceOnly(torch.nn.Module):
-        def __init__(self, dim, heads):
-            super().__init__()
-            self.heads, self.size = heads, dim // heads
-            self.qkv, self.out = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
-
+    class FirstSentenceOnly(_CapstoneLayers):
         def forward(self, x):
             B, T, D = x.shape
             q, k, v = (t[:1].reshape(1, T, self.heads, self.size).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))

@@ -4,7 +4,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import errno
 import os
 import warnings
 import xml.etree.ElementTree as ET
@@ -90,21 +89,11 @@ def test_a_failing_write_leaves_no_file(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []  # … and no PNG or SVG either: every file is drawn before one is written
 
 
-def test_a_disk_that_fills_part_way_changes_nothing(tmp_path, monkeypatch):
+def test_a_disk_that_fills_part_way_changes_nothing(tmp_path, disk_full_at):
     """The PDF, written third, failed: the PNG and SVG were new and the PDF the last export's. Now every
     file is written to a temporary first, and none is moved into place until all are written."""
-    from helpers.core import files
-    real_write, calls = files._write_temporary, []
-
-    def fills_up(fd, data):
-        calls.append(len(data))
-        if len(calls) == 3:
-            os.close(fd)
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(fd, data)
-
     (tmp_path / "map.pdf").write_bytes(b"last export")
-    monkeypatch.setattr(files, "_write_temporary", fills_up)
+    disk_full_at(3)
     with pytest.raises(OSError) as err:
         export.save_for_slides(figure(), "map", folder=tmp_path)
     assert "free some disk space" in str(err.value) and "Nothing was changed there" in str(err.value)

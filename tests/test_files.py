@@ -146,24 +146,15 @@ def test_permission_denied_names_the_file_and_the_fix(tmp_path):
 
 
 @pytest.mark.slow  # every figure of the slider exported
-def test_a_widget_export_whose_disk_fills_part_way_changes_nothing(tmp_path, monkeypatch):
+def test_a_widget_export_whose_disk_fills_part_way_changes_nothing(tmp_path, disk_full_at):
     """The sixth file of nine failed: five were replaced and four were the last export's (an export that
     disagreed with itself); now every file is written to a temporary before the first is moved into place."""
     import helpers as H
 
     slider = H.HeadCountExplorer(heads=4)
-    real_write, calls = files._write_temporary, []
-
-    def fills_up(fd, data):
-        calls.append(len(data))
-        if len(calls) == 6:
-            os.close(fd)
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(fd, data)
-
     (tmp_path / "slides").mkdir()
     (tmp_path / "slides" / "loss_vs_heads.png").write_bytes(b"last export")
-    monkeypatch.setattr(files, "_write_temporary", fills_up)
+    calls = disk_full_at(6)
     assert slider.export(tmp_path / "slides") == []
     assert len(calls) == 6 and listing(tmp_path / "slides") == ["loss_vs_heads.png"]  # no temporary, no new file
     assert (tmp_path / "slides" / "loss_vs_heads.png").read_bytes() == b"last export"

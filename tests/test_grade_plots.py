@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-import os
-
 import pytest
 from matplotlib.figure import Figure
 
@@ -65,22 +62,12 @@ def test_a_catch_all_code_in_the_report_says_the_checks_line_not_how_it_was_foun
     assert named == lines["attention_weights.no_scale"]
 
 
-def test_a_disk_that_fills_while_the_outputs_are_written_changes_none_of_them(tmp_path, monkeypatch):
+def test_a_disk_that_fills_while_the_outputs_are_written_changes_none_of_them(tmp_path, disk_full_at):
     """The report's PNG failed after grades.csv had been replaced: the CSV read the new grades and the report the
     old, and the line said "Nothing was changed there" (sweep 21, I21)."""
-    from helpers.core import files
     from helpers.grade.results import NAMES, write_outputs
-    real_write, calls = files._write_temporary, []
-
-    def fills_up(fd, data):
-        calls.append(len(data))
-        if len(calls) == 4:  # after grades.csv, verdicts.json and the report page: the report's PNG
-            os.close(fd)
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(fd, data)
-
     (tmp_path / "grades.csv").write_text("last run's grades")
-    monkeypatch.setattr(files, "_write_temporary", fills_up)
+    calls = disk_full_at(4)  # after grades.csv, verdicts.json and the report page: the report's PNG
     with pytest.raises(OSError, match="Nothing was changed there"):
         write_outputs(_table(), tmp_path, False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grades.csv"] and len(calls) == 4
