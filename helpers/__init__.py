@@ -102,8 +102,8 @@ def __getattr__(name: str):
     if name not in _WHERE:
         raise AttributeError(f"module 'helpers' has no attribute {name!r}")
     value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-    if name.startswith("check_") and name != "check_slide":  # a check called wrongly says so in one line
-        value = importlib.import_module(".exercises.grading", __name__).said_when_called_wrongly(value)
+    if name.startswith("check_") and name != "check_slide":  # one line for a wrong call, one torch thread
+        value = importlib.import_module(".exercises.grading", __name__).notebook_check(value)
     globals()[name] = value  # later look-ups skip this function
     return value
 

@@ -470,10 +470,10 @@ def _show(value) -> str:
     return f"{value:.0%}" if isinstance(value, float) else str(value)
 
 
-def said_when_called_wrongly(check_fn):
-    """`check_fn` that answers a call without the function, or with more than it takes (H.check_attention_weights(),
-    H.check_attention_weights(attention_weights, Q)), with one line instead of a TypeError traceback (the facade
-    wraps every check with it; Python refuses such a call before the check's own first line runs).
+def notebook_check(check_fn):
+    """`check_fn` as a notebook calls it (the facade wraps every check with it). A call without the function, or
+    with more than it takes (H.check_attention_weights(), H.check_attention_weights(attention_weights, Q)), gets
+    one line instead of a TypeError traceback: Python refuses such a call before the check's own first line runs.
     The check runs on one torch thread: its products are tiny, and on a laptop busy with anything else two
     threads wait on each other (the capstone's first check, 1 s on a quiet machine, took 14 s beside four busy
     processes on two threads, 3.7 s on one)."""

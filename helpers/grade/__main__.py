@@ -161,8 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"is complete.", file=sys.stderr)
                 return 128 + held[0]
     except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
-        said = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        print(f"✗ {said.replace('pass folder= another directory', 'pass --out another folder')}", file=sys.stderr)
+        print(f"✗ {_for_flag(err, '--out')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
         how = f"{err.args[0]}" if isinstance(err, Stopped) else "Ctrl-C"
@@ -190,10 +189,15 @@ def _write_lessons(args: argparse.Namespace) -> int:
         for path in (nbgrader if args.nbgrader else otter).write_source(args.nbgrader or args.otter,
                                                                        overwrite=args.again):
             print(path)
-    except OSError as err:  # worded for the notebook's folder= argument: here it is the flag's folder
-        raise OSError(err.errno, (err.strerror or str(err)).replace("pass folder= another directory",
-                                                                     f"pass {flag} another folder")) from None
+    except OSError as err:
+        raise OSError(err.errno, _for_flag(err, flag)) from None
     return 0
+
+
+def _for_flag(err: Exception, flag: str) -> str:
+    """The error's one line; core.files words a folder as a notebook's folder= argument: here it is `flag`'s."""
+    said = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+    return said.replace("pass folder= another directory", f"pass {flag} another folder")
 
 
 if __name__ == "__main__":

@@ -311,11 +311,11 @@ def stand_in(runner_: Runner, defined) -> object:
         return Opaque(UNREADABLE)
 
 
-def check_here(prepared, i: int, runner_: Runner, defined):
+def check_here(prepared, i: int, stand) -> object:
     """The pristine check of exercise i, run in the worker on the stand-in; its Verdict (or None when it raised)."""
     ex = prepared.lesson.exercises[i][1]
     namespace = dict(prepared.namespaces[i])
-    namespace[ex.name] = stand_in(runner_, defined)
+    namespace[ex.name] = stand
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             return eval(ex.test, namespace)
@@ -347,7 +347,7 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
     if isinstance(stand, Opaque) and stand.kind in (NOTHING, UNREADABLE):  # "right" with no definition a runner
         runner_.broken = True  # sends ({"callable": True} or {"value": …}): only a record the submission wrote
         return as_record(ex, _wrote_into_pipe(ex, "a verdict of right came without an answer to check again"))
-    here = check_here(prepared, i, runner_, said.get("defined"))
+    here = check_here(prepared, i, stand)
     if here is not None and here.outcome == "right":
         return record
     runner_.broken = True  # what it sends next may be out of step: the next exercise gets a fresh runner
