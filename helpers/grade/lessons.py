@@ -26,6 +26,7 @@ import io
 import json
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -246,10 +247,10 @@ def defined_names(source: str) -> set[str]:
     try:
         body = ast.parse(plain_python(source)).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        # a broken cell still says what it meant, an invisible character pasted before `def` (a BOM, a zero-width
-        # space, which is what broke it) included
-        return set(re.findall(r"^[\ufeff\u200b-\u200f\u2060\u00ad]*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)",
-                              source, re.M))
+        # a broken cell still says what it meant, read without the invisible characters (format characters: a
+        # BOM or a zero-width space pasted before `def`) that may be what broke it
+        shown = "".join(c for c in source if unicodedata.category(c) != "Cf")
+        return set(re.findall(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", shown, re.M))
     return {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
