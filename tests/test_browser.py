@@ -251,8 +251,19 @@ WATCH_IMAGE = """(selector) => {
 }"""
 
 
+SETTLED = """() => new Promise(resolve => {
+    const done = () => { observer.disconnect(); resolve(); };
+    let timer = setTimeout(done, 300);
+    const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 300); });
+    observer.observe(document.body, {subtree: true, attributes: true, attributeFilter: ['src']});
+})"""
+
+
 def timed_move(page, move, image: str) -> float:
-    """Do `move(page)` (a key press, click or choice) and return the ms until `image` shows a new picture."""
+    """Do `move(page)` (a key press, click or choice) and return the ms until `image` shows a new picture.
+    Waits first until no picture has changed for 300 ms: a picture still arriving from the last move
+    (a second grid further down) would otherwise be taken for this move's."""
+    page.evaluate(SETTLED)
     page.locator(image).first.scroll_into_view_if_needed()
     page.evaluate(WATCH_IMAGE, image)
     page.evaluate(START_CLOCK)

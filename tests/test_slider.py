@@ -296,6 +296,20 @@ def test_a_new_sentence_redraws_both_views(explorer):
     assert e.set_sentence(H.SENTENCE)
 
 
+def test_each_new_picture_reaches_the_browser_in_one_message_with_its_words(explorer, monkeypatch):
+    """The browser's Image view decodes its picture again on every message, so a picture and its words
+    (the tooltip, its accessible name) sent apart cost a second decode of a 1280-px PNG."""
+    e, sent = explorer, []
+    for image in (e.maps_image, e.merge_image, e.loss_image):
+        monkeypatch.setattr(image, "send_state",  # a copy: hold_sync clears the set it passes
+                            lambda key=None, image=image: sent.append((image, {key} if isinstance(key, str) else set(key))))
+    assert e.set_sentence("the cat near the dogs is tired .") and e.set_heads(6) and e.set_merge(2)
+    keys = [key for _, key in sent if key]  # hold_sync sends an empty set when nothing changed
+    assert keys and all("value" in key for key in keys), keys  # never the words alone (the same words send nothing)
+    assert any("tooltip" in key for key in keys), keys  # new words went with their picture
+    assert e.set_sentence(H.SENTENCE) and e.set_heads(4) and e.set_merge(1)
+
+
 @pytest.mark.parametrize("heads, merge", [(2, 3), (12, 1)])  # big maps with words; a strip of 24 without
 def test_a_new_sentence_keeps_each_grid_and_draws_what_a_new_one_would(explorer, heads, merge):
     """The grids are kept across sentences (a new figure costs more than new words): after a shorter and

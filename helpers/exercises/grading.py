@@ -475,8 +475,8 @@ def notebook_check(check_fn):
     with more than it takes (H.check_attention_weights(), H.check_attention_weights(attention_weights, Q)), gets
     one line instead of a TypeError traceback: Python refuses such a call before the check's own first line runs.
     The check runs on one torch thread: its products are tiny, and on a laptop busy with anything else two
-    threads wait on each other (the capstone's first check, 1 s on a quiet machine, took 14 s beside four busy
-    processes on two threads, 3.7 s on one)."""
+    threads wait on each other (the capstone's first check was several times slower on two threads than on one
+    beside busy processes)."""
     signature = inspect.signature(check_fn)
     asked = check_fn.__name__.removeprefix("check_")  # the exercise's function, where the check is named after it
     asked = asked if asked in solutions.SOLUTIONS else ""

@@ -202,24 +202,25 @@ class Explorer(SyncedControls):
         """Update the zoom and links artists, then re-render the figures that changed into their
         Image widgets: the zoom first (the picture a student watches), the grid last."""
         attn = self.run.attentions[self.layer, self.head]  # (T, T)
-        self._describe(attn)
+        words = self._describe(attn)
         if zoom:
             self.zoom.update(attn, self.run.tokens)
             self.head_caption.value = f"<b>{self._head_title()}</b>: its map (queries down, keys across) and its links"
         self.links.update(attn, self.run.tokens, query=self.query)
         for i, changed in ((1, zoom), (2, links), (0, grid)):
-            if changed:
-                show_png(self.images[i], self.frames[i])  # at its own pixel size: never stretched or blurred
+            if changed:  # at its own pixel size: never stretched or blurred
+                show_png(self.images[i], self.frames[i], words=words[i])
+            else:
+                self.images[i].tooltip = words[i]  # the same words send nothing
 
-    def _describe(self, attn) -> None:
-        """Words for each picture (its name for a screen reader) and for the live line."""
+    def _describe(self, attn) -> list[str]:
+        """Words for each picture (grid, zoom, links: their names for a screen reader), and the live line."""
         tokens = self.run.tokens
         head = captions.head_caption(attn, tokens, self.layer, self.head)
         links = captions.links_words(attn, tokens, self.query)
-        self.images[0].tooltip = captions.all_heads_caption(self.run.attentions, tokens, (self.layer, self.head))
-        self.images[1].tooltip, self.images[2].tooltip = head, links
         self._announce(head if self.query is None else f"{head} {links}")
         self.table.value = map_table(attn, tokens, head).html if self.as_table.value else ""
+        return [captions.all_heads_caption(self.run.attentions, tokens, (self.layer, self.head)), head, links]
 
     # --- the widgets: thin wiring --------------------------------------------------------
     def _build_widgets(self) -> None:

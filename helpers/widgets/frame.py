@@ -103,8 +103,9 @@ class NamedImage(W.Image):
     description = Unicode("").tag(sync=True)
 
 
-def show_png(image, frame: Frame, png: bytes | None = None) -> None:
-    """Put a frame's picture into an ipywidgets Image shown at its own pixel size.
+def show_png(image, frame: Frame, png: bytes | None = None, words: str | None = None) -> None:
+    """Put a frame's picture, and its words (`tooltip`, the picture's accessible name), into an
+    ipywidgets Image shown at its own pixel size.
 
     Without a fixed width the browser stretches an image to fill its flex box (a 540-px grid
     was shown 1037 px tall); width in px, height auto and no flex stretching keep the
@@ -114,7 +115,12 @@ def show_png(image, frame: Frame, png: bytes | None = None) -> None:
     width, _ = frame.canvas.get_width_height()
     image.layout.width, image.layout.height = f"{width}px", "auto"
     image.layout.max_width, image.layout.flex, image.layout.align_self = "100%", "none", "flex-start"
-    image.value = png
+    # One message for picture and words: the browser's Image view decodes its picture again on every
+    # change message, so words sent on their own cost a second decode of the picture.
+    with image.hold_sync():
+        if words is not None:
+            image.tooltip = words
+        image.value = png
 
 
 def fit_to_notebook(view: AllHeadsView) -> None:

@@ -83,8 +83,8 @@ class KnockoutExplorer(SyncedControls):
         removed = ", ".join(head_label(*h) for h in heads) or "none"
         self.message.value = f"{len(heads)} head(s) removed ({self.mode.value}): {removed}"
         words = bars_words(self.change, text, removed if heads else "nothing", self.mode.value)
-        self.image.tooltip, self.live.value = words, live_html(words)
-        show_png(self.image, self.frame, png)
+        self.live.value = live_html(words)
+        show_png(self.image, self.frame, png, words)
 
     def _draw(self, heads, text: str, mode: str | None = None) -> tuple[dict, bytes]:
         """The change and its bars as PNG for one (sentence, heads, mode); kept, so going back is instant."""

@@ -166,10 +166,9 @@ class KVHeadExplorer(VariantControls):
 
     def _draw(self) -> None:
         view, frame = self._grid(self.kv_heads)
-        show_png(self.maps_image, frame)
-        self.caption.value = self._caption(view)
         words = kv_caption((self.kv_heads,)) + " " + captions.all_heads_caption(self.run.attentions, self.run.tokens)
-        self.maps_image.tooltip = words  # the picture's name for a screen reader
+        show_png(self.maps_image, frame, words=words)  # words: the picture's name for a screen reader
+        self.caption.value = self._caption(view)
         self._announce(words)
         self.plot.update(self.kv_heads)
         show_png(self.plot_image, self.plot_frame)

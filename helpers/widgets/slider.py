@@ -220,19 +220,17 @@ class HeadCountExplorer(VariantControls):
 
     def _draw_heads(self, loss: bool = True) -> None:
         view, frame = self._grid("maps", self.run.attentions, self.run.tokens)
-        show_png(self.maps_image, frame)  # lays the grid out: view.words_shown is known after it
-        self.maps_caption.value = self._caption(self.heads_title(), self.run.tokens, view)
         (l, h), _ = captions.zoom_head(self.run.attentions, self.run.tokens)  # the clearest head, named in words
         words = (captions.all_heads_caption(self.run.attentions, self.run.tokens) + " The clearest, "
                  + captions.head_caption(self.run.attentions[l, h], self.run.tokens, l, h))
+        show_png(self.maps_image, frame, words=words)  # lays the grid out: view.words_shown is known after it
+        self.maps_caption.value = self._caption(self.heads_title(), self.run.tokens, view)
         held_out = self.loss_plot.losses.get(self.heads)
-        self.maps_image.tooltip = words
         self._announce(f"{self.heads_title()}" + (f", held-out loss {held_out:.3f}" if held_out is not None else "")
                        + f". {words}")
         if loss:
             self.loss_plot.update(self.heads)
-            self.loss_image.tooltip = captions.loss_caption(self.loss_plot.losses)
-            show_png(self.loss_image, self.loss_frame)
+            show_png(self.loss_image, self.loss_frame, words=captions.loss_caption(self.loss_plot.losses))
         self.info.value = self._info_html()
         self.status.value = ""
 
@@ -251,11 +249,11 @@ class HeadCountExplorer(VariantControls):
         g = self.merge
         G, d = MERGE_SOURCE // g, g * WIDTH // MERGE_SOURCE
         view, frame = self._grid("merge", self.merge_maps, self.merge_tokens)
-        show_png(self.merge_image, frame)
+        words = f"{self.merge_title()}. " + captions.all_heads_caption(self.merge_maps, self.merge_tokens)
+        show_png(self.merge_image, frame, words=words)
         self.merge_caption.value = self._caption(self.merge_title(), self.merge_tokens, view)
-        self.merge_image.tooltip = f"{self.merge_title()}. " + captions.all_heads_caption(self.merge_maps, self.merge_tokens)
         if announce:
-            self._announce(self.merge_image.tooltip)
+            self._announce(words)
         trained = self.loss_plot.losses.get(G)
         self.merge_info.value = (
             f"12 heads of 8 → <b>{G} head{'s' * (G > 1)} of {d}</b>. Held-out loss with merged heads "

@@ -66,9 +66,10 @@ class TrainingStepExplorer(SyncedControls):
         self.step = int(step)
         self._sync(self.slider, self.step)
         self.view.update(self.maps[self.step])
-        show_png(self.maps_image, self.frame)
+        maps_words, curve_words = self._words()
+        show_png(self.maps_image, self.frame, words=maps_words)
         self.plot.move(self.step)
-        show_png(self.curve_image, self.curve_frame)
+        show_png(self.curve_image, self.curve_frame, words=curve_words)
         self.caption.value = (f"<b>{html.escape(step_grid_title(self.step, self.snapshots.tokens_per_step))}</b>"
                               f" reading <code>{html.escape(' '.join(self.tokens))}</code>")
         self.scores.value = self._scores_html()
@@ -76,13 +77,17 @@ class TrainingStepExplorer(SyncedControls):
         self._say_what_is_shown()
         return True
 
-    def _say_what_is_shown(self) -> None:
-        """The pictures' words (their accessible names) and the live line, from this step's numbers."""
+    def _words(self) -> tuple[str, str]:
+        """The pictures' words (their accessible names): the grid's and the curves', from this step's numbers."""
         at, c = self.steps.index(self.step), self.curves
         best = tuple(int(i) for i in np.unravel_index(np.argmax(c["induction"][at]), c["induction"][at].shape))
-        self.maps_image.tooltip = (f"{step_grid_title(self.step, self.snapshots.tokens_per_step)}. "
-                                   + all_heads_caption(self.maps[self.step], self.tokens, highlight=best))
-        self.curve_image.tooltip = f"The marker is at step {self.step}. " + curves_words(c, self.found)
+        return (f"{step_grid_title(self.step, self.snapshots.tokens_per_step)}. "
+                + all_heads_caption(self.maps[self.step], self.tokens, highlight=best),
+                f"The marker is at step {self.step}. " + curves_words(c, self.found))
+
+    def _say_what_is_shown(self) -> None:
+        """The live line, from this step's numbers."""
+        at, c = self.steps.index(self.step), self.curves
         self._announce(f"Step {self.step} of {self.steps[-1]}: held-out loss {c['loss'][at]:.3f}, lists said "
                        f"again {c['list_accuracy'][at]:.0%}, best induction score {c['induction'][at].max():.2f}.")
 
