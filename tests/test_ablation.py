@@ -171,6 +171,16 @@ def test_knockout_explorer_headless():
     assert ex.heads.value == () and np.allclose(ex.change["before"], ex.change["after"])
 
 
+def test_knockout_explorer_exports_the_bars_it_shows(tmp_path):
+    """Its "Export for slides" writes the bars now shown (PNG, SVG, PDF, caption) and says where."""
+    ex = KnockoutExplorer(tiny_lm(), SENTENCE, heads=[(0, 1)], folder=str(tmp_path))
+    ex.export_button.click()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"knockout_bars.{x}" for x in ("pdf", "png", "svg", "txt")]
+    assert "Saved 4 files" in ex.status.value and "L0 H1" in (tmp_path / "knockout_bars.txt").read_text()
+    (tmp_path / "file").write_text("")
+    assert ex.export(tmp_path / "file") == [] and "⚠" in ex.status.value  # one line, not a traceback
+
+
 # --- the trained classroom model ------------------------------------------------------
 needs_classroom = pytest.mark.skipif("classroom" not in manifest(), reason="data/models.json lists no "
                                      "'classroom' model yet (train it with: python -m helpers.train classroom)")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import ipywidgets as W
+import numpy as np
 import pytest
 import torch
 from matplotlib.figure import Figure
@@ -192,6 +193,8 @@ ROWS = [
     Row("export folder under a file", lambda c: ((c.root / "a-file").write_text("mine"),
                                                   H.save_for_slides(c.figure(), "x", c.root / "a-file" / "sub")),
         ValueError, "is a file, not a folder", files=True),
+    Row("a slide 500 inches wide", lambda c: H.save_for_slides(c.figure(), "x", c.target, size=(500, 500)),
+        ValueError, "more than 16384 a side", files=True),
     Row("full disk during an export", lambda c: (c.full_disk(), H.save_for_slides(c.figure(), "x", c.target)),
         OSError, "free some disk space", files=True),
     Row("deck name with ..", lambda c: H.export_deck(c.target, name="../x"), ValueError, "plain file name", files=True),
@@ -276,6 +279,13 @@ def test_a_failed_deck_leaves_an_existing_folder_as_it_was(monkeypatch, tmp_path
     with pytest.raises(OSError):
         H.export_deck(folder, slides=deck.SLIDES[:2])
     assert _files(folder) == {"notes.txt": hashlib.sha256(b"the teacher's own file").hexdigest()}
+
+
+def test_a_map_of_a_thousand_words_is_drawn_at_a_screens_size_with_every_kth_word():
+    fig = H.plot_attention(np.full((1000, 1000), 1e-3), [f"w{i}" for i in range(1000)])
+    assert tuple(fig.get_size_inches()) == (16.0, 14.0)  # not 751 × 651 inches
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert len(labels) <= 40 and labels[:2] == ["w0", "w25"]
 
 
 def test_a_deck_from_seeded_weights_says_so_on_its_slides(monkeypatch):
@@ -370,6 +380,7 @@ def test_knockout_explorer_survives_bad_values_and_redraws(classroom):
 @pytest.mark.parametrize("make, words", [
     (lambda lm: H.KnockoutExplorer(lm, "I like to draw", mode="half"), "mode='half': choose one of"),
     (lambda lm: H.KnockoutExplorer(lm, "I like to draw", top_k=0), "top_k=0 is out of range"),
+    (lambda lm: H.KnockoutExplorer(lm, "I like to draw", top_k=10**6), "top_k=1000000 is out of range"),
     (lambda lm: H.LiveTraining(H.train_live, "tiny", seed="x"), "seed='x' is not a whole number"),
     (lambda lm: H.LiveTraining(H.train_live, "tiny", n_stories=10**9), "n_stories=1000000000 is out of range"),
     (lambda lm: H.LiveTraining(None), "the function that trains, not NoneType; pass H.train_live"),

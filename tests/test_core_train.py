@@ -44,6 +44,27 @@ def test_a_model_trained_again_is_the_same_file(tiny, tmp_path):
 
 
 
+def test_training_a_model_again_keeps_its_lines_records_of_other_runs(tiny, tmp_path):
+    """Seeds, snapshots and formation seeds are other runs' records: a retrained model keeps them (notebooks 04,
+    07 and 08 read them). Its own measurements stay while the bytes are the same, and go when they change."""
+    model, info = tiny
+    path = tmp_path / "tiny.safetensors"
+    catalog.record_model("tiny", model, train.RECIPES["tiny"].words, info, path)
+    others = {"seeds": {"11": {"held_out_loss": 2.0}}, "formation_seeds": {"12": {"step": 3}},
+              "snapshots": {"file": "tiny-snapshots.safetensors", "sha256": "0" * 64, "bytes": 1}}
+    entries = catalog.manifest(path.parent / "models.json")
+    entries["tiny"].update(others, merged_held_out_loss={"2": 3.0})
+    catalog.write_manifest(entries, path.parent / "models.json")
+    catalog.record_model("tiny", model, train.RECIPES["tiny"].words, info, path)  # the same bytes
+    line = catalog.manifest(path.parent / "models.json")["tiny"]
+    assert {key: line[key] for key in others} == others and line["merged_held_out_loss"] == {"2": 3.0}
+    changed, changed_info = train.train("tiny", progress=False, recipe=dataclasses.replace(train.RECIPES["tiny"],
+                                                                                             seed=99))
+    catalog.record_model("tiny", changed, train.RECIPES["tiny"].words, changed_info, path)  # other bytes
+    line = catalog.manifest(path.parent / "models.json")["tiny"]
+    assert {key: line[key] for key in others} == others and "merged_held_out_loss" not in line
+
+
 def test_a_folder_of_ones_own_gets_its_own_fixes(tiny, tmp_path):
     """Not `git checkout -- data/...` nor the shipped names: the model trained again into that folder."""
     model, info = tiny

@@ -93,16 +93,23 @@ def pick_model(name: str = "classroom", fallback: str = "classroom",
 
 
 RUN_FACTS = ("train_seconds", "tokens_per_second")  # this run on this machine: the manifest keeps them, the file not
+OTHER_RUNS = ("seeds", "formation_seeds", "snapshots")  # a line's records of other runs and files, not of its model
 
 
 def record_model(name: str, model: GPT, vocab: list[str], info: dict, path: Path) -> None:
     """Save a trained model and its line in the manifest beside it as one step (record_file). The file holds
     only what the recipe determines, so training again gives the same bytes (the same sha256); how long
-    the run took goes into the manifest alone."""
+    the run took goes into the manifest alone. The line keeps what it recorded of other runs (OTHER_RUNS:
+    seeds, snapshots), and its measurements of the model (merged losses, …) while the bytes are the same."""
     kept = {key: value for key, value in info.items() if key not in RUN_FACTS}
-    record_file(path, lambda staged: save_model(model, staged, vocab, kept),
-                lambda entries, entry: entries.update({name: {**entry, "command": regenerate_command(name),
-                                                              "config": model.config.to_dict(), "info": info}}))
+
+    def place(entries: dict, entry: dict) -> None:
+        old = entries.get(name) if isinstance(entries.get(name), dict) else {}
+        same = old.get("sha256") == entry["sha256"]
+        carried = {key: value for key, value in old.items() if key in OTHER_RUNS or (same and key not in entry)}
+        entries[name] = {**carried, **entry, "command": regenerate_command(name), "config": model.config.to_dict(),
+                         "info": info}
+    record_file(path, lambda staged: save_model(model, staged, vocab, kept), place)
 
 
 def record_file(path: Path, save: Callable[[Path], str], place: Callable[[dict, dict], object]) -> dict:

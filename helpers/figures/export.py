@@ -65,6 +65,9 @@ def save_set_for_slides(
     return list(files)
 
 
+MAX_SIDE_PX = 16384  # pixels a side: 12.8 in at 1200 dpi fits
+
+
 def slide_files(figures: dict, folder: str | Path = "figures", captions: dict[str, str] | None = None,
                 formats: Sequence[str] = FORMATS, dpi: int = 200) -> dict[Path, bytes]:
     """save_set_for_slides' files, drawn but not yet written: {path: bytes}, arguments checked first."""
@@ -73,6 +76,12 @@ def slide_files(figures: dict, folder: str | Path = "figures", captions: dict[st
         _check_arguments(fig, name, formats, dpi)
     captions = {name: _check_caption(captions.get(name)) for name in figures}
     sizes = {name: None if size is None else slide_inches(size) for name, (_, size) in figures.items()}
+    for name, (fig, _) in figures.items():
+        width, height = sizes[name] or fig.get_size_inches()
+        if max(width, height) * dpi > MAX_SIDE_PX:  # Agg would need gigabytes, or stop at 2**16 px
+            raise ValueError(f"{name}: {width:g} × {height:g} in at {dpi:g} dpi is {width * dpi:.0f} × "
+                             f"{height * dpi:.0f} px, more than {MAX_SIDE_PX} a side; use size='16:9' "
+                             f"(12.8 × 7.2 in) or a lower dpi.")
     folder = check_folder(folder)
     files = {}
     for name, (fig, _) in figures.items():

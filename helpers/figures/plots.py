@@ -34,6 +34,9 @@ def _as_array(values, name: str, ndim: int) -> np.ndarray:
     return array
 
 
+MAX_INCHES, MAX_TICKS = (16.0, 14.0), 40  # one map: at most a screen, and words a reader can tell apart
+
+
 def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title: str | None = None,
                    key_tokens: Sequence[str] | None = None, annotate: bool | None = None,
                    cmap: str | None = None, colorbar: bool = True) -> Figure:
@@ -43,11 +46,15 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
     if w.shape != (len(tokens), len(keys)):
         raise ValueError(f"weights has shape {list(w.shape)} but there are {len(tokens)} query and "
                          f"{len(keys)} key tokens; pass the tokens the map was computed from.")
-    # never smaller than its axis labels need (a one- or two-token map at its own size cut them off)
-    fig, ax = new_axes(ax, (max(4.2, 1.2 + 0.75 * len(keys)), max(3.6, 0.8 + 0.65 * len(tokens))))
+    # never smaller than its axis labels need (a one- or two-token map at its own size cut them off), never
+    # larger than a screen: a 1000-token map at 0.75 in a token asked Agg for gigabytes
+    fig, ax = new_axes(ax, (min(MAX_INCHES[0], max(4.2, 1.2 + 0.75 * len(keys))),
+                            min(MAX_INCHES[1], max(3.6, 0.8 + 0.65 * len(tokens)))))
     image = ax.imshow(w, cmap=cmap or current_cmap(), vmin=0, vmax=max(1.0, float(w.max())), aspect="auto")
-    ax.set_xticks(range(len(keys)), keys, rotation=45 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center")
-    ax.set_yticks(range(len(tokens)), list(tokens))
+    every = [-(-n // MAX_TICKS) for n in (len(keys), len(tokens))]  # a label for every k-th word past MAX_TICKS
+    ax.set_xticks(range(0, len(keys), every[0]), keys[::every[0]], rotation=45 if len(keys) > 6 else 0,
+                  ha="right" if len(keys) > 6 else "center")
+    ax.set_yticks(range(0, len(tokens), every[1]), list(tokens)[::every[1]])
     ax.set_xlabel(KEY_LABEL)
     ax.set_ylabel(QUERY_LABEL)
     if title:

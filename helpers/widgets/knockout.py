@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from matplotlib.figure import Figure
+
 from ..analysis.captions import bars_words
 from ..analysis.knockout import MODES, cached_head_means, check_mode, check_head_list, head_label, next_word_change, parse_head
 from ..core.arguments import whole_number
@@ -10,6 +12,7 @@ from ..core.model import LanguageModel
 from ..core.run import run_sentence
 from ..figures.common import new_figure
 from ..figures.knockout_plots import draw_bars
+from ..figures.slide import slide_style
 from .controls import SyncedControls, live_html
 from .frame import Frame, NamedImage, show_png
 
@@ -17,11 +20,13 @@ from .frame import Frame, NamedImage, show_png
 class KnockoutExplorer(SyncedControls):
     """Pick heads to remove; the prediction bars redraw. Use .widget in a notebook."""
 
-    def __init__(self, lm: LanguageModel, sentence: str, heads=(), mode: str = "zero", top_k: int = 5):
+    def __init__(self, lm: LanguageModel, sentence: str, heads=(), mode: str = "zero", top_k: int = 5,
+                 folder: str = "figures"):
         import ipywidgets as w
 
         check_mode(mode)
-        self.lm, self.top_k = lm, whole_number(top_k, "top_k", low=1, example="5")
+        self.lm, self.folder = lm, folder
+        self.top_k = whole_number(top_k, "top_k", low=1, high=lm.config.vocab_size, example="5")
         cfg = lm.config
         chosen = [head_label(*h) for h in check_head_list(lm, heads)]
         # The chosen heads head the list, so they are in view when it opens (not 3 of 4 below the fold).
@@ -34,9 +39,12 @@ class KnockoutExplorer(SyncedControls):
         self.mode = w.ToggleButtons(options=list(MODES), value=mode, description="mode")
         self.clear = w.Button(description="clear")
         self.message = w.Label(value="")
+        self.status = w.HTML()  # export's line: where the files went, or why none were written
+        self.export_button = self._export_button("the bars")
         self.live = w.HTML()  # what the bars now show, in words: an ARIA live region
         self.image = NamedImage(format="png")
         self.change = None  # the last good next_word_change
+        self.change_heads, self.change_mode = [], mode  # the heads and mode of those bars (export)
         self.figure = new_figure(figsize=(7.5, 3.8))
         self._before: dict = {}  # sentence -> next-word probabilities with all heads
         self._shown: dict = {}  # (sentence, heads, mode) -> (change, PNG), for the current sentence
@@ -48,15 +56,33 @@ class KnockoutExplorer(SyncedControls):
                     self.heads: "the heads to remove: arrow keys move, Shift or Ctrl with arrows picks several",
                     self.mode: "zero: a removed head adds nothing; mean: it adds its average output",
                     self.clear: "put every head back"})
+        self.export_button.add_class("knockout-export")
         self.clear.on_click(lambda _: setattr(self.heads, "value", ()))
-        self.widget = w.VBox([self.sentence, w.HBox([self.heads, w.VBox([self.mode, self.clear])]),
-                              self.message, self.live, self.image])
+        self.widget = w.VBox([self.sentence, w.HBox([self.heads, w.VBox([self.mode, self.clear,
+                                                                          self.export_button])]),
+                              self.message, self.status, self.live, self.image])
         self.update()
         with one_thread():  # the other mode for the chosen heads, ready before the class asks for it
             other = MODES[1 - MODES.index(self.mode.value)]
             key = (self.sentence.value, tuple(self.knocked()), other)
             if self.change is not None and key not in self._shown:
                 self._shown[key] = self._draw(self.knocked(), self.sentence.value, other)
+
+    def showing(self) -> str:
+        shown = self.change["sentence"] if self.change else None
+        return f"still showing “{shown}”" if shown else "nothing shown yet"
+
+    def slide_figures(self) -> dict[str, tuple[Figure, str]]:
+        """A fresh, projector-styled figure of the bars shown now (export() writes it)."""
+        if self.change is None:
+            raise ValueError("no bars to export yet: type a sentence the model can read first.")
+        with slide_style():
+            fig = draw_bars(self.change, self.change["sentence"], self.change_heads, self.change_mode)
+        return {"knockout_bars": (fig, "16:9")}
+
+    def slide_captions(self) -> dict[str, str]:
+        removed = ", ".join(head_label(*h) for h in self.change_heads) or "nothing"
+        return {"knockout_bars": bars_words(self.change, self.change["sentence"], removed, self.change_mode)}
 
     def knocked(self) -> list[tuple[int, int]]:
         return [parse_head(label) for label in self.heads.value]
@@ -80,6 +106,7 @@ class KnockoutExplorer(SyncedControls):
             self.message.value = f"⚠ {err} (still showing “{shown}”)" if shown else f"⚠ {err}"
             return
         self.change, png = self._shown[key]
+        self.change_heads, self.change_mode = heads, self.mode.value  # what the bars show, for export
         removed = ", ".join(head_label(*h) for h in heads) or "none"
         self.message.value = f"{len(heads)} head(s) removed ({self.mode.value}): {removed}"
         words = bars_words(self.change, text, removed if heads else "nothing", self.mode.value)
