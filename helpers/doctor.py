@@ -16,6 +16,7 @@ reported as a line, not as a traceback.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import importlib.metadata as metadata
 import io
@@ -32,13 +33,13 @@ import traceback
 from pathlib import Path
 
 import helpers as H
-from .core.files import finish_interrupted, sha256  # standard library only, like this module
+from .core.files import atomic_write, finish_interrupted, sha256  # standard library only, like this module
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # as helpers.core.catalog.DATA_DIR (tested)
 FIGURES_DIR = Path(__file__).resolve().parent / "figures"
 # The files H.export_page and the class report read beside helpers/figures/page.py (tested against page.SCRIPTS).
 PAGE_FILES = ("page_template.html", "page_model.js", "page_live.js", "page_view.js", "report_template.html")
-ENDINGS = {".html": "</html>", ".js": "})();"}  # how each whole page file ends (tested)
+PAGE_SUMS = "page_files.sha256"  # their checksums beside them, in sha256sum's format (tested against the files)
 INSTALL = "run `pip install -e .` in the project folder"
 # package -> the oldest version that works (pyproject.toml's dependencies)
 REQUIRED = {"torch": "2.2", "numpy": "1.24", "matplotlib": "3.7", "ipywidgets": "8", "jupyterlab": "4",
@@ -103,6 +104,11 @@ def check_widget_front_end(paths: list[Path] | None = None) -> tuple[list[str], 
 
 RESTORE_CODE = "restore it with `git checkout -- {0}` (or a fresh copy of the project)"  # any file of the project
 RESTORE = RESTORE_CODE.format("data/{0}")
+# What the lessons read beside a model's own file, line by line of data/models.json (tested against the shipped
+# file): 04 and 07 the seed runs, 08 the snapshots and formation seeds, 04 and 07 their thought experiments.
+RECORDS = {**{f"heads-{h}": ("seeds",) for h in (1, 2, 3, 4, 6)}, "heads-12": ("seeds", "merged_held_out_loss"),
+           **{f"kv-{n}": ("seeds", "loss_split") for n in (1, 2, 3, 4, 6)}, "kv-12": ("seeds", "loss_split", "kv_pooled"),
+           "induction": ("snapshots", "formation_seeds")}
 
 
 def _readme_checksums(data_dir: Path) -> tuple[dict[str, str] | None, list[str]]:
@@ -181,6 +187,9 @@ def check_data(data_dir: Path = DATA_DIR) -> tuple[list[str], str]:
         return [problem], ""
     listed, problems = _readme_checksums(data_dir)
     problems += [line for name, entry in entries.items() if (line := _check_entry(data_dir, name, entry, listed))]
+    problems += [f"✗ data/models.json: the line of {name!r} records no {key!r}, which the lessons read: "
+                 f"{RESTORE.format('models.json')}." for name, keys in RECORDS.items()
+                 if isinstance(entries.get(name), dict) for key in keys if key not in entries[name]]
     return problems, f"{len(entries)} data files match data/models.json and data/README.md"
 
 
@@ -199,17 +208,40 @@ def check_map(model: str = "classroom", sentence: str = "I like to draw") -> tup
     return [], f"drew the {L * n_heads}-head map of {sentence!r} ({lm.name})"
 
 
+def text_sha256(path: Path) -> str:
+    """The sha256 of a text file with Windows line endings read as "\\n": Git for Windows checks text out with
+    them (core.autocrlf), and the page runs the same either way."""
+    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+
+
+def record_page_sums(folder: Path = FIGURES_DIR) -> None:
+    """Write folder/page_files.sha256 for the page files as they are now (after an edit made on purpose)."""
+    text = "".join(f"{text_sha256(folder / name)}  {name}\n" for name in PAGE_FILES)
+    atomic_write(folder / PAGE_SUMS, lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline="\n"))
+
+
+def page_sums(folder: Path = FIGURES_DIR) -> dict[str, str]:
+    """{file name: sha256} as recorded in folder/page_files.sha256 ({} when it cannot be read)."""
+    try:
+        lines = (folder / PAGE_SUMS).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {parts[1].lstrip("*"): parts[0] for line in lines if len(parts := line.split()) == 2}
+
+
 def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
     """(problems, summary): the scripts and templates the offline page (H.export_page) and the class report
-    are built from, each there and readable as text."""
-    problems = []
+    are built from, each there and the bytes this project shipped (a browser runs them: a cut or a damaged
+    word breaks the page, and no check short of a JavaScript engine finds it another way)."""
+    problems, sums = [], page_sums(folder)
     for name in PAGE_FILES:
         fix = RESTORE_CODE.format(f"helpers/figures/{name}")
         try:
-            text = (folder / name).read_text(encoding="utf-8").strip()
-            if not text.endswith(ENDINGS[Path(name).suffix]):  # a copy cut short: the page would fail in the browser
-                problems.append(f"✗ helpers/figures/{name} is {'cut short' if text else 'empty'} (its last line "
-                                f"should end with `{ENDINGS[Path(name).suffix]}`): {fix}.")
+            (folder / name).read_text(encoding="utf-8")
+            if text_sha256(folder / name) != sums.get(name):
+                problems.append(f"✗ helpers/figures/{name} is not the copy this project shipped (its sha256 differs "
+                                f"from helpers/figures/{PAGE_SUMS}): {fix}; if you changed it on purpose, run "
+                                f"`python -m helpers.doctor --record-page-files`.")
         except FileNotFoundError:
             needs = "the class report of python -m helpers.grade" if name.startswith("report") else "H.export_page"
             problems.append(f"✗ helpers/figures/{name} is missing ({needs} needs it): {fix}.")
@@ -443,7 +475,14 @@ def diagnose(checks=CHECKS) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.doctor", description="Check this machine before class.")
     parser.add_argument("--grading", action="store_true", help="check what grading a class needs instead")
-    grading = parser.parse_args(argv).grading
+    parser.add_argument("--record-page-files", action="store_true",
+                        help=f"after editing the offline page's scripts on purpose: record their checksums ({PAGE_SUMS})")
+    args = parser.parse_args(argv)
+    if args.record_page_files:
+        record_page_sums()
+        print(f"Recorded the checksums of {', '.join(PAGE_FILES)} in helpers/figures/{PAGE_SUMS}.")
+        return 0
+    grading = args.grading
     start = time.perf_counter()
     # a console that cannot show ✓ (PYTHONIOENCODING=ascii, a redirected Windows cp1252 one) gets "?" instead
     sys.stdout.reconfigure(errors="replace")

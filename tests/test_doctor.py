@@ -4,6 +4,7 @@ Problems are simulated on temporary copies (data/) or by pointing the checks els
 the real data/ and the installed packages are never touched.
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from helpers import doctor
 from helpers.core.catalog import DATA_DIR, manifest
+from helpers.core.files import sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,6 +76,23 @@ def test_a_damaged_snapshot_file_of_notebook_08_is_one_line(data_copy):
     assert doctor.check_data(data_copy)[0][0].startswith(f"✗ data/{entry['file']} is missing:")
 
 
+def test_the_records_the_doctor_asks_for_are_what_the_shipped_list_holds_beside_its_files():
+    file_keys = {"file", "sha256", "bytes", "command", "config", "info"}
+    shipped = {name: set(entry) - file_keys for name, entry in manifest().items() if set(entry) - file_keys}
+    assert {name: set(keys) for name, keys in doctor.RECORDS.items()} == shipped
+
+
+@pytest.mark.parametrize("name, key", [("induction", "snapshots"), ("heads-1", "seeds")])
+def test_a_line_that_lost_what_a_lesson_reads_is_one_line(data_copy, name, key):
+    """A retrained model whose line lost its snapshots (08) or seed runs (04): the doctor says so."""
+    entries = manifest(data_copy / "models.json")
+    del entries[name][key]
+    (data_copy / "models.json").write_text(json.dumps(entries))
+    assert doctor.check_data(data_copy)[0] == [
+        f"✗ data/models.json: the line of {name!r} records no {key!r}, which the lessons read: restore it with "
+        f"`git checkout -- data/models.json` (or a fresh copy of the project)."]
+
+
 def test_the_page_files_the_doctor_checks_are_the_ones_the_page_reads():
     from helpers.figures import page
     from helpers.grade import results
@@ -82,7 +101,7 @@ def test_the_page_files_the_doctor_checks_are_the_ones_the_page_reads():
 
 
 def test_a_missing_page_script_is_one_line_naming_the_fix(tmp_path):
-    for name in doctor.PAGE_FILES:
+    for name in [*doctor.PAGE_FILES, doctor.PAGE_SUMS]:
         shutil.copy2(doctor.FIGURES_DIR / name, tmp_path / name)
     assert doctor.check_page_files(tmp_path)[0] == []
     (tmp_path / "page_model.js").unlink()
@@ -171,17 +190,36 @@ def test_an_old_nbgrader_or_one_without_alembic_on_path_is_named(monkeypatch):
                         "need it)."]
 
 
-def test_a_page_script_cut_short_is_one_line(tmp_path):
-    """A copy that stops midway (a half-finished download) passed as 'there' before; the page then fails."""
-    for name in doctor.PAGE_FILES:
-        text = (doctor.FIGURES_DIR / name).read_text(encoding="utf-8")
-        assert text.strip().endswith(doctor.ENDINGS[Path(name).suffix]), name  # the endings the check expects
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    model = tmp_path / "page_model.js"
-    model.write_text(model.read_text(encoding="utf-8")[:2000], encoding="utf-8")
+def test_the_recorded_page_checksums_are_the_files_own():
+    """Edited a page script or template? Run the command the doctor's line names, in helpers/figures."""
+    assert doctor.page_sums() == {name: sha256(doctor.FIGURES_DIR / name) for name in doctor.PAGE_FILES}
+
+
+def test_page_files_checked_out_with_windows_line_endings_pass_and_an_edit_can_be_recorded(tmp_path):
+    for name in [*doctor.PAGE_FILES, doctor.PAGE_SUMS]:
+        (tmp_path / name).write_bytes((doctor.FIGURES_DIR / name).read_bytes().replace(b"\n", b"\r\n"))
+    assert doctor.check_page_files(tmp_path)[0] == []  # Git for Windows' core.autocrlf
+    (tmp_path / "page_view.js").write_text("// mine\n", encoding="utf-8")
+    assert len(doctor.check_page_files(tmp_path)[0]) == 1
+    doctor.record_page_sums(tmp_path)
+    assert doctor.check_page_files(tmp_path)[0] == []
+
+
+@pytest.mark.parametrize("damage", ["cut short", "one word changed", "lines cut from the middle"])
+def test_a_page_script_damaged_anywhere_is_one_line(tmp_path, damage):
+    """A copy that stops midway, or lost a function from its middle, passed as 'there' before; the page then fails."""
+    for name in [*doctor.PAGE_FILES, doctor.PAGE_SUMS]:
+        shutil.copy2(doctor.FIGURES_DIR / name, tmp_path / name)
+    assert doctor.check_page_files(tmp_path)[0] == []
+    script = tmp_path / "page_view.js"
+    lines = script.read_text(encoding="utf-8").splitlines(keepends=True)
+    script.write_text({"cut short": "".join(lines[:40]),
+                       "one word changed": "".join(lines).replace("function", "functoin", 1),
+                       "lines cut from the middle": "".join(lines[:100] + lines[160:])}[damage], encoding="utf-8")
     assert doctor.check_page_files(tmp_path)[0] == [
-        "✗ helpers/figures/page_model.js is cut short (its last line should end with `})();`): restore it with "
-        "`git checkout -- helpers/figures/page_model.js` (or a fresh copy of the project)."]
+        "✗ helpers/figures/page_view.js is not the copy this project shipped (its sha256 differs from "
+        "helpers/figures/page_files.sha256): restore it with `git checkout -- helpers/figures/page_view.js` (or a "
+        "fresh copy of the project); if you changed it on purpose, run `python -m helpers.doctor --record-page-files`."]
 
 
 def test_a_damaged_notebook_or_helper_module_is_one_line_each(tmp_path):
