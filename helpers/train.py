@@ -25,6 +25,7 @@ from .analysis.headcount import record_merged_losses
 from .analysis.kvheads import record_pooled_results
 from .analysis.listloss import record_loss_split
 from .analysis.seeds import SEEDS, record_seed_run, seed_numbers, seeds_of
+from .core.arguments import whole_number
 from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
 from .core.files import refuse_read_only
 from .core.evaluation import N_CTX, evaluate, next_token_loss, one_thread, story_batch, story_ids
@@ -117,9 +118,7 @@ def train(name: str, progress: bool = True, recipe: Recipe | None = None, device
     recipe replaces RECIPES[name] (tools/sweep.py tries other seeds that way). The shipped files
     come from the CPU: a GPU starts from the same weights but sums in another order, so it ends
     elsewhere. Ctrl-C raises Stopped."""
-    if recipe is None and name not in RECIPES:
-        raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
-    recipe = RECIPES[name] if recipe is None else recipe
+    recipe = RECIPES[check_recipe(name)] if recipe is None else recipe
     with one_thread(recipe.threads):
         return _train(name, recipe, progress, torch.device(device), snapshots, on_step)
 
@@ -322,7 +321,16 @@ def train_snapshots(name: str, path: Path, progress: bool = True, recipe: Recipe
 
 def train_live(name: str, seed: int, on_step) -> tuple[GPT, dict]:
     """Train recipe `name` on `seed`, calling on_step(step, steps, loss, model) after every step (notebook 08)."""
-    return train(name, progress=False, recipe=replace(RECIPES[name], seed=seed), on_step=on_step)
+    recipe = RECIPES[check_recipe(name)]
+    return train(name, progress=False, recipe=replace(recipe, seed=whole_number(seed, "seed", 0, example="22")),
+                 on_step=on_step)
+
+
+def check_recipe(name) -> str:
+    """`name` when it is a recipe of RECIPES, else one line naming them."""
+    if not isinstance(name, str) or name not in RECIPES:
+        raise ValueError(f"Unknown recipe {name!r}; choose one of {', '.join(RECIPES)}.")
+    return name
 
 
 def _interrupt(signum, frame):

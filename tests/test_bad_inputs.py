@@ -28,6 +28,7 @@ from helpers.core import catalog, gpt2
 from helpers.core.model import GPT, GPTConfig, LanguageModel
 from helpers.core.walkthrough import SeededWeightsWarning, walkthrough_layer
 from helpers.core.weights import checked_config, model_from_checkpoint, read_model, save_model, sha256
+from helpers.analysis.formation import shipped_curves
 from helpers.figures import deck
 
 
@@ -281,6 +282,33 @@ def test_a_failed_deck_leaves_an_existing_folder_as_it_was(monkeypatch, tmp_path
     assert _files(folder) == {"notes.txt": hashlib.sha256(b"the teacher's own file").hexdigest()}
 
 
+def test_a_missing_page_script_is_one_line_when_a_page_is_exported(classroom, tmp_path, monkeypatch):
+    from helpers.figures import page
+    for name in ("page_template.html", "page_live.js", "page_view.js"):
+        (tmp_path / name).write_bytes((page.TEMPLATE.with_name(name)).read_bytes())
+    monkeypatch.setattr(page, "TEMPLATE", tmp_path / "page_template.html")  # page_model.js is not there
+    with pytest.raises(FileNotFoundError, match=re.escape("helpers/figures/page_model.js is missing, and the page is "
+                                                          "built from it: restore it with `git checkout --")) as err:
+        H.export_page(classroom, ["I like to draw"], folder=tmp_path / "out")
+    assert "\n" not in str(err.value) and not (tmp_path / "out").exists()
+
+
+def test_a_folder_that_cannot_be_made_is_named_once_with_the_folder_to_fix(tmp_path, monkeypatch):
+    """A read-only disk (as a tmpfs mounted ro, which refuses even root): mkdir fails with EROFS."""
+    from helpers.core.files import write_set
+    locked = tmp_path / "locked"
+    locked.mkdir()
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    with pytest.raises(PermissionError) as err:
+        write_set({locked / "deck" / "sub" / "a.png": b"x"})
+    message = str(err.value)
+    assert message.count("Cannot write") == 1 and message.count("Nothing was changed there.") == 1, message
+    assert f"Cannot write {locked / 'deck'}: permission denied (Read-only file system); make {locked} writable" in message
+
+
 def test_a_map_of_a_thousand_words_is_drawn_at_a_screens_size_with_every_kth_word():
     fig = H.plot_attention(np.full((1000, 1000), 1e-3), [f"w{i}" for i in range(1000)])
     assert tuple(fig.get_size_inches()) == (16.0, 14.0)  # not 751 × 651 inches
@@ -385,6 +413,25 @@ def test_knockout_explorer_survives_bad_values_and_redraws(classroom):
     (lambda lm: H.LiveTraining(H.train_live, "tiny", n_stories=10**9), "n_stories=1000000000 is out of range"),
     (lambda lm: H.LiveTraining(None), "the function that trains, not NoneType; pass H.train_live"),
     (lambda lm: H.plot_attention([[1.0, 0.0], [0.5]], ["I", "like"]), "the rows of this list have different lengths"),
+    # sweep 25: notebook 08's widgets and functions, exports, the page
+    (lambda lm: H.TrainingStepExplorer(run="induction"), "run is a str; pass what H.load_snapshots(\"induction\")"),
+    (lambda lm: H.TrainingStepExplorer(curves={"loss": [1, 2]}), "curves is a dict without 'steps'"),
+    (lambda lm: H.TrainingStepExplorer(step=553), "No snapshot at step 553; choose one of [0, 1, 2"),
+    (lambda lm: H.TrainingStepExplorer(step=552.0), "step=552.0 is not a whole number"),
+    (lambda lm: H.formation(None), "curves is NoneType; pass a training run's curves"),
+    (lambda lm: H.formation(shipped_curves(), threshold=float("nan")), "threshold=nan is not a number between 0 and 1"),
+    (lambda lm: H.formation(shipped_curves(), threshold="0.5"), "threshold='0.5' is not a number between 0 and 1"),
+    (lambda lm: H.formation_table(shipped_curves(), {}), "found is another dict; pass what H.formation(curves)"),
+    (lambda lm: H.formation_seeds_table("x"), "runs is a str; pass what H.formation_seeds() returns"),
+    (lambda lm: H.plot_formation_curves(shipped_curves(), H.formation(shipped_curves()), step=10**9),
+     "step=1000000000 is not a step of these curves"),
+    (lambda lm: H.load_snapshots("inducton"), "has no model 'inducton'; the models with snapshots: induction."),
+    (lambda lm: H.train_live("nope", 1, None), "Unknown recipe 'nope'; choose one of classroom"),
+    (lambda lm: H.train_live("induction", "x", None), "seed='x' is not a whole number"),
+    (lambda lm: H.Explorer(lm, dpi=0), "dpi=0 is out of range"),
+    (lambda lm: H.save_animation("not an animation"), "anim is a str; pass what H.one_head_animation()"),
+    (lambda lm: H.export_deck(slides=["nope"]), "each of slides is a str; pass Slides from helpers.figures.deck"),
+    (lambda lm: H.export_page(lm, ["I like to draw"], live="no"), "live='no': pass True"),
 ])
 def test_a_widget_built_with_a_bad_argument_says_which_in_one_line(classroom, make, words):
     with pytest.raises((ValueError, TypeError), match=re.escape(words)) as err:

@@ -139,9 +139,33 @@ def best_head(curves: dict, key: str, layer: int | None = None) -> tuple[int, in
     return int(layer_), int(head)
 
 
+CURVE_KEYS = ("steps", "induction", "previous_list", "induction_baseline", "loss", "list_accuracy")  # formation reads
+
+
+def check_curves(curves) -> dict:
+    """`curves` when it is a run's curves (a dict with CURVE_KEYS), else one line saying what to pass."""
+    missing = [key for key in CURVE_KEYS if key not in curves] if isinstance(curves, dict) else CURVE_KEYS
+    if missing:
+        got = f"a dict without {', '.join(map(repr, missing))}" if isinstance(curves, dict) else type(curves).__name__
+        raise ValueError(f"curves is {got}; pass a training run's curves, e.g. "
+                         f"H.shipped_record(\"induction\")[\"curves\"].")
+    return curves
+
+
+def check_found(found) -> dict:
+    """`found` when it is what formation(curves) returns, else one line."""
+    if not isinstance(found, dict) or not {"head", "previous_head", "step"} <= set(found):
+        raise ValueError(f"found is {type(found).__name__ if not isinstance(found, dict) else 'another dict'}; "
+                         f"pass what H.formation(curves) returns.")
+    return found
+
+
 def formation(curves: dict, threshold: float = THRESHOLD) -> dict:
     """What the curves show, by code: the induction head that forms first and its step, the layer-0
     previous-word head's step (None: it never reaches the threshold), the order, and the bump."""
+    check_curves(curves)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) or not 0 < threshold < 1:
+        raise ValueError(f"threshold={threshold!r} is not a number between 0 and 1; the lessons use {THRESHOLD}.")
     step, first = first_formed(curves["steps"], curves["induction"], threshold)  # first: layer * H + head
     n_head = curves["induction"].shape[2]
     previous = best_head(curves, "previous_list", layer=0)  # scored where the induction head needs it
@@ -248,6 +272,7 @@ def table_steps(curves: dict, found: dict) -> list[int]:
 def formation_table(curves: dict, found: dict) -> str:
     """The curves at the table_steps snapshots, as a table (what they show is said in the notebook's markdown,
     checked by tests/claims_08.py)."""
+    check_curves(curves), check_found(found)
     steps, head = list(curves["steps"]), found["head"] or best_head(curves, "induction")
     prev = found["previous_head"]
     lines = [f"{'step':>5}{'tokens':>11}{'loss':>7}{'lists':>7}{'in-context':>12}"
@@ -312,6 +337,8 @@ def _span(values: list) -> tuple | None:
 def formation_seeds_table(runs: dict[int, dict] | None = None) -> str:
     """A table of the seeds' summaries (what holds across them is said in the notebook's markdown)."""
     runs = formation_seeds() if runs is None else runs
+    if not isinstance(runs, dict):
+        raise ValueError(f"runs is a {type(runs).__name__}; pass what H.formation_seeds() returns, or nothing.")
     if not runs:
         return "No seed runs recorded; run `python tools/formation_seeds.py induction --seeds 22-33`."
     lines = [f"{'seed':>4}{'prev. forms':>13}{'ind. forms':>12}{'head':>7}{'lists <5% → ≥90%':>19}{'bump':>7}"

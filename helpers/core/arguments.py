@@ -52,3 +52,11 @@ def _default_rule(low: int | None, high: int | None) -> str:
     if high is not None:
         return f"it must be a whole number of at most {high}"
     return "use a whole number such as 0, 1 or 2"
+
+
+def of_type(value, name: str, types: type | tuple[type, ...], what: str) -> object:
+    """`value` when it is one of `types`, else a one-line TypeError naming the argument, what it got and
+    what to pass (`what`, e.g. "an Animation from H.animate_one_head()")."""
+    if not isinstance(value, types):
+        raise TypeError(f"{name} is a {type(value).__name__}; pass {what}.")
+    return value

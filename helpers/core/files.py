@@ -63,7 +63,17 @@ def refuse_read_only(target: Path) -> None:
 def file_error(err: BaseException, target: Path, done: list[str] | None = None, total: int = 1) -> BaseException:
     """One line naming the file and the fix for the OSError behind `err` (matplotlib's writers hide a
     full disk under follow-on errors, so look underneath); any other error is returned as it is.
-    `done`: the files already renamed into place when a set of `total` failed part-way."""
+    `done`: the files already renamed into place when a set of `total` failed part-way. An error this
+    function made already (a folder that could not be made, found while writing a file in it) passes as it is."""
+    if getattr(err, "explained", False):
+        return err
+    explained = _explain(err, Path(target), done, total)
+    if explained is not err:
+        explained.explained = True
+    return explained
+
+
+def _explain(err: BaseException, target: Path, done: list[str] | None, total: int) -> BaseException:
     cause = err
     while cause is not None and not isinstance(cause, OSError):
         cause = cause.__context__ or cause.__cause__
@@ -100,7 +110,7 @@ def _make_folders(folder: Path) -> list[Path]:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         _remove_if_empty(missing)
-        raise file_error(err, folder) from None
+        raise file_error(err, missing[-1] if missing else folder) from None  # its parent is the one to fix
     return missing
 
 

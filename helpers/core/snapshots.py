@@ -112,7 +112,14 @@ def record_snapshots(name: str, run: SnapshotRun, path: Path) -> dict:
 def load_snapshots(name: str = "induction", data_dir: Path | None = None) -> SnapshotRun:
     """The shipped snapshots of recipe `name` (listed under "snapshots" in its line of data/models.json)."""
     folder = DATA_DIR if data_dir is None else Path(data_dir)
-    entry = manifest(folder / MANIFEST.name).get(name, {}).get("snapshots")
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"data_dir={str(folder)!r} is a file; pass the folder that holds models.json (or nothing: data/).")
+    entries = manifest(folder / MANIFEST.name)
+    if name not in entries:
+        with_snapshots = [n for n, e in entries.items() if isinstance(e, dict) and "snapshots" in e]
+        raise ValueError(f"{folder / MANIFEST.name} has no model {name!r}; the models with snapshots: "
+                         f"{', '.join(with_snapshots) or 'none'}.")
+    entry = entries[name].get("snapshots") if isinstance(entries[name], dict) else None
     command = f"python -m helpers.train {name} --snapshots"
     if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
         raise ValueError(f"{folder / MANIFEST.name} lists no snapshots of {name!r}; make them with `{command}`.")

@@ -23,6 +23,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from ..core.arguments import of_type
 from ..core.arrays import to_numpy
 from ..core.files import write_set
 from ..core.walkthrough import Walkthrough, walkthrough_layer
@@ -241,6 +242,7 @@ def recombination_animation(walk: Walkthrough | None = None, word: int = -1) -> 
 # --- writing -----------------------------------------------------------------------------------
 def save_animation(anim: Animation, folder: str | Path = "figures/animations") -> tuple[Path, Path]:
     """Write folder/name.gif (loops) and folder/name_frames/frame_NN.png, each file whole or not at all."""
+    of_type(anim, "anim", Animation, "what H.one_head_animation() or H.recombination_animation() returns")
     check_plain_name(anim.name, example="one_head_steps")
     folder = check_folder(folder)
     frames, caption = folder / f"{anim.name}_frames", (anim.caption + "\n").encode("utf-8")

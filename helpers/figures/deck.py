@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from ..analysis import captions, formation, headcount, kvheads, relations
+from ..core.arguments import of_type
 from ..core.catalog import load_model
 from ..core.files import write_set
 from ..core.model import LanguageModel
@@ -220,6 +221,8 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
         require_pptx()  # one line on how to install it, before any work
     folder = check_folder(folder)
     chosen = SLIDES if slides is None else list(slides)
+    for slide in chosen:
+        of_type(slide, "each of slides", Slide, "Slides from helpers.figures.deck.SLIDES (e.g. slides=SLIDES[:3]) or nothing")
     models = models or Models()
     figures = build_figures(chosen, models)
     if not figures:

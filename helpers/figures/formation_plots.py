@@ -9,8 +9,9 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..analysis.formation import (BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, bump_ratio, formation, maps_along,
-                                  shipped_curves)
+from ..analysis.formation import (BUMP_FACTOR, SENTENCE, THRESHOLD, best_head, bump_ratio, check_curves, check_found,
+                                  formation, maps_along, shipped_curves)
+from ..core.arguments import is_whole_number
 from ..core.snapshots import SnapshotRun, load_snapshots
 from .animations import Animation, grab_frame
 from .common import describe, new_axes, new_figure
@@ -30,6 +31,9 @@ class FormationCurves:
     the in-context score. A dashed line marks the formation step, a grey one the step shown."""
 
     def __init__(self, curves: dict, found: dict, step: int | None = None, size=(10, 7.2)):
+        check_curves(curves), check_found(found)
+        if step is not None and (not is_whole_number(step) or step not in list(curves["steps"])):
+            raise ValueError(f"step={step!r} is not a step of these curves; choose one of {list(curves['steps'])}.")
         self.fig = new_figure(figsize=size, layout="constrained")
         self.axes = self.fig.subplots(3, 1, sharex=True)
         steps = curves["steps"]

@@ -153,10 +153,21 @@ def page_html(data: dict, models: Sequence[dict] = (), title: str | None = None)
     scripts inlined, through the one page writer (figures/webpage.py: escaped so no text can close a
     script, a Content-Security-Policy that allows only its own scripts)."""
     title = webpage.text(title or f"All {data['layers'] * data['heads']} heads of {data['model']}")
-    scripts = {marker: TEMPLATE.with_name(file).read_text(encoding="utf-8") for marker, file in SCRIPTS.items()}
-    return webpage.fill(TEMPLATE.read_text(encoding="utf-8"),
+    scripts = {marker: _page_file(file) for marker, file in SCRIPTS.items()}
+    return webpage.fill(_page_file(TEMPLATE.name),
                         {"__TITLE__": title, "__PAGE_DATA__": webpage.script_json(data),
                          "__MODEL_DATA__": webpage.script_json(list(models)), **scripts})
+
+
+def _page_file(name: str) -> str:
+    """A script or template the page is built from, or one line naming the fix (python -m helpers.doctor
+    checks them all)."""
+    try:
+        return TEMPLATE.with_name(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        why = "is missing" if isinstance(err, FileNotFoundError) else f"cannot be read ({type(err).__name__})"
+        raise FileNotFoundError(f"helpers/figures/{name} {why}, and the page is built from it: restore it with "
+                                f"`git checkout -- helpers/figures/{name}` (or a fresh copy of the project).") from None
 
 
 def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "all_heads",
@@ -170,6 +181,9 @@ def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "
     """
     target = webpage.page_path(name, folder, example="all_heads")  # before the model runs
     _check_model(lm)
+    if live is not None and (isinstance(live, str) or live not in (True, False)):
+        raise ValueError(f"live={live!r}: pass True (the page runs the model), False (only the maps) or None "
+                         f"(True where the model fits).")
     live = can_run_in_page(lm) if live is None else bool(live)
     models = [model_data(lm)] if live else []  # refuses a model too big for a page before the model runs
     return webpage.write_page(page_html(page_data(lm, sentences, layer, head, live), models), target)

@@ -21,7 +21,7 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from ..analysis import captions
-from ..core.arguments import is_whole_number
+from ..core.arguments import is_whole_number, whole_number
 from ..core.evaluation import one_thread
 from ..core.model import LanguageModel
 from ..core.run import Run, run_sentence
@@ -46,6 +46,7 @@ class Explorer(SyncedControls):
 
     def __init__(self, lm: LanguageModel, sentence: str = "I like to draw", layer: int = 0, head: int = 0,
                  folder: str | Path = "figures", dpi: int = 72):
+        dpi = whole_number(dpi, "dpi", 20, 300, example="72 (a projector) or 96")
         self.lm, self.folder, self.dpi = lm, folder, dpi  # as given: folder='' is refused at export, not '.'
         self.run: Run = run_sentence(lm, sentence)  # the first sentence must work: it is the last good view
         self.sentence, self.error, self.exported = sentence, "", []

@@ -13,7 +13,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..analysis.captions import all_heads_caption
-from ..analysis.formation import SENTENCE, formation, maps_along, shipped_curves
+from ..analysis.formation import SENTENCE, check_curves, formation, maps_along, shipped_curves
+from ..core.arguments import of_type, whole_number
 from ..core.snapshots import SnapshotRun, load_snapshots
 from ..figures import slides
 from ..figures.formation_plots import FormationCurves, curves_words, plot_formation_curves, step_grid_title
@@ -30,11 +31,12 @@ class TrainingStepExplorer(SyncedControls):
 
     def __init__(self, run: SnapshotRun | None = None, curves: dict | None = None, sentence: str = SENTENCE,
                  step: int | None = None, folder: str = "figures"):
-        self.snapshots = load_snapshots() if run is None else run
-        self.curves = shipped_curves() if curves is None else curves
+        self.snapshots = load_snapshots() if run is None else of_type(run, "run", SnapshotRun,
+                                                                        'what H.load_snapshots("induction") returns')
+        self.curves = shipped_curves() if curves is None else check_curves(curves)
         self.found = formation(self.curves)
         self.steps, self.folder, self.sentence = list(self.snapshots.steps), folder, sentence
-        self.step = self.steps[-1] if step is None else step
+        self.step = self.steps[-1] if step is None else self._snapshot_step(step)
         self.tokens, self.maps = maps_along(self.snapshots, sentence)  # once: no move waits for a model
         self.view, self.frame = live_grid(self.maps[self.step], self.tokens, self.DPI)  # only the maps redraw
         self.plot = FormationCurves(self.curves, self.found, self.step, size=(9, 5.6))
@@ -59,11 +61,19 @@ class TrainingStepExplorer(SyncedControls):
     def showing(self) -> str:
         return f"still showing step {self.step}"
 
+    def _snapshot_step(self, step) -> int:
+        """`step` as an int when a snapshot was kept there, else one line (a float or text is named as such)."""
+        step = whole_number(step, "step", valid=f"choose one of the snapshot steps {self.steps}")
+        if step not in self.steps:
+            raise ValueError(f"No snapshot at step {step}; choose one of {self.steps}.")
+        return step
+
     def set_step(self, step) -> bool:
         """Show the snapshot at `step` (one of self.steps); False and one line for any other value."""
-        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or int(step) not in self.maps:
-            return self._fail(ValueError(f"No snapshot at step {step!r}; choose one of {self.steps}."))
-        self.step = int(step)
+        try:
+            self.step = self._snapshot_step(step)
+        except ValueError as err:
+            return self._fail(err)
         self._sync(self.slider, self.step)
         self.view.update(self.maps[self.step])
         maps_words, curve_words = self._words()
