@@ -42,8 +42,9 @@ BACKED = {
                            "test_a_forged_verdict_from_a_wrong_function_is_not_right", "test_a_patched_check_gives_no_right",
                            "test_a_runner_holds_no_pipe_to_the_grader", "test_a_forgers_other_exercises_are_graded_as_they_are"),
     "reaches the network, even loopback": ("test_no_connection_leaves_a_worker",),
-    "reads or changes the submissions, the folders beside them, the output folder, `$HOME` or `/run`": (
-        "test_the_folders_beside_the_class_are_hidden",
+    "reads or changes the submissions, the folders beside them, the output folder, `$HOME`, `/run` (local sockets) "
+    "or any other folder of the machine": (
+        "test_the_folders_beside_the_class_are_hidden", "test_last_lessons_class_beside_this_lessons_folder_is_out_of_reach",
         "test_no_submission_reads_another_or_the_teachers_files",
         "test_nothing_is_written_into_the_output_folder_home_or_the_class", "test_deleting_files_deletes_nothing",
         "test_a_right_answer_that_imports_the_standard_library_is_right_when_home_holds_it",

@@ -313,6 +313,35 @@ def test_a_class_kept_in_the_project_cannot_read_the_projects_other_folders(tmp_
     assert f"hidden: {ROOT} but its helpers, notebooks, data and Python's own files" in verdicts["protections"]
 
 
+def test_last_lessons_class_beside_this_lessons_folder_is_out_of_reach():
+    """course/lesson01/{graded/} beside course/lesson02/, outside $HOME and /tmp (here beside the project): a
+    lesson-02 submission read last lesson's grades (sweep 24). Now every folder but the system's, Python's own
+    and the project's helpers, notebooks and data is hidden."""
+    course = ROOT.parent / f".course-{TOKEN}"  # (a dot name, removed below)
+    if not os.access(ROOT.parent, os.W_OK):
+        pytest.skip(f"{ROOT.parent} cannot be written here")
+    grades = course / "lesson01" / "graded" / "grades.csv"
+    probe = HEAD + (f"    try:\n        print('read', repr(open({str(grades)!r}).read()))\n"
+                    f"    except OSError as err:\n        print('refused', err.errno)\n") + RIGHT
+    try:
+        grades.parent.mkdir(parents=True)
+        grades.write_text(f"student,total\nAna Lima,{TOKEN}\n")
+        (course / "lesson02" / "class").mkdir(parents=True)
+        _write(course / "lesson02" / "class" / "bob_01.ipynb", _lesson01(probe))
+        done = _grade(course / "lesson02" / "class", course / "lesson02" / "graded", "--workers", "1")
+        _, err = done.communicate(timeout=300)
+        verdicts = json.loads((course / "lesson02" / "graded" / "verdicts.json").read_text(encoding="utf-8"))
+    finally:
+        shutil.rmtree(course, ignore_errors=True)
+    assert done.returncode == 0, err[-3000:]
+    if not any(p.startswith("hidden: ") for p in verdicts["protections"]):
+        pytest.skip("this machine gives a worker no namespaces to hide folders in")
+    student = verdicts["students"][0]
+    assert student["verdicts"][0]["printed"].splitlines()[0] == "refused 2"  # ENOENT: an empty folder there
+    assert [v["line"][0] for v in student["verdicts"]] == ["✓", "✓", "✓"]
+    assert any(p.startswith("hidden: every other folder") for p in verdicts["protections"])
+
+
 def test_the_machines_files_are_read_only_to_a_worker(graded):
     """Not only the project and its virtualenv: the interpreter's standard library (pyenv keeps it under $HOME; a
     sitecustomize.py there would run in the teacher's next Python), /etc and /var/lib could be written before."""
@@ -321,7 +350,8 @@ def test_the_machines_files_are_read_only_to_a_worker(graded):
         p.unlink()
     assert made == [] and "wrote" not in _printed(graded, "hostile-project")
     printed = _printed(graded, "hostile-project").splitlines()  # (the check calls the function once per input)
-    assert set(printed) == {"refused 30"} and len(printed) % len(MACHINE_FILES) == 0  # EROFS, each one
+    assert set(printed) <= {"refused 30", "refused 2"} and len(printed) % len(MACHINE_FILES) == 0  # EROFS, or hidden
+    assert printed[:4] == ["refused 30"] * 4  # the project, the interpreter's files and /etc are seen, read-only
     assert "read-only: the whole file system" in graded["protections"]
 
 

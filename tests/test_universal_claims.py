@@ -97,6 +97,8 @@ CLAIMS: list[tuple[str, str, str]] = [
     ("07", "Only $W_K$, $W_V$ and the cache shrink; every query head keeps its", "test_kv_analysis.py::test_attention_parameters_per_layer_match_a_counted_layer"),
     ("guide", "with one head per layer the list game was learned", "test_claims.py::test_claim"),
     ("guide", "Names are NFC-normalised, so a Mac's zip and a Windows download agree", "test_grade_workers.py::test_invisible_characters_never_merge_or_hide_a_student"),
+    ("guide", "or any other folder of the machine (last lesson's class, wherever it is kept)",
+     "test_grade_workers.py::test_last_lessons_class_beside_this_lessons_folder_is_out_of_reach"),
     ("guide", "runs every worker inside bubblewrap", "test_grade_options.py::test_bwrap_asked_for_where_it_is_missing_is_one_line"),
     ("guide", "as soon as it is graded: after Ctrl-C", "test_grade_workers.py::test_ctrl_c_keeps_what_was_graded_and_a_rerun_grades_only_the_rest"),
     ("guide", "The grading process reads each file's bytes and never parses them", "test_grade_workers.py::test_a_worker_holds_no_descriptor_but_its_own_pipe"),

@@ -5,7 +5,8 @@ teacher's (HOME and TMPDIR point at that directory), stdin closed, stdout and st
 and resource limits on address space, CPU time, file size and core dumps.
 On Linux, when the kernel lets an unprivileged user namespace be made (libc `unshare`): no network
 (a network namespace of its own, where even loopback is down), a mount namespace in which the
-folders of the submissions, the output folder and $HOME are covered by an empty tmpfs and every
+folders of the submissions, the output folder and $HOME are covered by an empty tmpfs, then every folder
+but the system's (SYSTEM), Python's own files and the project's helpers, notebooks and data, and every
 other mount is read-only (the project, its virtualenv, the interpreter's files, /etc), with empty
 /tmp, /var/tmp and /dev/shm of its own, and a PID namespace whose processes all die with it. A worker
 and its namespace are killed when their parent ends (PR_SET_PDEATHSIG), so a grader killed with -9
@@ -51,6 +52,10 @@ PR_SET_PDEATHSIG = 1
 PROJECT = Path(__file__).resolve().parent.parent.parent
 PROJECT_PARTS = [PROJECT / part for part in ("helpers", "notebooks", "data")]  # all a worker reads of the project
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # each worker gets empty ones of its own
+# The system's folders a worker reads (shared libraries, /etc, the kernel's files); with Python's own files, the
+# project's PROJECT_PARTS and its working folder, all it sees: every other folder (a teacher's other classes and
+# grades, wherever they are kept) is hidden under an empty tmpfs
+SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev")
 SCRATCH_BYTES = 64 << 20
 CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 
@@ -109,12 +114,15 @@ def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], p
     if not _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE):
         return
     keep = [workdir, *PROJECT_PARTS] + python_files()
-    for folder in hidden:
+    for folder in hidden:  # first: a class kept inside a kept folder (the project's notebooks/) is hidden too
         if folder.is_dir() and _cover(libc, folder, keep):
             but = [str(k.relative_to(folder)) for k in PROJECT_PARTS if _inside(k, folder)]
             protections.append(f"hidden: {folder}" + (f" but its {', '.join(but)} and Python's own files" if but else
                                                       " (Python's own files in it stay readable)"
                                                       if any(_inside(k, folder) for k in keep) else ""))
+    if _cover(libc, Path("/"), keep + [Path(p) for p in SYSTEM + SCRATCH]):
+        protections.append("hidden: every other folder (seen: the system's, Python's own files, the project's "
+                           "helpers, notebooks and data)")
     refused = _read_only_everywhere(libc)
     protections.append("read-only: the whole file system" if not refused else
                        f"read-only: the file system but {', '.join(refused[:3])}{' …' if len(refused) > 3 else ''}")
