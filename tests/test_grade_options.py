@@ -50,6 +50,7 @@ def test_an_anonymous_rerun_reuses_what_it_kept(anonymous):
                            "--timeout", "5"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "kept 3 results from an earlier run" in done.stderr, done.stderr[-2000:]
     assert "; nothing new to grade" in done.stderr and "grading:" not in done.stderr  # no empty bar (sweep 14, D4)
+    assert f"note: {base / 'points.csv'} gives no points for 01 masked_weights: each counts 1 point." in done.stderr
     kept = "".join(p.read_text(encoding="utf-8") for p in (base / "out" / ".grading").glob("*.json"))
     assert "student0" not in kept and '"cell"' not in kept and '"printed": ""' in kept
 
@@ -157,16 +158,23 @@ def test_an_out_the_grader_cannot_use_is_refused_before_grading(tmp_path, capsys
     assert words in err and "\n" not in err and not (out / ".grading").exists()
 
 
-@pytest.mark.parametrize("option, text", [("--names", "key,name\nana,Ana Lima\nbob,Ana Lima\n"),
-                                          ("--names", "key,name\nana,Ana\n"), ("--points", "attention_weights,2\n")])
-def test_a_names_or_points_file_that_would_lose_work_or_is_not_utf8_is_one_line(tmp_path, capsys, option, text):
-    encoding = "utf-8" if "bob" in text else "utf-16"
-    (tmp_path / "f.csv").write_text(text, encoding=encoding)
+NFD_JOSE = "Jose\u0301"  # José as a Mac writes it: e and a combining accent
+
+
+@pytest.mark.parametrize("option, text, words", [
+    ("--names", "key,name\nana,Ana Lima\nbob,Ana Lima\n", "would share one row"),
+    ("--names", f"key,name\nana,José\ncy,{NFD_JOSE}\n", "'ana' and 'cy' are both named 'José'"),  # sweep 24, B3
+    ("--names", "key,name\nana,Ana Lima\nana,Ana Souza\n", "'ana' is given two names, 'Ana Lima' and 'Ana Souza'"),
+    ("--names", 'key,name\nana,"Ana Lima\nbob,Bob Reis\n', "the row of 'ana' runs over several lines"),  # W5
+    ("--names", "", "has no key,name rows"),  # W6
+    ("--points", "", "has no exercise,points rows"),  # W4
+    ("--names", "key,name\nana,Ana\n", "is not UTF-8 text"), ("--points", "attention_weights,2\n", "is not UTF-8 text")])
+def test_a_names_or_points_file_that_would_lose_work_or_is_not_utf8_is_one_line(tmp_path, capsys, option, text, words):
+    (tmp_path / "f.csv").write_text(text, encoding="utf-16" if "UTF-8" in words else "utf-8")
     (tmp_path / "a_01.ipynb").write_text("{}")
     assert main([str(tmp_path / "a_01.ipynb"), "--out", str(tmp_path / "o"), option, str(tmp_path / "f.csv")]) == 2
     err = capsys.readouterr().err.strip()
-    words = "would share one row" if "bob" in text else f"{tmp_path / 'f.csv'} is not UTF-8 text"
-    assert words in err and "\n" not in err and not (tmp_path / "o").exists()
+    assert words in err and "\n" not in err and not (tmp_path / "o").exists(), err
 
 
 def test_an_out_that_is_a_file_is_refused_before_grading(tmp_path, capsys):

@@ -144,12 +144,16 @@ def main(argv: list[str] | None = None) -> int:
             _check(args)
             names = read_names(args.names)
             every = [f"{n} {name}" for n, lesson in lessons().items() for name in lesson.names]
-            points = read_points(args.points, every)  # read before grading, so a typo in it costs nothing
+            given: set = set()
+            points = read_points(args.points, every, given)  # read before grading, so a typo in it costs nothing
             sandbox = choose(args.sandbox)
             step, kept = "grading", args.out / FOLDER
             table = grade_class(args.submissions, args.out, args.workers, Limits(exercise_s=args.timeout),
                                 args.anonymous, names, again=args.again, sandbox=sandbox)
             table.points = {column: points[column] for column in table.columns}
+            if args.points and (unset := [c for c in table.columns if c not in given]):
+                print(f"note: {args.points} gives no points for {', '.join(unset)}: each counts 1 point.",
+                      file=sys.stderr)
             step = "writing"
             with _signals_held() as held:  # a few seconds: the files are finished as a set, then the stop is said
                 for path in write_outputs(table, args.out, args.anonymous):

@@ -85,15 +85,20 @@ class Table:
         return sum(self.points[c] for c in self.columns if column_text(row.records.get(c)) == RIGHT)
 
 
-def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
-    """Points per exercise from a CSV of `exercise,points` rows (the function's name, or "01 name"); default 1."""
+def read_points(path: Path | None, columns: list[str], given: set | None = None) -> dict[str, float]:
+    """Points per exercise from a CSV of `exercise,points` rows (the function's name, or "01 name"); default 1.
+    `given`, when passed, gets the columns the file gives points to (the grader names the others)."""
     points, seen = {c: 1.0 for c in columns}, {}
     if path is None:
         return points
     if not Path(path).is_file():
         raise FileNotFoundError(f"{path} is a folder, not a points file: pass a CSV with exercise,points rows."
                                 if Path(path).is_dir() else f"No points file {path}: pass a CSV with exercise,points rows.")
-    for row in csv_rows(path, "exercise,points"):
+    rows = csv_rows(path, "exercise,points")
+    if not any(len(row) >= 2 and row[0].strip() and row[0].strip() != "exercise" for row in rows):
+        raise ValueError(f"{path} has no exercise,points rows; write one per exercise (e.g. attention_weights,2), "
+                         f"or leave --points out for 1 point each.")
+    for row in rows:
         if len(row) < 2 or not row[0].strip() or row[0].strip() == "exercise":
             continue
         matches = [c for c in columns if row[0].strip() in (c, c.split(" ", 1)[1])]
@@ -112,6 +117,8 @@ def read_points(path: Path | None, columns: list[str]) -> dict[str, float]:
                                  f"keep one row for it.")
             seen[column] = row[0].strip()
         points.update({c: value for c in matches})
+    if given is not None:
+        given.update(seen)
     return points
 
 

@@ -177,10 +177,24 @@ def read_names(path: Path | None) -> dict[str, str]:
         raise FileNotFoundError(f"{path} is a folder, not a names file: pass a CSV with key,name rows." if Path(path).is_dir()
                                 else f"No names file {path}: pass a CSV with key,name rows (key: the name the file gives).")
     rows = [r for r in csv_rows(path, "key,name") if len(r) >= 2 and r[0].strip()]
-    names = {clean(key): name.strip() for key, name, *_ in rows if (key.strip(), name.strip()) != ("key", "name")}
+    names: dict[str, str] = {}
+    for key, name, *_ in rows:
+        if (key.strip(), name.strip()) == ("key", "name"):
+            continue
+        if "\n" in name or "\n" in key:  # a quote left open swallows the rows after it into one field
+            raise ValueError(f"{path}: the row of {key.splitlines()[0]!r} runs over several lines (a quote \" left "
+                             f"open?); write one key,name row per line.")
+        key, name = clean(key), unicodedata.normalize("NFC", name.strip())
+        if key in names and names[key] != name:
+            raise ValueError(f"{path}: {key!r} is given two names, {names[key]!r} and {name!r}; keep the one row "
+                             f"that names this student.")
+        names[key] = name
+    if not names:
+        raise ValueError(f"{path} has no key,name rows; write one per student (e.g. ana,Ana Lima), or leave --names "
+                         f"out to use the names the files give.")
     keys_of: dict[str, list[str]] = {}
     for key, name in names.items():
-        keys_of.setdefault(name, []).append(key)
+        keys_of.setdefault(clean(visible(name)).casefold(), []).append(key)  # José (NFC, NFD) and josé are one name
     if shared := next((keys for keys in keys_of.values() if len(keys) > 1), None):
         raise ValueError(f"{path}: {' and '.join(map(repr, shared))} are both named {names[shared[0]]!r}; two students "
                          f"would share one row: give each their own name.")
