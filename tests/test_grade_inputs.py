@@ -15,7 +15,7 @@ import torch
 from helpers.grade import definitions, submissions
 from helpers.grade.definitions import cells_of
 from helpers.grade.lessons import lessons, which_lesson
-from helpers.grade.submissions import collect, read_zip, student_key
+from helpers.grade.submissions import collect, names_no_student, read_zip, student_key
 from helpers.grade.synthetic import notebook
 
 
@@ -124,9 +124,13 @@ def test_10000_cells_are_read():
     ("01_single_head_attention - Chloé Dupont.ipynb", "Chloé Dupont"),  # its own file name first (sweep 18)
     ("Copy of 01_single_head_attention - Chloé Dupont.ipynb", "Chloé Dupont"),
     ("lab1_bo.ipynb", "bo"), ("01_single_head_attention.ipynb", "01_single_head_attention"),  # not renamed: the file
+    # a lesson's words and numbers only, no name: the whole file name, so two such files are never one student
+    ("hw3_01.ipynb", "hw3_01"), ("lab2_01.ipynb", "lab2_01"), ("ex4_01.ipynb", "ex4_01"), ("Lesson 01.ipynb", "Lesson 01"),
+    ("tom2_01.ipynb", "tom2"),  # a name with a digit (sweep 24, B4)
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student
+    assert names_no_student(student) == (student[:1].isdigit() or student in ("hw3_01", "lab2_01", "ex4_01", "Lesson 01"))
 
 
 def test_inside_a_folder_the_folder_names_the_student():

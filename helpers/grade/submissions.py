@@ -111,13 +111,17 @@ def student_key(relative: PurePosixPath) -> str:
             return f"{m['name'].strip()} ({m['id']})"
     if folder:  # a folder per student or team: its whole name ("team_1" and "team_2" are two)
         return stem or "?"
-    stem = re.sub(r"^copy of\s+", "", stem, flags=re.I)  # Google Drive's copy
+    stem = whole = re.sub(r"^copy of\s+", "", stem, flags=re.I)  # Google Drive's copy
     stem = re.sub(r"^\d\d_[a-z][a-z0-9_]*\s+-\s+(?=\S)", "", stem)  # "01_single_head_attention - Ana Lima": the lesson's name first
     if rest := re.sub(rf"^{LESSON_WORD}[ _-]*\d{{1,2}}(?=[ _-]|$)[ _-]*", "", stem, flags=re.I):  # "Lesson 01 - Ana Lima"
         stem = rest
     key = re.sub(r"[ _-]*copy of$", "", stem[:_lesson_at(stem)].rstrip(" _-"), flags=re.I)  # Classroom's "Ana - Copy of 01_…"
     key = re.sub(r"(?:[ _-]+(?:\(\d+\)|copy(?: \d+| \(\d+\))?))+$", "", key, flags=re.I)  # "Ana Lima (1)", "… copy 2"
-    return key.rstrip(" _-") or stem or "?"
+    key = key.rstrip(" _-") or stem or "?"
+    return whole if LESSON_ONLY.fullmatch(key) else key  # "hw3_01", "lab2_01": no name in it, so never one row
+
+
+LESSON_ONLY = re.compile(rf"(?:{LESSON_WORD}|\d{{1,2}}|[ _-])+", re.I)  # "01", "hw3", "Lesson", "lab 2_01": no name
 
 
 def _lesson_at(stem: str) -> int:
@@ -247,8 +251,8 @@ def _named(relatives: list[PurePosixPath]) -> set[str]:
 
 
 def names_no_student(key: str) -> bool:
-    """A key read from a lesson's own file name ("01_single_head_attention"): no student's name in it."""
-    return key[:1].isdigit()
+    """A key read from a lesson's own file name ("01_single_head_attention", "hw3_01"): no student's name in it."""
+    return key[:1].isdigit() or bool(LESSON_ONLY.fullmatch(key))
 
 
 def source_parts(source: str) -> list[str]:
