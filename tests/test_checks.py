@@ -489,3 +489,23 @@ def test_grouped_attention_slips_a_new_class_made_are_named():
         "grouped_attention.two_slips.no_mask+no_scale"
     assert kv_checks.check_grouped_attention(lambda Q, K, V: attend(Q, K, V).flip(0)).code == \
         "grouped_attention.heads_reversed"
+
+
+def test_an_object_posing_as_a_tensor_or_an_array_is_told_it_is_not_one():
+    """`__class__ = torch.Tensor` fools isinstance, and `__array__` numpy: such an answer was told "your tensor holds
+    complex numbers", or named as a class mistake in the report (sweep 24, W1 and W2). type() cannot be faked."""
+    from helpers.exercises.verdict import read_tensor
+
+    class Fake:
+        __class__ = torch.Tensor
+
+        def __getattr__(self, name):
+            return lambda *a, **k: True
+
+    class Liar:
+        def __array__(self, dtype=None, copy=None):
+            return np.ones((4, 4))
+
+    for answer, name in ((Fake(), "Fake"), (Liar(), "Liar")):
+        assert read_tensor(answer, ()) == (None, f"expected a tensor, got {name}; return the result of the tensor maths.")
+    assert read_tensor(np.float32(2.0), ())[0] == 2.0 and read_tensor([[1, 2]], ())[0].shape == (1, 2)

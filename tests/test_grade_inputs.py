@@ -1176,3 +1176,16 @@ def test_an_import_only_a_cell_below_makes_is_said_and_a_copy_above_is_said_besi
                                                            "the last definition in the notebook is graded, as a run "
                                                            "from the top keeps it.)")
     assert worker._copy_above(dict(wrong, outcome="right"), ex, right) == dict(wrong, outcome="right")
+
+
+def test_a_zip_name_read_by_the_standards_guess_is_said_so(tmp_path):
+    """A zip that does not mark its names UTF-8 is read in code page 437, as the standard says; a Latin-1 name then
+    came out as "RenΘ" without a word (sweep 24, W7). An ASCII name, or one marked UTF-8, needs no line."""
+    with zipfile.ZipFile(tmp_path / "class.zip", "w") as z:
+        z.writestr("RenX_01.ipynb", "{}")
+        z.writestr("Zoë_01.ipynb", "{}")  # marked UTF-8 by Python's zipfile
+        z.writestr("bob_01.ipynb", "{}")
+    (tmp_path / "class.zip").write_bytes((tmp_path / "class.zip").read_bytes().replace(b"RenX", b"Ren\xe9"))
+    found, _ = read_zip(tmp_path / "class.zip")
+    notes = {sub.student: sub.note for sub in found}
+    assert notes["RenΘ"].startswith("its name is read in code page 437") and notes["Zoë"] == notes["bob"] == ""

@@ -37,18 +37,23 @@ _HALF = (torch.float16, torch.bfloat16)
 # --- reading an answer as plain numbers ---------------------------------------------------------
 def as_float64(got) -> np.ndarray:
     """A plain float64 numpy copy of a tensor (any subclass, on any device, needing grad or not),
-    an array or a (nested) list of numbers; raises TypeError/ValueError for anything else."""
-    if isinstance(got, torch.Tensor):
+    an array or a (nested) list of numbers; raises TypeError/ValueError for anything else. Types are read with
+    type(), which an object cannot fake (isinstance believes a `__class__ = torch.Tensor` written in a class)."""
+    if _is_tensor(got):
         if got.is_complex() or got.is_meta:  # the cast would drop the imaginary part, or there is nothing to read
             raise TypeError("complex" if got.is_complex() else "meta")
         with _NO_TORCH_FUNCTION():
             plain = _TO(_DETACH(got), device="cpu", dtype=torch.float64)
             return _ARRAY(_NUMPY(plain), dtype=np.float64, copy=True)
-    if isinstance(got, (str, bytes, dict, set)) or callable(got):
+    if not issubclass(type(got), (list, tuple, np.ndarray, np.generic, int, float)):  # an object with __array__ too
         raise TypeError(type(got).__name__)
-    if isinstance(got, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in got):
+    if issubclass(type(got), (list, tuple)) and any(_is_tensor(x) for x in got):
         got = [as_float64(x) for x in got]
     return _ARRAY(got, dtype=np.float64, copy=True).view(np.ndarray)
+
+
+def _is_tensor(value) -> bool:
+    return issubclass(type(value), torch.Tensor)
 
 
 def read_tensor(got, args: tuple) -> tuple[np.ndarray | None, str | None]:
@@ -56,14 +61,14 @@ def read_tensor(got, args: tuple) -> tuple[np.ndarray | None, str | None]:
     try:
         return as_float64(got), None
     except (TypeError, ValueError, RuntimeError) as err:
-        if isinstance(got, torch.Tensor) and str(err) in ("complex", "meta"):
+        if _is_tensor(got) and str(err) in ("complex", "meta"):
             return None, ("your tensor holds complex numbers; the answer is real: drop the conversion to a complex "
                           "dtype." if str(err) == "complex" else "your tensor is on the 'meta' device, which holds "
                           "shapes but no numbers: compute the answer from the inputs (no device='meta').")
-        if isinstance(got, torch.Tensor):  # a 20000 × 20000 tensor past the memory limit, a lying subclass
+        if _is_tensor(got):  # a 20000 × 20000 tensor past the memory limit, a lying subclass
             return None, (f"your tensor of shape {list(got.shape)} could not be read as numbers "
                           f"({type(err).__name__}): check its shape and dtype on a small input.")
-        if isinstance(got, (tuple, list)) and len(got) > 1 and isinstance(got[0], torch.Tensor):
+        if issubclass(type(got), (tuple, list)) and len(got) > 1 and _is_tensor(got[0]):
             return None, (f"returned {len(got)} things (a {type(got).__name__}, its first a tensor of shape "
                           f"{list(got[0].shape)}): return only the result, one tensor.")
         return None, f"expected a tensor, got {type(got).__name__}; return the result of the tensor maths."

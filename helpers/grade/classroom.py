@@ -144,6 +144,9 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
             quiet.append((key, sub))
             continue
         rows[key].sources.append(sub.source)
+        if sub.note:
+            rows[key].notes.append(f"{sub.source}: {sub.note}.")
+            rows[key].unnamed.append(f"a file: {sub.note}.")
         if sub.problem:
             rows[key].notes.append(f"{sub.source} {sub.problem}.")
             rows[key].unnamed.append(f"a file {sub.problem}.")

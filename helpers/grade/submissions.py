@@ -67,6 +67,7 @@ class Submission:
     problem: str = ""  # one line when it could not be read
     skipped: bool = False  # a zip entry whose path escapes the archive: said, never a row of its own
     quiet: bool = False  # a hidden notebook or an autosave: said only when the student has no notebook graded
+    note: str = ""  # one line for the teacher about a file that was read (a name read by a guess)
 
 
 def readable(name: str) -> str:
@@ -343,7 +344,16 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, stri
     if not name.lower().endswith(".ipynb"):
         return [_not_a_notebook(who, source, name)]
     data, problem = _read_entry(archive, info)
-    return [Submission(who, source, data, problem)]
+    return [Submission(who, source, data, problem, note=_guessed_name(info))]
+
+
+def _guessed_name(info: zipfile.ZipInfo) -> str:
+    """A line when an entry's name has letters beyond ASCII and the zip does not mark it UTF-8: it is then read in
+    the zip standard's code page 437, which is right for old Windows zippers and wrong for one that wrote Latin-1."""
+    if info.flag_bits & 0x800 or info.filename.isascii():
+        return ""
+    return ("its name is read in code page 437, as the zip standard says when a zip does not mark its names UTF-8: "
+            "if the student's name looks wrong, give it with --names")
 
 
 def _handed_in_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, student: str,
