@@ -163,3 +163,21 @@ def test_the_page_works_offline_and_draws_the_models_maps(browser, page_file):
         page.close()
     assert watched.refused == [], f"the page asked the network for: {watched.refused}"
     assert watched.errors == [], f"console errors: {watched.errors}"
+
+
+@pytest.mark.parametrize("damage", ["cut short", "a damaged script", "whole"])
+def test_a_page_that_did_not_load_whole_says_so(browser, page_file, tmp_path, damage):
+    """A copy cut at 90 %, or a script with one word damaged, showed a dead picture and no line (sweep 25)."""
+    text = page_file[0].read_text(encoding="utf-8")
+    broken = {"cut short": text[:int(len(text) * 0.9)], "whole": text,
+              "a damaged script": text.replace("function setSentence", "functoin setSentence", 1)}[damage]
+    (tmp_path / "page.html").write_text(broken, encoding="utf-8")
+    view = OfflinePage(browser)
+    view.page.goto((tmp_path / "page.html").as_uri())
+    view.page.wait_for_load_state("load")
+    lines = view.page.locator("p[role=alert]")
+    if damage == "whole":
+        assert lines.count() == 0 and not view.errors
+    else:
+        assert lines.count() == 1 and "did not load whole" in lines.inner_text()
+    view.page.close()
