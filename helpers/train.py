@@ -11,29 +11,36 @@ import argparse
 import math
 import os
 import signal
+import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import torch
-from tqdm.auto import tqdm
+try:  # torch takes seconds to load: a Ctrl-C then gets one line too, not a traceback (as python -m helpers.grade)
+    import torch
+    from tqdm.auto import tqdm
 
-from .analysis.formation import formation_record
-from .analysis.headcount import record_merged_losses
-from .analysis.kvheads import record_pooled_results
-from .analysis.listloss import record_loss_split
-from .analysis.seeds import SEEDS, record_seed_run, seed_numbers, seeds_of
-from .core.arguments import whole_number
-from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
-from .core.files import refuse_read_only
-from .core.evaluation import N_CTX, evaluate, next_token_loss, one_thread, story_batch, story_ids
-from .core.language import StoryWriter, vocabulary
-from .core.model import GPT, LanguageModel
-from .core.snapshots import SnapshotRun, record_snapshots, snapshot_state, snapshot_steps
-from .core.tokenizer import WordTokenizer
-from .core.weights import checked_config
+    from .analysis.formation import formation_record
+    from .analysis.headcount import record_merged_losses
+    from .analysis.kvheads import record_pooled_results
+    from .analysis.listloss import record_loss_split
+    from .analysis.seeds import SEEDS, record_seed_run, seed_numbers, seeds_of
+    from .core.arguments import whole_number
+    from .core.catalog import DATA_DIR, MANIFEST, manifest, record_model
+    from .core.files import refuse_read_only
+    from .core.evaluation import N_CTX, evaluate, next_token_loss, one_thread, story_batch, story_ids
+    from .core.language import StoryWriter, vocabulary
+    from .core.model import GPT, LanguageModel
+    from .core.snapshots import SnapshotRun, record_snapshots, snapshot_state, snapshot_steps
+    from .core.tokenizer import WordTokenizer
+    from .core.weights import checked_config
+except KeyboardInterrupt:
+    if __name__ != "__main__":
+        raise
+    print("stopped (Ctrl-C) before training started; nothing written", file=sys.stderr)
+    raise SystemExit(128 + signal.SIGINT) from None
 
 
 @dataclass(frozen=True)
@@ -384,7 +391,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.exit(1, f"{parser.prog}: error: could not write {path} ({reason}); free some disk space or choose "
                        f"another --out. Nothing was written.\n")
     except KeyboardInterrupt as stop:  # Ctrl-C: one line saying where it stopped, no traceback
-        parser.exit(130, f"{stop or 'stopped; nothing written'}\n")
+        parser.exit(130, f"{str(stop) or 'stopped (Ctrl-C) before training started; nothing written'}\n")
     print({k: v for k, v in info.items() if k != "note"})
 
 

@@ -129,3 +129,14 @@ def test_a_damaged_model_list_of_ones_own_is_not_sent_to_git(tmp_path):
                                                    f"JSON: Expecting value: line 1 column 1 (char 0)); move it away (a "
                                                    f"new one is started) or restore it from your own copy.")):
         catalog.manifest(tmp_path / "models.json")
+
+
+def test_a_ctrl_c_before_the_first_step_is_one_line(tmp_path, monkeypatch, capsys):
+    """A KeyboardInterrupt's text is empty: the line was an empty one (sweep 25, train_ctrl_c_early)."""
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(train, "train_and_record", stopped)
+    with pytest.raises(SystemExit) as ended:
+        train.main(["tiny", "--out", str(tmp_path / "tiny.safetensors")])
+    assert ended.value.code == 130
+    assert capsys.readouterr().err == "stopped (Ctrl-C) before training started; nothing written\n"
