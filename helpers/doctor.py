@@ -16,7 +16,6 @@ reported as a line, not as a traceback.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
 import importlib.metadata as metadata
 import io
@@ -33,13 +32,13 @@ import traceback
 from pathlib import Path
 
 import helpers as H
-from .core.files import atomic_write, finish_interrupted, sha256  # standard library only, like this module
+from .core.files import atomic_write, finish_interrupted, recorded_sums, sha256, text_sha256  # stdlib only, as here
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"  # as helpers.core.catalog.DATA_DIR (tested)
 FIGURES_DIR = Path(__file__).resolve().parent / "figures"
 # The files H.export_page and the class report read beside helpers/figures/page.py (tested against page.SCRIPTS).
 PAGE_FILES = ("page_template.html", "page_model.js", "page_live.js", "page_view.js", "report_template.html")
-PAGE_SUMS = "page_files.sha256"  # their checksums beside them, in sha256sum's format (tested against the files)
+PAGE_SUMS = "page_files.sha256"  # their checksums beside them, in sha256sum's format (as figures/page.py's SUMS)
 INSTALL = "run `pip install -e .` in the project folder"
 # package -> the oldest version that works (pyproject.toml's dependencies)
 REQUIRED = {"torch": "2.2", "numpy": "1.24", "matplotlib": "3.7", "ipywidgets": "8", "jupyterlab": "4",
@@ -208,12 +207,6 @@ def check_map(model: str = "classroom", sentence: str = "I like to draw") -> tup
     return [], f"drew the {L * n_heads}-head map of {sentence!r} ({lm.name})"
 
 
-def text_sha256(path: Path) -> str:
-    """The sha256 of a text file with Windows line endings read as "\\n": Git for Windows checks text out with
-    them (core.autocrlf), and the page runs the same either way."""
-    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
-
-
 def record_page_sums(folder: Path = FIGURES_DIR) -> None:
     """Write folder/page_files.sha256 for the page files as they are now (after an edit made on purpose)."""
     text = "".join(f"{text_sha256(folder / name)}  {name}\n" for name in PAGE_FILES)
@@ -222,11 +215,7 @@ def record_page_sums(folder: Path = FIGURES_DIR) -> None:
 
 def page_sums(folder: Path = FIGURES_DIR) -> dict[str, str]:
     """{file name: sha256} as recorded in folder/page_files.sha256 ({} when it cannot be read)."""
-    try:
-        lines = (folder / PAGE_SUMS).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return {}
-    return {parts[1].lstrip("*"): parts[0] for line in lines if len(parts := line.split()) == 2}
+    return recorded_sums(folder / PAGE_SUMS)
 
 
 def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:

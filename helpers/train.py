@@ -333,6 +333,9 @@ def train_live(name: str, seed: int, on_step) -> tuple[GPT, dict]:
                  on_step=on_step)
 
 
+train_live.recipes = tuple(RECIPES)  # what it trains: LiveTraining checks a recipe against it at once
+
+
 def check_recipe(name) -> str:
     """`name` when it is a recipe of RECIPES, else one line naming them."""
     if not isinstance(name, str) or name not in RECIPES:

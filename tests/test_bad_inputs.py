@@ -459,3 +459,18 @@ def test_the_doctor_prints_on_a_console_that_cannot_show_a_tick():
     done = subprocess.run([sys.executable, "-m", "helpers.doctor"], capture_output=True, timeout=300,
                           env=dict(os.environ, PYTHONIOENCODING="ascii"), cwd=Path(__file__).resolve().parent.parent)
     assert b"Traceback" not in done.stderr and b"? " in done.stdout, done.stderr[-500:]
+
+
+def test_a_page_built_from_a_changed_script_is_said_once(classroom, tmp_path, monkeypatch):
+    """A damaged script gave a dead page and no word at export (sweep 25); the page now says so too."""
+    from helpers.figures import page
+    for name in ("page_template.html", "page_model.js", "page_live.js", "page_view.js", page.SUMS):
+        (tmp_path / name).write_bytes(page.TEMPLATE.with_name(name).read_bytes())
+    (tmp_path / "page_view.js").write_text("// damaged\n", encoding="utf-8")
+    monkeypatch.setattr(page, "TEMPLATE", tmp_path / "page_template.html")
+    monkeypatch.setattr(page, "_SAID", set())
+    with pytest.warns(page.PageFileWarning, match=re.escape("helpers/figures/page_view.js is not the copy this "
+                                                            "project shipped, so the page may not run")) as said:
+        H.export_page(classroom, ["I like to draw"], folder=tmp_path / "a", live=False)
+        H.export_page(classroom, ["I like to draw"], folder=tmp_path / "b", live=False)
+    assert len(said) == 1

@@ -95,7 +95,7 @@ def test_a_sentence_cannot_close_the_script(tiny, tmp_path):
     data = page_data(tiny, ["I like to draw"])
     data["sentences"][0]["tokens"][1] = "</script><b>"
     text = page_html(data)
-    assert text.count("</script>") == 5 and "\\u003c/script>\\u003cb>" in text  # 2 data blocks, 3 scripts
+    assert text.count("</script>") == 6 and "\\u003c/script>\\u003cb>" in text  # 2 data blocks, 4 scripts
 
 
 @pytest.mark.parametrize("sentences, words", [
@@ -201,8 +201,9 @@ def test_a_classroom_page_carries_its_model_exactly(classroom, page):
     assert spec["vocab"] == classroom.tokenizer.vocab and spec["config"]["n_kv_head"] == 12
     assert spec["numbers"]["held_out_loss"] == classroom.info["held_out_loss"]
     assert "runs classroom itself" in read_page(page)["about"]
-    assert text.count("<script>") == 3 and "unsafe-eval" not in text  # model, live, viewer: each by its hash
-    assert len(webpage.script_hashes(text)) == 3 and all(h in text for h in webpage.script_hashes(text))
+    # the loaded-whole check, model, live, viewer: each by its hash
+    assert text.count("<script>") == 4 and "unsafe-eval" not in text
+    assert len(webpage.script_hashes(text)) == 4 and all(h in text for h in webpage.script_hashes(text))
 
 
 def test_a_gpt2_page_stays_precomputed_and_says_so(tmp_path, monkeypatch):

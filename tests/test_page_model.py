@@ -317,11 +317,11 @@ def test_names_roles_live_caption_table_and_contrast(browser, pages):
 
 
 def test_the_policy_lets_the_page_run_and_refuses_an_added_script(browser, pages):
-    """Content-Security-Policy default-src 'none', the page's three scripts by hash: the page runs (the
+    """Content-Security-Policy default-src 'none', the page's four scripts by hash: the page runs (the
     tests above), and a script added later, or eval, is refused by Chromium."""
     text = pages["classroom"].read_text(encoding="utf-8")
     policy = text.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"', 1)[0]
-    assert policy.startswith("default-src 'none'; script-src 'sha256-") and policy.count("sha256-") == 3
+    assert policy.startswith("default-src 'none'; script-src 'sha256-") and policy.count("sha256-") == 4  # the three scripts and the loaded-whole check
     assert "unsafe-eval" not in policy and "unsafe-inline" not in policy.split("style-src")[0]
     watched = open_page(browser, pages["classroom"])
     page = watched.page

@@ -49,6 +49,21 @@ def sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def text_sha256(path: str | Path) -> str:
+    """The sha256 of a text file with Windows line endings read as "\\n": Git for Windows checks text out with
+    them (core.autocrlf), and a browser runs a script the same either way."""
+    return hashlib.sha256(Path(path).read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+
+
+def recorded_sums(path: str | Path) -> dict[str, str]:
+    """{file name: sha256} from a file in sha256sum's format ({} when it cannot be read)."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {parts[1].lstrip("*"): parts[0] for line in lines if len(parts := line.split()) == 2}
+
+
 def refuse_read_only(target: Path) -> None:
     """A rename replaces even a read-only file, so ask first. Mode bits, not os.access: root passes that."""
     try:

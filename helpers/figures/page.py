@@ -13,6 +13,7 @@ in JavaScript, runs it: type a sentence, knock heads out. GPT-2 small (~500 MB) 
 from __future__ import annotations
 
 import base64
+import warnings
 from pathlib import Path
 from collections.abc import Iterator
 from typing import Sequence
@@ -25,6 +26,7 @@ from ..analysis.seeds import seed_runs
 from ..core.arguments import whole_number
 from ..core.arrays import to_numpy
 from ..core.catalog import load_model, shipped_models
+from ..core.files import recorded_sums, text_sha256
 from ..core.model import LanguageModel
 from ..core.run import read_sentence, run_ids
 from ..core.tokenizer import BOS, PUNCTUATION, WordTokenizer
@@ -159,15 +161,31 @@ def page_html(data: dict, models: Sequence[dict] = (), title: str | None = None)
                          "__MODEL_DATA__": webpage.script_json(list(models)), **scripts})
 
 
+class PageFileWarning(UserWarning):
+    """A script or template of the page is not the copy the project shipped: the page may not run."""
+
+
 def _page_file(name: str) -> str:
     """A script or template the page is built from, or one line naming the fix (python -m helpers.doctor
-    checks them all)."""
+    checks them all). One that differs from its recorded checksum is said once: a damaged script gives a dead
+    page, and an edit made on purpose is recorded with `python -m helpers.doctor --record-page-files`."""
+    path = TEMPLATE.with_name(name)
     try:
-        return TEMPLATE.with_name(name).read_text(encoding="utf-8")
+        if name not in _SAID and path.is_file() and text_sha256(path) != recorded_sums(path.with_name(SUMS)).get(name):
+            _SAID.add(name)
+            warnings.warn(PageFileWarning(
+                f"helpers/figures/{name} is not the copy this project shipped, so the page may not run: restore it "
+                f"with `git checkout -- helpers/figures/{name}`, or, if you changed it on purpose, run "
+                f"`python -m helpers.doctor --record-page-files`."), stacklevel=2)
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         why = "is missing" if isinstance(err, FileNotFoundError) else f"cannot be read ({type(err).__name__})"
         raise FileNotFoundError(f"helpers/figures/{name} {why}, and the page is built from it: restore it with "
                                 f"`git checkout -- helpers/figures/{name}` (or a fresh copy of the project).") from None
+
+
+SUMS = "page_files.sha256"  # beside the page's files (python -m helpers.doctor checks them too)
+_SAID: set = set()  # the page files already said to differ, in this session
 
 
 def export_page(lm: LanguageModel, sentences: Sequence[str] | str, name: str = "all_heads",

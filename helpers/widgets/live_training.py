@@ -35,6 +35,9 @@ class LiveTraining:
         if not callable(train):  # found at the first press of Train otherwise, in a thread
             raise TypeError(f"LiveTraining's first argument is the function that trains, not {type(train).__name__}; "
                             f"pass H.train_live, as in notebook 08.")
+        known = getattr(train, "recipes", None)  # H.train_live's recipes (a function of one's own may have none)
+        if known is not None and recipe not in known:
+            raise ValueError(f"Unknown recipe {recipe!r}; choose one of {', '.join(known)}.")
         seed = whole_number(seed, "seed", 0, 10_000, example="22")
         n_stories = whole_number(n_stories, "n_stories", 1, 1000, example="32")  # held-out stories probed
         self.train, self.recipe, self.probe = train, recipe, Probe(vocabulary(), n_stories, markers)
