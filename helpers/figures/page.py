@@ -155,7 +155,9 @@ def page_html(data: dict, models: Sequence[dict] = (), title: str | None = None)
     scripts inlined, through the one page writer (figures/webpage.py: escaped so no text can close a
     script, a Content-Security-Policy that allows only its own scripts)."""
     title = webpage.text(title or f"All {data['layers'] * data['heads']} heads of {data['model']}")
-    scripts = {marker: _page_file(file) for marker, file in SCRIPTS.items()}
+    scripts = {}
+    for marker, file in SCRIPTS.items():  # a loop, not a comprehension: the warning's stacklevel counts frames
+        scripts[marker] = _page_file(file)
     return webpage.fill(_page_file(TEMPLATE.name),
                         {"__TITLE__": title, "__PAGE_DATA__": webpage.script_json(data),
                          "__MODEL_DATA__": webpage.script_json(list(models)), **scripts})
@@ -176,7 +178,7 @@ def _page_file(name: str) -> str:
             warnings.warn(PageFileWarning(
                 f"helpers/figures/{name} is not the copy this project shipped, so the page may not run: restore it "
                 f"with `git checkout -- helpers/figures/{name}`, or, if you changed it on purpose, run "
-                f"`python -m helpers.doctor --record-page-files`."), stacklevel=2)
+                f"`python -m helpers.doctor --record-page-files`."), stacklevel=4)  # the line that called export_page
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         why = "is missing" if isinstance(err, FileNotFoundError) else f"cannot be read ({type(err).__name__})"
