@@ -328,9 +328,8 @@ def train_snapshots(name: str, path: Path, progress: bool = True, recipe: Recipe
 
 def train_live(name: str, seed: int, on_step) -> tuple[GPT, dict]:
     """Train recipe `name` on `seed`, calling on_step(step, steps, loss, model) after every step (notebook 08)."""
-    recipe = RECIPES[check_recipe(name)]
-    return train(name, progress=False, recipe=replace(recipe, seed=whole_number(seed, "seed", 0, example="22")),
-                 on_step=on_step)
+    seed = whole_number(seed, "seed", 0, example="22")
+    return train(name, progress=False, recipe=replace(RECIPES[check_recipe(name)], seed=seed), on_step=on_step)
 
 
 train_live.recipes = tuple(RECIPES)  # what it trains: LiveTraining checks a recipe against it at once

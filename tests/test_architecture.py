@@ -37,6 +37,8 @@ LONG_MODULES: dict[str, str] = {  # "figures/x.py": why it is one idea all the s
     "grade/definitions.py": "what is taken from a notebook to grade and why the rest is not: the cells read as "
                             "Jupyter runs them, the exercise's statement as written and plain definitions around it, "
                             "each refusal in one line",
+    "train.py": "training a recipe from the command line: the recipes, the loop, the seeds and snapshots a run "
+                "records, and --out checked before the first step",
     "grade/submissions.py": "a class's files as bytes and whose each one is: zips (nested, damaged, climbing out), "
                             "folders, and the platforms' ways of naming a student, each a line in a row, never a crash",
 }

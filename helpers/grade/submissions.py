@@ -122,7 +122,7 @@ def student_key(relative: PurePosixPath) -> str:
     return whole if LESSON_ONLY.fullmatch(key) else key  # "hw3_01", "lab2_01": no name in it, so never one row
 
 
-LESSON_ONLY = re.compile(rf"(?:{LESSON_WORD}|\d{{1,2}}|[ _-])+", re.I)  # "01", "hw3", "Lesson", "lab 2_01": no name
+LESSON_ONLY = re.compile(rf"(?:{LESSON_WORD}|\d)(?:{LESSON_WORD}|\d|[ _-])*", re.I)  # "01", "hw3", "lab 2_01": no name
 
 
 def _lesson_at(stem: str) -> int:
