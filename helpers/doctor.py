@@ -2,8 +2,8 @@
 
 It checks the Python and package versions, the widget front end JupyterLab needs to show sliders,
 the shipped files in data/ against the checksums in data/models.json and data/README.md (notebook
-08's training snapshots included), the scripts and templates the offline page is built from (each
-whole), that every notebook reads and every helper module imports, and draws one 144-head map. Each
+08's training snapshots included, and the records the lessons read beside each model), the scripts and
+templates the offline page is built from (each the shipped copy, by sha256), that every notebook reads and every helper module imports, and draws one 144-head map. Each
 problem is one line that names the fix; the exit status is the number of problems (0: ready for class).
 `--grading` checks what grading a class needs instead: the grader's modules and the lessons' notebooks, a
 confined worker per submission (python -m helpers.grade; bubblewrap for --sandbox bwrap), the lessons
@@ -106,8 +106,8 @@ RESTORE = RESTORE_CODE.format("data/{0}")
 # What the lessons read beside a model's own file, line by line of data/models.json (tested against the shipped
 # file): 04 and 07 the seed runs, 08 the snapshots and formation seeds, 04 and 07 their thought experiments.
 RECORDS = {**{f"heads-{h}": ("seeds",) for h in (1, 2, 3, 4, 6)}, "heads-12": ("seeds", "merged_held_out_loss"),
-           **{f"kv-{n}": ("seeds", "loss_split") for n in (1, 2, 3, 4, 6)}, "kv-12": ("seeds", "loss_split", "kv_pooled"),
-           "induction": ("snapshots", "formation_seeds")}
+           **{f"kv-{n}": ("seeds", "loss_split") for n in (1, 2, 3, 4, 6)},
+           "kv-12": ("seeds", "loss_split", "kv_pooled"), "induction": ("snapshots", "formation_seeds")}
 
 
 def _readme_checksums(data_dir: Path) -> tuple[dict[str, str] | None, list[str]]:
@@ -465,7 +465,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.doctor", description="Check this machine before class.")
     parser.add_argument("--grading", action="store_true", help="check what grading a class needs instead")
     parser.add_argument("--record-page-files", action="store_true",
-                        help=f"after editing the offline page's scripts on purpose: record their checksums ({PAGE_SUMS})")
+                        help=f"after editing the offline page's scripts on purpose: record their checksums "
+                             f"({PAGE_SUMS})")
     args = parser.parse_args(argv)
     if args.record_page_files:
         record_page_sums()

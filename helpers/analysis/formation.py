@@ -272,7 +272,8 @@ def table_steps(curves: dict, found: dict) -> list[int]:
 def formation_table(curves: dict, found: dict) -> str:
     """The curves at the table_steps snapshots, as a table (what they show is said in the notebook's markdown,
     checked by tests/claims_08.py)."""
-    check_curves(curves), check_found(found)
+    check_curves(curves)
+    check_found(found)
     steps, head = list(curves["steps"]), found["head"] or best_head(curves, "induction")
     prev = found["previous_head"]
     lines = [f"{'step':>5}{'tokens':>11}{'loss':>7}{'lists':>7}{'in-context':>12}"

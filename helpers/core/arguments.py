@@ -56,7 +56,7 @@ def _default_rule(low: int | None, high: int | None) -> str:
 
 def of_type(value, name: str, types: type | tuple[type, ...], what: str) -> object:
     """`value` when it is one of `types`, else a one-line TypeError naming the argument, what it got and
-    what to pass (`what`, e.g. "an Animation from H.animate_one_head()")."""
+    what to pass (`what`, e.g. "what H.one_head_animation() returns")."""
     if not isinstance(value, types):
         raise TypeError(f"{name} is a {type(value).__name__}; pass {what}.")
     return value

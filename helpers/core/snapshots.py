@@ -113,7 +113,8 @@ def load_snapshots(name: str = "induction", data_dir: Path | None = None) -> Sna
     """The shipped snapshots of recipe `name` (listed under "snapshots" in its line of data/models.json)."""
     folder = DATA_DIR if data_dir is None else Path(data_dir)
     if folder.exists() and not folder.is_dir():
-        raise ValueError(f"data_dir={str(folder)!r} is a file; pass the folder that holds models.json (or nothing: data/).")
+        raise ValueError(f"data_dir={str(folder)!r} is a file; pass the folder that holds models.json "
+                         f"(or nothing: data/).")
     entries = manifest(folder / MANIFEST.name)
     if name not in entries:
         with_snapshots = [n for n, e in entries.items() if isinstance(e, dict) and "snapshots" in e]

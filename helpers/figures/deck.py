@@ -222,7 +222,8 @@ def export_deck(folder: str | Path = "figures/deck", slides=None, models: Models
     folder = check_folder(folder)
     chosen = SLIDES if slides is None else list(slides)
     for slide in chosen:
-        of_type(slide, "each of slides", Slide, "Slides from helpers.figures.deck.SLIDES (e.g. slides=SLIDES[:3]) or nothing")
+        of_type(slide, "each of slides", Slide,
+                "Slides from helpers.figures.deck.SLIDES (e.g. slides=SLIDES[:3]) or nothing")
     models = models or Models()
     figures = build_figures(chosen, models)
     if not figures:

@@ -31,7 +31,8 @@ class FormationCurves:
     the in-context score. A dashed line marks the formation step, a grey one the step shown."""
 
     def __init__(self, curves: dict, found: dict, step: int | None = None, size=(10, 7.2)):
-        check_curves(curves), check_found(found)
+        check_curves(curves)
+        check_found(found)
         if step is not None and (not is_whole_number(step) or step not in list(curves["steps"])):
             raise ValueError(f"step={step!r} is not a step of these curves; choose one of "
                              f"{[int(s) for s in curves['steps']]}.")
