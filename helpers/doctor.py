@@ -236,7 +236,7 @@ def check_page_files(folder: Path = FIGURES_DIR) -> tuple[list[str], str]:
             problems.append(f"✗ helpers/figures/{name} is missing ({needs} needs it): {fix}.")
         except (OSError, UnicodeDecodeError) as err:
             problems.append(f"✗ helpers/figures/{name} cannot be read ({_reason(err)}): {fix}.")
-    return problems, f"the offline page's {len(PAGE_FILES)} scripts and templates are there"
+    return problems, f"the offline page's {len(PAGE_FILES)} scripts and templates are the shipped copies"
 
 
 NOTEBOOKS = ("01_single_head_attention.ipynb", "02_shrinking_the_head.ipynb", "03_decompression_and_recombination.ipynb",
