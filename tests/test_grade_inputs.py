@@ -127,6 +127,11 @@ def test_10000_cells_are_read():
     # a lesson's words and numbers only, no name: the whole file name, so two such files are never one student
     ("hw3_01.ipynb", "hw3_01"), ("lab2_01.ipynb", "lab2_01"), ("ex4_01.ipynb", "ex4_01"), ("Lesson 01.ipynb", "Lesson 01"),
     ("tom2_01.ipynb", "tom2"),  # a name with a digit (sweep 24, B4)
+    # sweep 26: the lesson's bare number first; Blackboard's user name; a folder per lesson holds students
+    ("01_carla.ipynb", "carla"), ("02_carla.ipynb", "carla"), ("01_Ana Lima.ipynb", "Ana Lima"),
+    ("Lesson01_ana.lima_attempt_2026-12-01-10-00-00_01.ipynb", "ana.lima"),
+    ("Lesson01_bruno.silva_attempt_2026-12-01-12-30-00_01_single_head_attention.ipynb", "bruno.silva"),
+    ("Lesson 01/ana_01.ipynb", "ana"), ("lesson01/Ana Lima/Submitted files/01.ipynb", "Ana Lima"),
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student
@@ -1189,3 +1194,17 @@ def test_a_zip_name_read_by_the_standards_guess_is_said_so(tmp_path):
     found, _ = read_zip(tmp_path / "class.zip")
     notes = {sub.student: sub.note for sub in found}
     assert notes["RenΘ"].startswith("its name is read in code page 437") and notes["Zoë"] == notes["bob"] == ""
+
+
+def test_the_lesson_names_a_file_may_start_with_are_the_lessons_own():
+    """"01_carla" is carla's, "01_single_head_attention" the lesson's own name (no student in it)."""
+    from helpers.grade.submissions import LESSON_NAMES
+    notebooks = Path(__file__).resolve().parent.parent / "notebooks"
+    assert LESSON_NAMES == {p.stem[3:] for p in notebooks.glob("[0-9][0-9]_*.ipynb")}
+
+
+def test_blackboards_receipts_beside_the_notebooks_are_the_platforms(tmp_path):
+    (tmp_path / "Lesson01_ana.lima_attempt_2026-12-01-10-00-00_01.ipynb").write_text("{}")
+    (tmp_path / "Lesson01_ana.lima_attempt_2026-12-01-10-00-00.txt").write_text("Name: Ana Lima\n")
+    found, _ = collect([tmp_path])
+    assert [(sub.student, sub.problem) for sub in found] == [("ana.lima", "")]

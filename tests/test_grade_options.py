@@ -168,6 +168,7 @@ NFD_JOSE = "Jose\u0301"  # José as a Mac writes it: e and a combining accent
     ("--names", 'key,name\nana,"Ana Lima\nbob,Bob Reis\n', "the row of 'ana' runs over several lines"),  # W5
     ("--names", "", "has no key,name rows"),  # W6
     ("--points", "", "has no exercise,points rows"),  # W4
+    ("--points", "attention_weights,2\nmasked_weights,\n", "line 2: 'masked_weights' has nothing after the comma"),
     ("--names", "key,name\nana,Ana\n", "is not UTF-8 text"), ("--points", "attention_weights,2\n", "is not UTF-8 text")])
 def test_a_names_or_points_file_that_would_lose_work_or_is_not_utf8_is_one_line(tmp_path, capsys, option, text, words):
     (tmp_path / "f.csv").write_text(text, encoding="utf-16" if "UTF-8" in words else "utf-8")
@@ -274,6 +275,8 @@ def test_a_points_file_saved_with_semicolons_is_read_and_a_one_field_row_is_one_
     assert read_points(tmp_path / "p.csv", columns) == {"01 attention_weights": 2.0, "01 masked_weights": 0.5}
     (tmp_path / "commas.csv").write_text("attention_weights;2,5\nmasked_weights;0,5\n")  # every row (sweep 14, D14)
     assert read_points(tmp_path / "commas.csv", columns) == {"01 attention_weights": 2.5, "01 masked_weights": 0.5}
+    (tmp_path / "header.csv").write_text("Exercise,Points\nattention_weights,2\n")  # a header in capitals (sweep 26)
+    assert read_points(tmp_path / "header.csv", columns)["01 attention_weights"] == 2.0
     (tmp_path / "sep.csv").write_text("sep=;\nattention_weights;2\n")  # Excel's first line naming the separator
     assert read_points(tmp_path / "sep.csv", columns)["01 attention_weights"] == 2.0
     (tmp_path / "one.csv").write_text("attention_weights 2\n")
@@ -406,3 +409,13 @@ def test_a_second_stop_while_the_results_are_written_stops_at_once(anonymous, tm
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 130 and err.startswith("✗ Stopped (Ctrl-C) twice while writing the results: every notebook was "
                                           "graded and is kept in ")
+
+
+def test_a_names_key_in_another_case_names_the_files_student():
+    """`ANA,Ana Lima` for ana_01.ipynb gave the work one row and Ana Lima another, with 0 (sweep 26, R06)."""
+    from helpers.grade.classroom import _keyed_as_the_files
+    from helpers.grade.submissions import Submission
+    subs = [Submission("ana", "ana_01.ipynb"), Submission("bruno", "bruno_01.ipynb"), Submission("Cy", "Cy_01.ipynb"),
+            Submission("cy", "cy_02.ipynb")]
+    assert _keyed_as_the_files({"ANA": "Ana Lima", "Bruno": "Bruno Silva", "CY": "Cy Reis"}, subs) == {
+        "ana": "Ana Lima", "bruno": "Bruno Silva", "CY": "Cy Reis"}  # Cy and cy: which one is meant is not known

@@ -114,6 +114,21 @@ LESSON_NAMED = ("This file has the lesson's own name and no student's: if it is 
                 "class; else add the student's name to the file's name.")
 
 
+def _keyed_as_the_files(names: dict[str, str] | None, subs: list[Submission]) -> dict[str, str] | None:
+    """The --names rows keyed as the files spell their students: `ANA` in the file names `ana_01`'s student (a key in
+    another case gave the work one row and the name another, with nothing)."""
+    if not names:
+        return names
+    spelled = {}
+    for sub in subs:
+        spelled.setdefault(sub.student.casefold(), set()).add(sub.student)
+    keyed = {}
+    for key, name in names.items():
+        files = spelled.get(key.casefold(), set())
+        keyed[key if key in files or len(files) != 1 else next(iter(files))] = name
+    return keyed
+
+
 def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], names: dict[str, str] | None) -> dict[str, Row]:
     """One row per student with the notebook graded for each lesson (the one whose name sorts last)."""
     handed_in = {(names or {}).get(s.student, s.student) for s in subs if not s.skipped}
@@ -288,7 +303,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     inputs += [f"{s.source} {s.problem}." for s in subs if s.skipped]
     for line in inputs if progress else []:  # files that are no student's row: said where the teacher looks
         print(f"skipped: {line}", file=sys.stderr)
-    rows = _rows(subs, graded, names)
+    rows = _rows(subs, graded, _keyed_as_the_files(names, subs))
     table = _table(rows, graded, inputs, anonymous, len(todo))
     ran = ("bubblewrap around every worker (the whole file system read-only but its own folders)" if sandbox == "bwrap"
            else "none (the grader's own confinement only)")

@@ -74,18 +74,25 @@ def context(numbers: list[str], script: str | None = None):
 
 
 @contextlib.contextmanager
-def _as_a_spawned_worker_starts():
-    """What a spawned worker inherits while it imports torch, before it confines itself: one OpenMP thread
-    (a process with threads cannot unshare a user namespace, so it would run unconfined) and Ctrl-C ignored
-    (it is still in the terminal's process group; the grader stops it, and no traceback is printed)."""
+def _ctrl_c_ignored():
+    """Ctrl-C ignored by what starts now (the forkserver, a spawned worker): it is still in the terminal's process
+    group, and a Python interrupted while it imports prints a traceback; the grader stops it itself. Python keeps a
+    SIGINT it finds ignored at startup ignored, and forked workers inherit that."""
     main = threading.current_thread() is threading.main_thread()
     handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        with mock.patch.dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"):
-            yield
+        yield
     finally:
         if main:
             signal.signal(signal.SIGINT, handler)
+
+
+@contextlib.contextmanager
+def _as_a_spawned_worker_starts():
+    """What a spawned worker inherits while it imports torch, before it confines itself: one OpenMP thread
+    (a process with threads cannot unshare a user namespace, so it would run unconfined) and Ctrl-C ignored."""
+    with _ctrl_c_ignored(), mock.patch.dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"):
+        yield
 
 
 @dataclass
@@ -140,7 +147,7 @@ class Grader:
         cgroup = make_cgroup(f"{self.root.name}-{workdir.name}", self.limits.processes)
         process = self.ctx.Process(target=work, args=(send, job.data, start, str(workdir), self.hidden, self.limits,
                                                       str(cgroup) if cgroup else None), daemon=True)
-        with _as_a_spawned_worker_starts() if SPAWN else contextlib.nullcontext():
+        with _as_a_spawned_worker_starts() if SPAWN else _ctrl_c_ignored():  # (the first start makes the forkserver)
             process.start()
         enter_cgroup(cgroup, process.pid)
         os.environ.pop(PRELOAD_ENV, None)  # read once, by the server as it started: no later process prepares lessons

@@ -95,11 +95,11 @@ def read_points(path: Path | None, columns: list[str], given: set | None = None)
         raise FileNotFoundError(f"{path} is a folder, not a points file: pass a CSV with exercise,points rows."
                                 if Path(path).is_dir() else f"No points file {path}: pass a CSV with exercise,points rows.")
     rows = csv_rows(path, "exercise,points")
-    if not any(len(row) >= 2 and row[0].strip() and row[0].strip() != "exercise" for row in rows):
+    if not any(len(row) >= 2 and row[0].strip() and row[0].strip().lower() != "exercise" for row in rows):
         raise ValueError(f"{path} has no exercise,points rows; write one per exercise (e.g. attention_weights,2), "
                          f"or leave --points out for 1 point each.")
     for row in rows:
-        if len(row) < 2 or not row[0].strip() or row[0].strip() == "exercise":
+        if len(row) < 2 or not row[0].strip() or row[0].strip().lower() == "exercise":  # a header row, "Exercise" too
             continue
         matches = [c for c in columns if row[0].strip() in (c, c.split(" ", 1)[1])]
         if not matches:

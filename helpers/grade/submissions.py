@@ -11,12 +11,14 @@ Who a file belongs to (the documented rule, `student_key`): inside a folder or z
 below it (past folders around the whole class, `_wrappers`), else the file's name; of that, the
 platform's whole participant key: Moodle's
 "Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
-is "limaana (4321)"; a Teams student's folder around "Submitted files" and "Working files" is that student's
+is "limaana (4321)", Blackboard's "Lesson01_ana.lima_attempt_<time>_01.ipynb" is "ana.lima"; a folder per lesson
+("Lesson 01/") is looked through; a Teams student's folder around "Submitted files" and "Working files" is that student's
 (classroom.upload_order grades what was submitted over the draft); otherwise a folder's whole name ("team_1"), and a file's name up to the lesson's
 number, the first part written with two digits or a word if there is one ("johnson_katherine_01.ipynb"
 is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana", "Ana Lima 01 copy.ipynb"
-is "Ana Lima", and with the lesson first what follows it, "Lesson 01 - Ana Lima.ipynb" and
-"01_single_head_attention - Ana Lima.ipynb" are "Ana Lima";
+is "Ana Lima", and with the lesson first what follows it, "Lesson 01 - Ana Lima.ipynb", "01_Ana Lima.ipynb" and
+"01_single_head_attention - Ana Lima.ipynb" are "Ana Lima", and a name of a lesson's words and numbers only
+("hw3_01") is the whole file name;
 see `_lesson_at`). Names are
 NFC-normalised; control characters become spaces. `--names` maps that key to a name with a CSV of
 `key,name` rows.
@@ -45,6 +47,9 @@ MAX_HANDED_IN_BYTES = 200 << 20  # a zip a student handed in inside the class's:
 MAX_NESTING = 2  # the class's zip > a student's zip > a zip in that: opened; deeper is said, not opened
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assign(?:submission|feedback)_", re.I)
+# Blackboard: "Lesson01_ana.lima_attempt_2026-12-01-10-00-00_01.ipynb", the user name before "_attempt_"; its
+# receipt "…_attempt_<time>.txt" beside each submission is the platform's, skipped as NOT_HANDED_IN are
+BLACKBOARD = re.compile(r"^(?P<assignment>.+?)_(?P<name>[^_]+)_attempt_\d{4}(?:-\d\d){5}(?:_|$)", re.I)
 CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d{3,})_\d{3,}(?:_|$)", re.I)
 LESSON_WORD = r"(?:lesson|notebook|nb|lab|ex|exercise|hw|week)"  # "ana_lesson1", "ana lab 01": the lesson's number
 HEADING = re.compile(rb"#\s+(0\d)\s*(?:\xc2\xb7|\\u00b7)")  # "# 01 ·" in a notebook's bytes
@@ -104,24 +109,32 @@ def _pictograph(c: str) -> bool:
 
 def student_key(relative: PurePosixPath) -> str:
     """The student a file belongs to, by the rule above."""
+    while len(relative.parts) > 1 and LESSON_ONLY.fullmatch(clean(relative.parts[0])):  # "Lesson 01/ana_01.ipynb":
+        relative = PurePosixPath(*relative.parts[1:])  # a folder per lesson holds the students, it is none of them
     folder = len(relative.parts) > 1 and not relative.parts[0].lower().endswith(".ipynb")  # ("eve_01.ipynb/x.ipynb")
     first = relative.parts[0] if len(relative.parts) > 1 else re.sub(r"\.[A-Za-z0-9]{1,5}$", "", relative.name)
     stem = clean(re.sub(r"\.ipynb$", "", first, flags=re.I))
     for platform in (MOODLE, CANVAS):
         if m := platform.match(stem):
             return f"{m['name'].strip()} ({m['id']})"
+    if m := BLACKBOARD.match(stem):
+        return m["name"]
     if folder:  # a folder per student or team: its whole name ("team_1" and "team_2" are two)
         return stem or "?"
     stem = whole = re.sub(r"^copy of\s+", "", stem, flags=re.I)  # Google Drive's copy
     stem = re.sub(r"^\d\d_[a-z][a-z0-9_]*\s+-\s+(?=\S)", "", stem)  # "01_single_head_attention - Ana Lima": the lesson's name first
     if rest := re.sub(rf"^{LESSON_WORD}[ _-]*\d{{1,2}}(?=[ _-]|$)[ _-]*", "", stem, flags=re.I):  # "Lesson 01 - Ana Lima"
         stem = rest
+    if (m := re.match(r"^\d\d[ _-]+(?=\S)", stem)) and stem[m.end():].casefold() not in LESSON_NAMES:
+        stem = stem[m.end():]  # "01_carla": the lesson's number first, then the student ("01_single_…" is the lesson's)
     key = re.sub(r"[ _-]*copy of$", "", stem[:_lesson_at(stem)].rstrip(" _-"), flags=re.I)  # Classroom's "Ana - Copy of 01_…"
     key = re.sub(r"(?:[ _-]+(?:\(\d+\)|copy(?: \d+| \(\d+\))?))+$", "", key, flags=re.I)  # "Ana Lima (1)", "… copy 2"
     key = key.rstrip(" _-") or stem or "?"
     return whole if LESSON_ONLY.fullmatch(key) else key  # "hw3_01", "lab2_01": no name in it, so never one row
 
 
+LESSON_NAMES = {"single_head_attention", "shrinking_the_head", "decompression_and_recombination", "head_count_slider",
+                "all_144_heads", "what_each_head_learns", "shared_keys_and_values", "watch_the_heads_learn"}  # tested
 LESSON_ONLY = re.compile(rf"(?:{LESSON_WORD}|\d)(?:{LESSON_WORD}|\d|[ _-])*", re.I)  # "01", "hw3", "lab 2_01": no name
 
 
@@ -167,6 +180,9 @@ def csv_rows(path: Path, what: str) -> list[list[str]]:
     except csv.Error as err:
         raise ValueError(f"{path} is not a readable CSV ({err}): write one {what} row per line.") from None
     for number, row in enumerate(rows, 1):
+        if len(row) > 1 and row[0].strip() and not any(f.strip() for f in row[1:]):  # "masked_weights," (sweep 26)
+            raise ValueError(f"{path}, line {number}: {row[0].strip()!r} has nothing after the comma; write {what} "
+                             f"(both fields).")
         if len([f for f in row if f.strip()]) == 1:  # not skipped without a word: it was meant to say something
             raise ValueError(f"{path}, line {number}: {row[0].strip()!r} is one field; write {what} (two fields "
                              f"separated by a comma).")
@@ -184,7 +200,7 @@ def read_names(path: Path | None) -> dict[str, str]:
     rows = [r for r in csv_rows(path, "key,name") if len(r) >= 2 and r[0].strip()]
     names: dict[str, str] = {}
     for key, name, *_ in rows:
-        if (key.strip(), name.strip()) == ("key", "name"):
+        if (key.strip().lower(), name.strip().lower()) == ("key", "name"):
             continue
         if "\n" in name or "\n" in key:  # a quote left open swallows the rows after it into one field
             raise ValueError(f"{path}: the row of {key.splitlines()[0]!r} runs over several lines (a quote \" left "
@@ -286,6 +302,11 @@ def _wrappers(relatives: list[PurePosixPath]) -> int:
     return depth
 
 
+def _receipt(name: str) -> bool:
+    """Blackboard's receipt of a submission, a .txt beside it: the platform's, not the student's."""
+    return name.lower().endswith(".txt") and bool(BLACKBOARD.match(name[:-4]))
+
+
 def _hidden_notebook(relative: PurePosixPath) -> bool:
     """A notebook a student may have meant to hand in that Jupyter or the OS hid: in .ipynb_checkpoints, or
     named with a leading dot (never a Mac archiver's `__MACOSX/` or `._name` companion, which holds no notebook)."""
@@ -337,7 +358,7 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, stri
         return [Submission(who, source, None, problem)]
     if "__MACOSX" in name or any(p.startswith(".") for p in relative.parts):
         return [_hidden(relative, source, student)] if _hidden_notebook(relative) else []  # the archiver's own files
-    if relative.name.casefold() in NOT_HANDED_IN:
+    if relative.name.casefold() in NOT_HANDED_IN or _receipt(relative.name):
         return []
     if name.lower().endswith(".zip"):
         return _handed_in_zip(archive, info, source, who, depth + 1)
@@ -492,7 +513,7 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
             if _hidden_notebook(PurePosixPath(relative.as_posix())) and path.is_file():
                 hidden.append((path, PurePosixPath(readable(relative.as_posix()))))
             continue
-        if path.name.casefold() in NOT_HANDED_IN:
+        if path.name.casefold() in NOT_HANDED_IN or _receipt(path.name):
             continue
         if path.is_symlink() or not path.is_dir():  # a pipe or socket too: said in its row, never read
             files.append((path, PurePosixPath(readable(relative.as_posix()))))
