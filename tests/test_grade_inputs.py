@@ -321,6 +321,17 @@ def test_simple_expressions_are_kept_and_a_call_of_the_students_own_is_left_out_
     assert "NEG" not in rebound.code and rebound.left_out == {"NEG": "NEG = -float('inf')"}  # float is the student's
 
 
+def test_numpys_number_types_and_a_logger_are_kept_as_constants():
+    """`BYTES = np.dtype(np.float16).itemsize` above a right answer was left out: "uses BYTES" (sweep 26, R01)."""
+    taken = _take("import numpy as np\nimport logging\nBYTES = np.dtype(np.float16).itemsize\nTINY = np.finfo(np.float32)"
+                  ".tiny\nlog = logging.getLogger('hw')\ndef attention_weights(Q, K):\n    return Q\n")
+    for kept in ("BYTES = np.dtype(np.float16).itemsize", "TINY = np.finfo(np.float32).tiny", "log = logging.getLogger"):
+        assert kept in taken.code
+    mine = _take("import numpy as np\nnp = my_module()\nBYTES = np.dtype('f2').itemsize\ndef attention_weights(Q, K):\n"
+                 "    return Q\n")
+    assert "BYTES" in mine.left_out  # np rebound by the student: their own code, left out
+
+
 def test_a_decorated_helper_and_an_if_block_are_named_and_del_above_removes_the_name():
     """An @lru_cache helper and `if True:\n    POWER = 0.5` above gave "uses scale_of, which is not defined in it",
     without the line; `POWER = 0.5` then `del POWER` above was graded with POWER, where the notebook fails."""

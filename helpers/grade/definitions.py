@@ -19,7 +19,8 @@ each in a `try`, so one that fails here (`import seaborn`) costs only its names.
 and assignments to names (`POWER, AXIS = 0.5, -1`, `SCALE: float = 0.125`) of a constant or of a simple
 expression: names, attributes, arithmetic, and
 calls of float, int, abs, round, min, max, math.*, torch.device and torch.cuda.is_available, the library calls
-of LIBRARY_CALLS (`HeadInfo = namedtuple("HeadInfo", "size params")`, `torch.finfo(…)`), and `a if c else b`
+of LIBRARY_CALLS (`HeadInfo = namedtuple("HeadInfo", "size params")`, `torch.finfo(…)`, `np.dtype(…)`,
+`logging.getLogger(…)`), and `a if c else b`
 (`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`, `softmax = torch.softmax`, `device = torch.device("cpu")`),
 or a lambda whose default values are such (`sm = lambda x: x.softmax(-1)`: its body runs only when called).
 Such a constant of a cell above is taken too, but never one whose name the lesson's own cells set (the
@@ -56,10 +57,13 @@ SIMPLE_CALLS = {"float", "int", "abs", "round", "min", "max"}  # builtins a simp
 TORCH_CALLS = {"torch.device", "torch.cuda.is_available", "torch.backends.mps.is_available"}  # `device = …` lines
 # library calls and decorators that run no code of the student's: `HeadInfo = namedtuple(…)`, `@dataclass` helpers
 LIBRARY_CALLS = {"namedtuple", "collections.namedtuple", "NamedTuple", "typing.NamedTuple", "torch.finfo",
-                 "torch.iinfo"}
+                 "torch.iinfo", "logging.getLogger",  # and numpy's number types and their sizes (sweep 26)
+                 *(f"{np}.{call}" for np in ("np", "numpy") for call in ("dtype", "finfo", "iinfo", "float16",
+                                                                        "float32", "float64", "int32", "int64"))}
 LIBRARY_DECORATORS = {"dataclass", "dataclasses.dataclass", "cache", "functools.cache", "lru_cache",
                       "functools.lru_cache", "cached_property", "functools.cached_property"}
-LIBRARY_MODULES = ("math", "torch", "collections", "typing", "dataclasses", "functools")  # whose names stay theirs
+LIBRARY_MODULES = ("math", "torch", "collections", "typing", "dataclasses", "functools", "numpy",
+                   "logging")  # whose names stay theirs (numpy as np too)
 _SIMPLE_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.Tuple, ast.Call, ast.IfExp,
                  ast.keyword, ast.Compare, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop)
 
@@ -179,8 +183,8 @@ def _bound(body: list[ast.stmt]) -> frozenset:
     call of math.* or of TORCH_CALLS stays simple)."""
     names = set()
     for node in body:
-        plain = {a.name for a in node.names if a.name in LIBRARY_MODULES and a.asname in (None, a.name)} \
-            if isinstance(node, ast.Import) else set()
+        plain = {a.asname or a.name for a in node.names if a.name in LIBRARY_MODULES and
+                 a.asname in (None, a.name, "np" if a.name == "numpy" else None)} if isinstance(node, ast.Import) else set()
         if isinstance(node, ast.ImportFrom) and str(node.module).split(".")[0] in LIBRARY_MODULES:
             plain = {a.name for a in node.names if a.asname in (None, a.name)}  # `from dataclasses import dataclass`
         names |= _sets(node) - plain
