@@ -130,3 +130,18 @@ def walk_twelve():
     from helpers.core.walkthrough import walkthrough_layer
 
     return walkthrough_layer("classroom", n_heads=12)
+
+
+KERNEL_START_RACE = "Kernel died before replying to kernel_info"
+
+
+def execute_once_started(make_client, **kwargs):
+    """make_client().execute(**kwargs), with one fresh client when the kernel died while it started: kernels that
+    test processes start at once can be handed the same TCP port (jupyter_client picks a free one, then lets it
+    go). Seen once in 18 full runs. A failure in a cell is never run again."""
+    try:
+        return make_client().execute(**kwargs)
+    except RuntimeError as err:
+        if KERNEL_START_RACE not in str(err):
+            raise
+    return make_client().execute(**kwargs)

@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import execute_once_started
 from test_gpt2_fakes import fake_gpt2_folder
 
 from helpers.core import gpt2
@@ -70,9 +71,9 @@ def run_with_gpt2(path: Path, env: dict | None = None) -> None:
     switches = [c for c in nb.cells if c.cell_type == "code" and SWITCH in c.source]
     assert len(switches) == 1, f"{path.name} needs exactly one switch line {SWITCH!r} in a code cell"
     switches[0].source = switches[0].source.replace(SWITCH, 'MODEL = "gpt2"')
-    client = nbclient.NotebookClient(nb, timeout=600, startup_timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute(env=env)  # the kernel's environment: this process's unless given
+    execute_once_started(lambda: nbclient.NotebookClient(nb, timeout=600, startup_timeout=300, kernel_name="python3",
+                                                         resources={"metadata": {"path": str(path.parent)}}),
+                         env=env)  # the kernel's environment: this process's unless given
 
 
 @pytest.mark.notebook

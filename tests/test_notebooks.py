@@ -19,6 +19,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from conftest import execute_once_started
 
 from helpers.exercises import solutions
 
@@ -65,10 +66,9 @@ def _text_outputs(nb) -> list[list[str]]:
 
 def _execute(path: Path, nb=None) -> list[list[str]]:
     nb = nbformat.read(path, as_version=4) if nb is None else nb
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
     try:
-        client.execute()
+        execute_once_started(lambda: NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                                                    resources={"metadata": {"path": str(path.parent)}}))
     except CellExecutionError as err:
         pytest.fail(f"{path.name} failed:\n{str(err)[-3000:]}", pytrace=False)
     outputs = _text_outputs(nb)

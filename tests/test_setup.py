@@ -89,3 +89,20 @@ def test_the_slowest_files_conftest_starts_first_exist():
 
     assert SLOWEST_FILES and all((ROOT / "tests" / name).is_file() for name in SLOWEST_FILES), SLOWEST_FILES
     assert len(set(SLOWEST_FILES)) == len(SLOWEST_FILES)
+
+
+def test_a_kernel_that_died_while_starting_gets_one_more_start_and_a_failing_cell_none():
+    from conftest import KERNEL_START_RACE, execute_once_started
+
+    class Client:
+        def __init__(self, errors):
+            self.errors = errors
+
+        def execute(self, **kwargs):
+            if self.errors:
+                raise self.errors.pop(0)
+            return "ran"
+    died = [RuntimeError(KERNEL_START_RACE)]
+    assert execute_once_started(lambda: Client(died)) == "ran" and not died
+    with pytest.raises(RuntimeError, match="a cell failed"):
+        execute_once_started(lambda: Client([RuntimeError("a cell failed")]))
