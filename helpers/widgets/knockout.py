@@ -44,7 +44,6 @@ class KnockoutExplorer(SyncedControls):
         self.live = w.HTML()  # what the bars now show, in words: an ARIA live region
         self.image = NamedImage(format="png")
         self.change = None  # the last good next_word_change
-        self.change_heads, self.change_mode = [], mode  # the heads and mode of those bars (export)
         self.figure = new_figure(figsize=(7.5, 3.8))
         self._before: dict = {}  # sentence -> next-word probabilities with all heads
         self._shown: dict = {}  # (sentence, heads, mode) -> (change, PNG), for the current sentence
@@ -77,12 +76,12 @@ class KnockoutExplorer(SyncedControls):
         if self.change is None:
             raise ValueError("no bars to export yet: type a sentence the model can read first.")
         with slide_style():
-            fig = draw_bars(self.change, self.change["sentence"], self.change_heads, self.change_mode)
+            fig = draw_bars(self.change, self.change["sentence"], self.change["heads"], self.change["mode"])
         return {"knockout_bars": (fig, "16:9")}
 
     def slide_captions(self) -> dict[str, str]:
-        removed = ", ".join(head_label(*h) for h in self.change_heads) or "nothing"
-        return {"knockout_bars": bars_words(self.change, self.change["sentence"], removed, self.change_mode)}
+        removed = ", ".join(head_label(*h) for h in self.change["heads"]) or "nothing"
+        return {"knockout_bars": bars_words(self.change, self.change["sentence"], removed, self.change["mode"])}
 
     def knocked(self) -> list[tuple[int, int]]:
         return [parse_head(label) for label in self.heads.value]
@@ -106,7 +105,6 @@ class KnockoutExplorer(SyncedControls):
             self.message.value = f"⚠ {err} (still showing “{shown}”)" if shown else f"⚠ {err}"
             return
         self.change, png = self._shown[key]
-        self.change_heads, self.change_mode = heads, self.mode.value  # what the bars show, for export
         removed = ", ".join(head_label(*h) for h in heads) or "none"
         self.message.value = f"{len(heads)} head(s) removed ({self.mode.value}): {removed}"
         words = bars_words(self.change, text, removed if heads else "nothing", self.mode.value)
@@ -120,7 +118,7 @@ class KnockoutExplorer(SyncedControls):
             self._before = {text: run_sentence(self.lm, text).next_word_probs()}
             self._shown.clear()
         change = dict(next_word_change(self.lm, text, heads, mode, self.top_k, before=self._before[text]),
-                      sentence=text)
+                      sentence=text, heads=list(heads), mode=mode)  # what the bars show (export)
         self.figure.clear()
         # fixed margins instead of a layout engine (a redraw costs a third of the time); room below
         # for the x label and the legend that draw_bars puts under the bars
