@@ -123,7 +123,7 @@ def test_10000_cells_are_read():
     ("Lesson 01 - Ana Lima.ipynb", "Ana Lima"), ("Lesson 02 - Ana Lima (1).ipynb", "Ana Lima"),  # the lesson first
     ("01_single_head_attention - Chloé Dupont.ipynb", "Chloé Dupont"),  # its own file name first (sweep 18)
     ("Copy of 01_single_head_attention - Chloé Dupont.ipynb", "Chloé Dupont"),
-    ("lab1_bo.ipynb", "bo"), ("01_single_head_attention.ipynb", "01_single_head_attention"),  # not renamed: the file
+    ("lab1_bo.ipynb", "bo"), ("lab2_ana_01.ipynb", "ana"), ("01_single_head_attention.ipynb", "01_single_head_attention"),  # not renamed: the file
     # a lesson's words and numbers only, no name: the whole file name, so two such files are never one student
     ("hw3_01.ipynb", "hw3_01"), ("lab2_01.ipynb", "lab2_01"), ("ex4_01.ipynb", "ex4_01"), ("Lesson 01.ipynb", "Lesson 01"),
     ("tom2_01.ipynb", "tom2"),  # a name with a digit (sweep 24, B4)
@@ -330,6 +330,18 @@ def test_numpys_number_types_and_a_logger_are_kept_as_constants():
     mine = _take("import numpy as np\nnp = my_module()\nBYTES = np.dtype('f2').itemsize\ndef attention_weights(Q, K):\n"
                  "    return Q\n")
     assert "BYTES" in mine.left_out  # np rebound by the student: their own code, left out
+
+
+def test_a_constant_made_by_a_comprehension_or_a_list_is_kept():
+    """`SIZES = [768 // h for h in (1, 2, 4)]` above a right answer was left out: "uses SIZES" (sweep 26, R01)."""
+    taken = _take("HEADS = [1, 2, 4]\nSIZES = [768 // h for h in HEADS]\nBYTES = {k: 2 ** i for i, k in enumerate(('f2', 'f4'))}"
+                  "\nTOTAL = sum(x * 2 for x in range(3))\ndef attention_weights(Q, K):\n    return Q\n")
+    for kept in ("HEADS = [1, 2, 4]", "SIZES = [768 // h for h in HEADS]", "BYTES = {k: 2 ** i", "TOTAL = sum("):
+        assert kept in taken.code
+    assert taken.left_out == {}
+    mine = _take("SIZES = [size_of(h) for h in range(3)]\nLATER = sorted(HEADS, key=my_key)\n"
+                 "def attention_weights(Q, K):\n    return Q\n")
+    assert set(mine.left_out) == {"SIZES", "LATER"}  # the student's own function would run: left out
 
 
 def test_a_decorated_helper_and_an_if_block_are_named_and_del_above_removes_the_name():
@@ -1111,6 +1123,15 @@ def test_a_folder_given_as_the_points_or_names_file_is_said_to_be_a_folder(tmp_p
         read_points(tmp_path, ["01 attention_weights"])
     with pytest.raises(FileNotFoundError, match="is a folder, not a names file"):
         submissions.read_names(tmp_path)
+
+
+@pytest.mark.parametrize("header", ["key,name", "Key,Name", "File name,Student name", "Username,Full name", "\ufeffkey,name"])
+def test_a_names_header_in_other_words_is_not_a_student(tmp_path, header):
+    """`File name,Student name` as the first row became a student "Student name" with 0 points (sweep 26, R07)."""
+    (tmp_path / "names.csv").write_text(f"{header}\nana,Ana Lima\nbo,Bo Chen\n", encoding="utf-8")
+    assert submissions.read_names(tmp_path / "names.csv") == {"ana": "Ana Lima", "bo": "Bo Chen"}
+    (tmp_path / "first.csv").write_text("name,Name Lee\nana,Ana Lima\n", encoding="utf-8")
+    assert submissions.read_names(tmp_path / "first.csv") == {"name": "Name Lee", "ana": "Ana Lima"}  # Lee: a student
 
 
 def test_a_tensor_that_cannot_be_read_is_named_with_its_shape():

@@ -100,3 +100,11 @@ def test_bad_input_gives_one_line_errors(call):
     with pytest.raises(ValueError) as err:
         call()
     assert "\n" not in str(err.value)
+
+
+def test_a_map_with_nan_is_drawn_and_said_in_one_line():
+    """A NaN weight was drawn blank without a word, where a reader takes the gap for 0 (sweep 25)."""
+    nan_map = W.numpy().astype(float)
+    nan_map[2, :] = np.nan  # a row masked with -inf everywhere, after softmax
+    with pytest.warns(UserWarning, match=r"hold 4 NaN or inf value\(s\), the first in row 2 \('to'\), column 0"):
+        assert isinstance(plots.plot_attention(nan_map, TOKENS), Figure)

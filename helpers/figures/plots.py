@@ -4,6 +4,7 @@ every map says so on its axes."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 import matplotlib as mpl
@@ -46,6 +47,11 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
     if w.shape != (len(tokens), len(keys)):
         raise ValueError(f"weights has shape {list(w.shape)} but there are {len(tokens)} query and "
                          f"{len(keys)} key tokens; pass the tokens the map was computed from.")
+    if not np.isfinite(w).all():  # drawn blank: a reader would take the gap for a weight of 0
+        row, col = np.argwhere(~np.isfinite(w))[0]
+        warnings.warn(f"weights hold {int((~np.isfinite(w)).sum())} NaN or inf value(s), the first in row {row} "
+                      f"({tokens[row]!r}), column {col}: drawn blank. A row masked with -inf everywhere is NaN after "
+                      f"softmax.", stacklevel=2)
     # never smaller than its axis labels need (a one- or two-token map at its own size cut them off), never
     # larger than a screen: a 1000-token map at 0.75 in a token asked Agg for gigabytes
     fig, ax = new_axes(ax, (min(MAX_INCHES[0], max(4.2, 1.2 + 0.75 * len(keys))),

@@ -17,8 +17,8 @@ read as blank lines. From the code cells above it, only (and the constants descr
   constants and annotations (`T: int`);
 each in a `try`, so one that fails here (`import seaborn`) costs only its names. From that cell, the same,
 and assignments to names (`POWER, AXIS = 0.5, -1`, `SCALE: float = 0.125`) of a constant or of a simple
-expression: names, attributes, arithmetic, and
-calls of float, int, abs, round, min, max, math.*, torch.device and torch.cuda.is_available, the library calls
+expression: names, attributes, arithmetic, lists, dicts and comprehensions of these (`SIZES = [768 // h for h in
+HEADS]`), and calls of SIMPLE_CALLS (float, int, range, len, …), math.*, torch.device and torch.cuda.is_available, the library calls
 of LIBRARY_CALLS (`HeadInfo = namedtuple("HeadInfo", "size params")`, `torch.finfo(…)`, `np.dtype(…)`,
 `logging.getLogger(…)`), and `a if c else b`
 (`NEG = -float("inf")`, `SCALE = 1 / math.sqrt(64)`, `softmax = torch.softmax`, `device = torch.device("cpu")`),
@@ -53,7 +53,8 @@ MAX_CELLS = 20_000
 ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "torch.no_grad", "torch.inference_mode",
                       "staticmethod", "classmethod", "property"}  # torch takes both forms
 BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)  # statements holding statements
-SIMPLE_CALLS = {"float", "int", "abs", "round", "min", "max"}  # builtins a simple assignment may call (and math.*)
+SIMPLE_CALLS = {"float", "int", "abs", "round", "min", "max", "range", "len", "enumerate", "zip", "sum", "sorted",
+                "reversed", "list", "tuple", "dict", "set", "str", "bool"}  # builtins a simple assignment may call (and math.*)
 TORCH_CALLS = {"torch.device", "torch.cuda.is_available", "torch.backends.mps.is_available"}  # `device = …` lines
 # library calls and decorators that run no code of the student's: `HeadInfo = namedtuple(…)`, `@dataclass` helpers
 LIBRARY_CALLS = {"namedtuple", "collections.namedtuple", "NamedTuple", "typing.NamedTuple", "torch.finfo",
@@ -65,7 +66,9 @@ LIBRARY_DECORATORS = {"dataclass", "dataclasses.dataclass", "cache", "functools.
 LIBRARY_MODULES = ("math", "torch", "collections", "typing", "dataclasses", "functools", "numpy",
                    "logging")  # whose names stay theirs (numpy as np too)
 _SIMPLE_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.BinOp, ast.Tuple, ast.Call, ast.IfExp,
-                 ast.keyword, ast.Compare, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop)
+                 ast.keyword, ast.Compare, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.BoolOp,
+                 ast.boolop, ast.List, ast.Set, ast.Dict,  # and comprehensions (`[2 ** i for i in range(4)]`, sweep 26)
+                 ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.comprehension)
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,9 @@ def _plain_class(node: ast.ClassDef, bound: frozenset = frozenset()) -> bool:
 
 
 def _simple(node: ast.expr, bound: frozenset) -> bool:
-    """An expression that runs none of the student's code: names, attributes, arithmetic, and calls of the
-    builtins in SIMPLE_CALLS or of math.* (with `float` or `math` not rebound by the student's cells)."""
+    """An expression that runs none of the student's code: names, attributes, arithmetic, displays and
+    comprehensions of these, and calls of the builtins in SIMPLE_CALLS or of math.* (with `float` or `math`
+    not rebound by the student's cells)."""
     for sub in ast.walk(node):
         if not isinstance(sub, _SIMPLE_NODES):
             return False

@@ -189,8 +189,13 @@ def csv_rows(path: Path, what: str) -> list[list[str]]:
     return rows
 
 
+HEADER_WORDS = {"key", "keys", "name", "names", "file", "files", "filename", "student", "students", "id", "user",
+                "username", "login", "email", "full", "display", "participant", "of", "the"}  # a --names header's words
+
+
 def read_names(path: Path | None) -> dict[str, str]:
-    """The --names CSV: key,name rows (a header row `key,name` is allowed). Two keys given one name are refused:
+    """The --names CSV: key,name rows (a first row of header words, `key,name` or `File name,Student name`, is
+    skipped). Two keys given one name are refused:
     they would be one row, and one student's work would not be graded."""
     if path is None:
         return {}
@@ -199,8 +204,9 @@ def read_names(path: Path | None) -> dict[str, str]:
                                 else f"No names file {path}: pass a CSV with key,name rows (key: the name the file gives).")
     rows = [r for r in csv_rows(path, "key,name") if len(r) >= 2 and r[0].strip()]
     names: dict[str, str] = {}
-    for key, name, *_ in rows:
-        if (key.strip().lower(), name.strip().lower()) == ("key", "name"):
+    for i, (key, name, *_) in enumerate(rows):
+        if i == 0 and all(re.findall(r"[^\W\d_]+", cell) and set(re.findall(r"[^\W\d_]+", cell.lower())) <= HEADER_WORDS
+                          for cell in (key, name)):  # "key,name", "File name,Student name": a header, no student
             continue
         if "\n" in name or "\n" in key:  # a quote left open swallows the rows after it into one field
             raise ValueError(f"{path}: the row of {key.splitlines()[0]!r} runs over several lines (a quote \" left "
