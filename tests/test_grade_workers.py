@@ -268,7 +268,10 @@ def test_a_fork_bomb_is_held_to_the_process_limit_even_as_root(graded):
     if not any("pids cgroup" in p for p in protections):
         pytest.skip("no pids cgroup can be made here: the process limit is RLIMIT_NPROC alone (not for root)")
     printed = _printed(graded, "hostile-bomb").splitlines()
-    assert "left its cgroup" not in printed and all(int(line.split()[1]) < 256 for line in printed), printed
+    # only its "started N" lines are counted (one per input): a full run at load 9 printed another line as well,
+    # whose second word was "ignored" (Python's "Exception ignored in: …" reads so; not reproduced since)
+    started = [int(line.split()[1]) for line in printed if line.startswith("started ")]
+    assert "left its cgroup" not in printed and all(n < 256 for n in started), printed
     assert _cells(graded, "victim") == ("✓", "✓", "✓")
 
 
