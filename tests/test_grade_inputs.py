@@ -1134,6 +1134,15 @@ def test_a_names_header_in_other_words_is_not_a_student(tmp_path, header):
     assert submissions.read_names(tmp_path / "first.csv") == {"name": "Name Lee", "ana": "Ana Lima"}  # Lee: a student
 
 
+def test_quotes_doubled_inside_a_name_are_read_as_a_spreadsheet_wrote_them(tmp_path):
+    """A name Google Sheets wrote with its quotes doubled (the file below) kept two quotes too many: the CSV
+    sniffer's guess of quoting (sweep 27)."""
+    (tmp_path / "names.csv").write_text('key,name\nalima,"Lima, Ana"\nbchen,"Chen, Bo ""Bobby"""\n\n\n', encoding="utf-8")
+    assert submissions.read_names(tmp_path / "names.csv") == {"alima": "Lima, Ana", "bchen": 'Chen, Bo "Bobby"'}
+    (tmp_path / "spaced.csv").write_text('ana, "Lima, Ana"\nbo;x, Bo\n', encoding="utf-8")
+    assert submissions.read_names(tmp_path / "spaced.csv") == {"ana": "Lima, Ana", "bo;x": "Bo"}
+
+
 def test_a_tensor_that_cannot_be_read_is_named_with_its_shape():
     from helpers.exercises.verdict import read_tensor
 

@@ -170,11 +170,11 @@ def csv_rows(path: Path, what: str) -> list[list[str]]:
             # reads `attention_weights;2,5` as split at the comma)
             rows = list(csv.reader(io.StringIO(text), delimiter=";"))
         else:
-            try:
-                dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
+            try:  # the sniffer's separator only: its guess of quoting read "Chen, Bo ""Bobby""" wrong (sweep 27)
+                delimiter = csv.Sniffer().sniff(text[:4096], delimiters=",;\t").delimiter
             except csv.Error:
-                dialect = csv.excel
-            rows = list(csv.reader(io.StringIO(text), dialect))
+                delimiter = ","
+            rows = list(csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True))
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not UTF-8 text: save it as CSV (UTF-8) with {what} rows.") from None
     except csv.Error as err:
