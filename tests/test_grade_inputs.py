@@ -863,6 +863,17 @@ def test_a_type_hint_naming_something_never_imported_costs_no_point_as_the_guide
     assert "Type hints are kept as text, not run" in " ".join(guide.split())
 
 
+def test_a_right_answer_that_torchscript_compiles_reads_its_own_source():
+    """`attention_weights = torch.jit.script(attention_weights)` was "the definitions raised OSError: Can't get
+    source": TorchScript reads the function's source, which Jupyter keeps for every cell (sweep 27)."""
+    from helpers.grade import preload, runner
+    taken = definitions.take([_code("import torch\ndef attention_weights(Q, K):\n"
+                                    "    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(dim=-1)\n\n"
+                                    "attention_weights = torch.jit.script(attention_weights)\n")], "attention_weights")
+    verdict, _ = runner.check(preload.prepared("01"), 0, taken)
+    assert verdict["outcome"] == "right", verdict["line"]
+
+
 def test_a_class_whose_body_is_pass_is_taken():
     """`class MyMultiHead(nn.MultiheadAttention):\n    pass` was refused as "runs code as it is defined"."""
     taken = definitions.take([_code("class MyMultiHead(nn.MultiheadAttention):\n    pass\n")], "MyMultiHead")

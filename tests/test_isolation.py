@@ -348,3 +348,13 @@ def test_a_library_rewrapping_its_own_function_is_not_called_a_patch():
     import torch._dynamo  # noqa: F401
     assert sandbox.changes(before) == []
     assert "put the original back" not in H.check_attention_weights(S.attention_weights).line
+
+
+def test_a_counter_of_the_students_own_is_put_back_without_a_word():
+    """`calls = 0` and `global calls; calls += 1` in a right answer was "✗ … changed the notebook's `calls`"
+    (sweep 27): only a rebound tensor or array is named, as later cells compute with it."""
+    cell = {"__name__": "__main__", "torch": torch, "S": S, "calls": 0, "log": []}
+    exec("def f(Q, K):\n    global calls, log\n    calls += 1\n    log = log + ['x']\n"
+         "    return S.attention_weights(Q, K)\n", cell)
+    assert H.check_attention_weights(cell["f"]).outcome == "right"
+    assert cell["calls"] == 0 and cell["log"] == []  # put back all the same

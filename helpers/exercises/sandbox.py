@@ -5,7 +5,8 @@ or fool the check, the same way on Linux, macOS and Windows.
 private copies first) and returns one Outcome per input: the answer, the exception it raised, or a
 one-line reason it gave no answer (exit(), an endless loop, the Stop button, `...`). Around each call:
 - an argument changed in place is named (Outcome.changed), since in the notebook it would be the
-  notebook's own tensor; a notebook variable the function rebinds (`global T`) or a notebook tensor it
+  notebook's own tensor; a notebook variable the function rebinds (`global T`) is put back, and named when it
+  held or now holds a tensor or an array (a counter of the student's own is not), and a notebook tensor it
   edits in place is put back and named too (the function's globals are read from its bytecode, `reads`);
 - what the function replaced in math, numpy, torch or helpers is put back at once and named
   (Outcome.patched): replaced (`math.sqrt = lambda x: 1.0`), a wrong answer could earn a ✓. `Snapshot()`
@@ -552,14 +553,17 @@ class NotebookVariables:
         changed = []
         for space, before in self.spaces:
             for name in set(space) | set(before):
+                values = [space.get(name), before.get(name)]
                 if name not in before:
                     del space[name]
                 elif space.get(name, before) is not before[name]:
                     space[name] = before[name]
                 else:
                     continue
-                if not (name.startswith("__") and name.endswith("__")):  # Python's own (a warning writes
-                    changed.append(name)                                    # __warningregistry__), not the student's
+                # named when data was rebound (a tensor, an array: what later cells compute with); a counter or a
+                # log of the student's own (`global calls; calls += 1`) is put back without a word (sweep 27)
+                if any(isinstance(v, (torch.Tensor, np.ndarray)) for v in values):
+                    changed.append(name)
         for name, tensor, kept in self.tensors:
             if not _same_value(tensor, kept):
                 with torch.no_grad():
