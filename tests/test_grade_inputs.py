@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -872,6 +874,23 @@ def test_a_right_answer_that_torchscript_compiles_reads_its_own_source():
                                     "attention_weights = torch.jit.script(attention_weights)\n")], "attention_weights")
     verdict, _ = runner.check(preload.prepared("01"), 0, taken)
     assert verdict["outcome"] == "right", verdict["line"]
+
+
+def test_a_function_that_closes_the_standard_streams_keeps_its_verdict_and_the_next_exercises():
+    """A right answer doing `os.closerange(0, 3)` and `sys.stdout = None` got "the check could not grade it
+    (OSError: Bad file descriptor)", and so did every exercise after it: the check's own print failed (sweep 27)."""
+    script = (
+        "import json, os, sys\nfrom helpers.grade import preload, runner, definitions\np = preload.prepared('01')\n"
+        "out = os.dup(1)\nbad = ('import os, sys\\ndef attention_weights(Q, K):\\n    os.closerange(0, 3)\\n'\n"
+        "       '    sys.stdout = None\\n    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1)\\n')\n"
+        "first, _ = runner.check(p, 0, definitions.Taken('attention_weights', bad))\n"
+        "ok = 'import torch\\ndef masked_weights(scores):\\n    m = torch.ones_like(scores, dtype=torch.bool).triu(1)\\n' \\\n"
+        "     '    return scores.masked_fill(m, float(\"-inf\")).softmax(-1)\\n'\n"
+        "second, _ = runner.check(p, 1, definitions.Taken('masked_weights', ok))\n"
+        "os.write(out, json.dumps([first['outcome'], second['outcome'], first['line']]).encode())\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert json.loads(done.stdout)[:2] == ["right", "right"], done.stdout + done.stderr[-2000:]
 
 
 def test_a_class_whose_body_is_pass_is_taken():
