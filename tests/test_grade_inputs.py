@@ -1279,3 +1279,13 @@ def test_blackboards_receipts_beside_the_notebooks_are_the_platforms(tmp_path):
     (tmp_path / "Lesson01_ana.lima_attempt_2026-12-01-10-00-00.txt").write_text("Name: Ana Lima\n")
     found, _ = collect([tmp_path])
     assert [(sub.student, sub.problem) for sub in found] == [("ana.lima", "")]
+
+
+def test_a_cell_of_plain_python_is_read_as_it_is_and_a_magic_still_by_ipython():
+    """A 5 MB cell of plain Python took IPython's reader 30 s for every exercise, and the notebook was not graded
+    (sweep 27): plain Python is now read as it is, and each cell once."""
+    from helpers.grade.lessons import plain_python
+    plain = "import math\nx = [" + "1," * 2000 + "]\ndef f(a):\n    return a > 0\n"
+    assert plain_python(plain) == plain.rstrip("\n")
+    assert "get_ipython" not in plain_python("%time y = 1\n!ls\nx?\n") and "pass" in plain_python("!ls\n")
+    assert plain_python("    x = 1\n    y = 2\n") == "x = 1\ny = 2"  # an indented cell: IPython's dedent, as before

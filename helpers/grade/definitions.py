@@ -165,8 +165,13 @@ def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
     return False
 
 
-def _sets(node: ast.stmt) -> set[str]:
+@lru_cache(maxsize=4096)  # asked of each statement many times: a walk of a 2.5-million-item list took seconds
+def _sets(node: ast.stmt) -> frozenset[str]:
     """The names a top-level statement sets."""
+    return frozenset(_names_set(node))
+
+
+def _names_set(node: ast.stmt) -> set[str]:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return {a.asname or a.name.split(".")[0] for a in node.names}
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -239,7 +244,8 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt], lesson_names: frozenset |
     return kept, left_out
 
 
-def _reads(node: ast.stmt) -> set[str]:
+@lru_cache(maxsize=4096)
+def _reads(node: ast.stmt) -> frozenset[str]:
     """The names a statement reads as it runs: an assignment's value, a definition's default values."""
     value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or isinstance(value, ast.Lambda):
@@ -252,7 +258,7 @@ def _reads(node: ast.stmt) -> set[str]:
         values = [node.value] if node.value is not None else []
     else:
         values = []
-    return _names(*values)
+    return frozenset(_names(*values))
 
 
 def _reads_now(node: ast.stmt) -> set[str]:
@@ -357,12 +363,13 @@ def _one_line(node: ast.stmt) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def _statements(source: str) -> list[ast.stmt]:
+@lru_cache(maxsize=256)  # read once for every exercise (the nodes are never changed)
+def _statements(source: str) -> tuple[ast.stmt, ...]:
     """A cell's top-level statements; none for a cell that does not parse (it is left out, as Jupyter would fail it)."""
     try:
-        return ast.parse(plain_python(source)).body
+        return tuple(ast.parse(plain_python(source)).body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+        return ()
 
 
 def _defines(node: ast.stmt, name: str) -> bool:

@@ -242,7 +242,8 @@ def lessons() -> dict[str, Lesson]:
     return {lesson.number: lesson for lesson in map(read, lesson_paths(numbers=GRADED))}
 
 
-def defined_names(source: str) -> set[str]:
+@lru_cache(maxsize=256)
+def defined_names(source: str) -> frozenset[str]:
     """The functions and classes a cell defines at its top level (none when it does not parse)."""
     try:
         body = ast.parse(plain_python(source)).body
@@ -250,8 +251,8 @@ def defined_names(source: str) -> set[str]:
         # a broken cell still says what it meant, read without the invisible characters (format characters: a
         # BOM or a zero-width space pasted before `def`) that may be what broke it
         shown = "".join(c for c in source if unicodedata.category(c) != "Cf")
-        return set(re.findall(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", shown, re.M))
-    return {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        return frozenset(re.findall(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", shown, re.M))
+    return frozenset(n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
 
 
 def which_lesson(cells: list[dict], known: dict[str, Lesson]) -> str:
@@ -313,10 +314,13 @@ class Prepared:
     namespaces: list[dict]
 
 
+# what IPython's reader changes: magics, shell lines, help (`obj?`), pasted prompts (`>>>`, `In [1]:`, `...:`)
+IPYTHON_SYNTAX = re.compile(r"[%!?]|>>>|^\s*(?:In \[|\.\.\.)", re.M)
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}  # cell magics whose body the kernel runs as Python
 IPYTHON = TransformerManager()  # the kernel's own reader of magics and shell lines; it keeps no state between cells
 
 
+@lru_cache(maxsize=256)  # each cell is read for every exercise: once is enough (a 5 MB cell took 3 s a read)
 def plain_python(source: str) -> str:
     """A cell as Python, read by IPython's own transformer (the kernel's): a line magic, a shell line or
     `obj?` that is a whole statement becomes `pass`; one that gives a value (`t = %timeit -o f()`,
@@ -330,6 +334,9 @@ def plain_python(source: str) -> str:
             return "\n" * (len(lines) - 1)
         lines = [""] + lines[1:]
     lead = next((i for i, line in enumerate(lines) if line.strip()), len(lines))  # IPython drops leading blank lines
+    indented = lead < len(lines) and lines[lead][:1].isspace()  # IPython dedents a cell whose first line is indented
+    if not indented and not IPYTHON_SYNTAX.search(source):  # plain Python: IPython would change nothing, and it
+        return "\n".join(lines)                              # took 30 s over a 5 MB cell (sweep 27)
     try:
         text = "\n" * lead + IPYTHON.transform_cell("\n".join(lines[lead:]))
     except Exception:  # IPython cannot read it either: the line-by-line reading, and Python's parser says why
