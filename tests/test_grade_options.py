@@ -419,3 +419,22 @@ def test_a_names_key_in_another_case_names_the_files_student():
             Submission("cy", "cy_02.ipynb")]
     assert _keyed_as_the_files({"ANA": "Ana Lima", "Bruno": "Bruno Silva", "CY": "Cy Reis"}, subs) == {
         "ana": "Ana Lima", "bruno": "Bruno Silva", "CY": "Cy Reis"}  # Cy and cy: which one is meant is not known
+
+
+def test_a_full_disk_while_writing_says_that_what_was_graded_is_kept(anonymous, tmp_path, monkeypatch, capsys):
+    """The line read "… Nothing was changed there." while .grading held what the run graded (sweep 27, E09)."""
+    import errno
+
+    import helpers.grade.__main__ as command
+    base, _ = anonymous
+    shutil.copytree(base / "out", tmp_path / "out")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "Could not write grades.csv into out (No space left on device); free some disk "
+                                    "space or pass folder= another directory. Nothing was changed there.")
+    monkeypatch.setattr(command, "write_outputs", full)
+    assert main([str(base / "class"), "--out", str(tmp_path / "out"), "--anonymous", "--points",
+                 str(base / "points.csv"), "--names", str(base / "names.csv"), "--timeout", "5"]) == 2
+    said = capsys.readouterr().err
+    assert "Nothing was changed there" not in said and "pass --out another folder" in said
+    assert "The 3 notebook(s) graded so far are kept in" in said, said

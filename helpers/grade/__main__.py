@@ -165,7 +165,14 @@ def main(argv: list[str] | None = None) -> int:
                       f"is complete.", file=sys.stderr)
                 return 128 + held[0]
     except (ValueError, OSError) as err:  # bad input, or the output folder (full, read-only): one line
-        print(f"✗ {_for_flag(err, '--out')}", file=sys.stderr)
+        line = _for_flag(err, "--out")
+        done = [f for f in kept.glob("*.json") if f.name != CLASS_FILE] if isinstance(err, OSError) and kept and \
+            kept.is_dir() else []
+        if done:  # "Nothing was changed there" was the one file's: what this run graded is kept (sweep 27)
+            line = line.replace(" Nothing was changed there.", "") + (
+                f" The {len(done)} notebook(s) graded so far are kept in {kept}: once there is room, run the same "
+                f"command again to grade the rest and write the results.")
+        print(f"✗ {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
         how = f"{err.args[0]}" if isinstance(err, Stopped) else "Ctrl-C"
