@@ -1289,3 +1289,12 @@ def test_a_cell_of_plain_python_is_read_as_it_is_and_a_magic_still_by_ipython():
     assert plain_python(plain) == plain.rstrip("\n")
     assert "get_ipython" not in plain_python("%time y = 1\n!ls\nx?\n") and "pass" in plain_python("!ls\n")
     assert plain_python("    x = 1\n    y = 2\n") == "x = 1\ny = 2"  # an indented cell: IPython's dedent, as before
+
+
+def test_a_total_of_tenths_is_the_number_a_teacher_wrote():
+    """Three exercises of 0.1 points showed 0.30000000000000004 in the class report (sweep 27)."""
+    from helpers.grade.results import Row, Table
+    right = {"outcome": "right", "code": "x.right", "key": "x"}
+    table = Table(["01 a", "01 b", "01 c"], [Row("ana", {c: right for c in ("01 a", "01 b", "01 c")})],
+                  {"01 a": 0.1, "01 b": 0.1, "01 c": 0.1})
+    assert table.total(table.rows[0]) == 0.3
