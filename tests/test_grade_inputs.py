@@ -1298,3 +1298,17 @@ def test_a_total_of_tenths_is_the_number_a_teacher_wrote():
     table = Table(["01 a", "01 b", "01 c"], [Row("ana", {c: right for c in ("01 a", "01 b", "01 c")})],
                   {"01 a": 0.1, "01 b": 0.1, "01 c": 0.1})
     assert table.total(table.rows[0]) == 0.3
+
+
+def test_a_new_notebooks_default_name_is_said_to_name_no_student(tmp_path):
+    """Colab's `Untitled0.ipynb` became a student "Untitled0" without a word (sweep 27, D05); in a student's own
+    folder, two such files made the folder a class of two."""
+    from helpers.grade.classroom import DEFAULT_NAMED, _rows
+    lesson = _bytes(notebook(lessons()["01"].path, {}))
+    (tmp_path / "Untitled0.ipynb").write_bytes(lesson)
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / "Untitled1.ipynb").write_bytes(lesson)
+    (tmp_path / "ana" / "Copy of Untitled.ipynb").write_bytes(lesson)
+    subs, _ = collect([tmp_path])
+    assert {s.student for s in subs} == {"Untitled0", "ana"}
+    assert _rows(subs, [], None)["Untitled0"].notes == [DEFAULT_NAMED]

@@ -22,7 +22,7 @@ from . import results
 from .confine import PROJECT, PROJECT_PARTS, Limits, python_files
 from .lessons import SETUP_FAILED, lessons
 from .results import Row, Table
-from .submissions import Submission, collect, in_teams_draft, names_no_student, source_parts, visible
+from .submissions import DEFAULT_NAME, Submission, collect, in_teams_draft, names_no_student, source_parts, visible
 from .pool import Job, grade_jobs
 
 RUNTIME = ("/run", "/var/run", "/sys/fs/cgroup")  # local services' sockets; the cgroup a worker is counted in
@@ -112,6 +112,8 @@ def _names(keys: list[str]) -> dict[str, tuple[str, str]]:
 
 LESSON_NAMED = ("This file has the lesson's own name and no student's: if it is your answer key, leave it out of the "
                 "class; else add the student's name to the file's name.")
+DEFAULT_NAMED = ("This file has the name Jupyter or Colab gives a new notebook (Untitled0) and no student's: add the "
+                 "student's name to the file's name, or give it with --names.")
 
 
 def _keyed_as_the_files(names: dict[str, str] | None, subs: list[Submission]) -> dict[str, str] | None:
@@ -141,8 +143,9 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
             rows[key].notes.append(note)
             rows[key].unnamed.append(note.split(":")[0] + ".")
         if names_no_student(key):  # "01_single_head_attention": the key is the lesson's own file name
-            rows[key].notes.append(LESSON_NAMED)
-            rows[key].unnamed.append(LESSON_NAMED)
+            said = DEFAULT_NAMED if DEFAULT_NAME.fullmatch(key) else LESSON_NAMED
+            rows[key].notes.append(said)
+            rows[key].unnamed.append(said)
         if key in nothing:
             rows[key].notes.append("Named in the --names file, but no notebook of theirs was found.")
             rows[key].unnamed.append("Named in the --names file, but no notebook of theirs was found.")

@@ -273,9 +273,13 @@ def _named(relatives: list[PurePosixPath]) -> set[str]:
     return {k for k in keys if not names_no_student(k)}
 
 
+DEFAULT_NAME = re.compile(r"(?:copy of )?untitled\d*(?: \(\d+\))?", re.I)  # a new notebook's name: Jupyter's, Colab's
+
+
 def names_no_student(key: str) -> bool:
-    """A key read from a lesson's own file name ("01_single_head_attention", "hw3_01"): no student's name in it."""
-    return key[:1].isdigit() or bool(LESSON_ONLY.fullmatch(key))
+    """A key read from a lesson's own file name ("01_single_head_attention", "hw3_01") or a new notebook's
+    ("Untitled0"): no student's name in it."""
+    return key[:1].isdigit() or bool(LESSON_ONLY.fullmatch(key) or DEFAULT_NAME.fullmatch(key))
 
 
 def source_parts(source: str) -> list[str]:
