@@ -1312,3 +1312,11 @@ def test_a_new_notebooks_default_name_is_said_to_name_no_student(tmp_path):
     subs, _ = collect([tmp_path])
     assert {s.student for s in subs} == {"Untitled0", "ana"}
     assert _rows(subs, [], None)["Untitled0"].notes == [DEFAULT_NAMED]
+
+
+def test_a_function_named_one_letter_off_is_named():
+    """`def attention_weight` got a bare "not attempted (the notebook defines no attention_weights)" (sweep 27, C13);
+    another exercise's function is not taken for it."""
+    cell = "def attention_weight(Q, K):\n    return Q\n\ndef masked_weights(s):\n    return s\n"
+    assert definitions.take([_code(cell)], "attention_weights").similar == ("attention_weight",)
+    assert definitions.take([_code("def masked_weights(s):\n    return s\n")], "attention_weights").similar == ()

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
 import json
 import re
 import sys
@@ -418,7 +419,9 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     passed = [a.id for source in sources if check and check in source for n in _statements(source)
               for c in ast.walk(n) if isinstance(c, ast.Call) and getattr(c.func, "attr", getattr(c.func, "id", "")) == check
               for a in c.args[:1] if isinstance(a, ast.Name) and a.id != name and any(a.id in d for d in defined)]
-    similar = tuple(dict.fromkeys(passed + sorted({n for names in defined for n in names if name in n and n != name})))[:3]
+    others = sorted({n for names in defined for n in names if n != name})
+    close = difflib.get_close_matches(name, others, n=3, cutoff=0.85)  # attention_weight, atention_weights (sweep 27)
+    similar = tuple(dict.fromkeys(passed + [n for n in others if name in n] + close))[:3]
     found = [s for s, names in zip(sources, defined) if name in names or
              re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
              any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
