@@ -47,9 +47,9 @@ def plot_attention(weights, tokens: Sequence[str], ax: Axes | None = None, title
     if w.shape != (len(tokens), len(keys)):
         raise ValueError(f"weights has shape {list(w.shape)} but there are {len(tokens)} query and "
                          f"{len(keys)} key tokens; pass the tokens the map was computed from.")
-    if not np.isfinite(w).all():  # drawn blank: a reader would take the gap for a weight of 0
-        row, col = np.argwhere(~np.isfinite(w))[0]
-        warnings.warn(f"weights hold {int((~np.isfinite(w)).sum())} NaN or inf value(s), the first in row {row} "
+    if (bad := ~np.isfinite(w)).any():  # drawn blank: a reader would take the gap for a weight of 0
+        row, col = np.argwhere(bad)[0]
+        warnings.warn(f"weights hold {int(bad.sum())} NaN or inf value(s), the first in row {row} "
                       f"({tokens[row]!r}), column {col}: drawn blank. A row masked with -inf everywhere is NaN after "
                       f"softmax.", stacklevel=2)
     # never smaller than its axis labels need (a one- or two-token map at its own size cut them off), never

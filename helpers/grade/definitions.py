@@ -48,7 +48,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .lessons import defined_names, plain_python
+from .lessons import cell_statements, defined_names, plain_python
 
 MAX_CELLS = 20_000
 ALLOWED_DECORATORS = {"torch.no_grad()", "torch.inference_mode()", "torch.no_grad", "torch.inference_mode",
@@ -169,10 +169,10 @@ def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
 @lru_cache(maxsize=4096)  # asked of each statement many times: a walk of a 2.5-million-item list took seconds
 def _sets(node: ast.stmt) -> frozenset[str]:
     """The names a top-level statement sets."""
-    return frozenset(_names_set(node))
+    return frozenset(_sets_of(node))
 
 
-def _names_set(node: ast.stmt) -> set[str]:
+def _sets_of(node: ast.stmt) -> set[str]:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return {a.asname or a.name.split(".")[0] for a in node.names}
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -364,13 +364,9 @@ def _one_line(node: ast.stmt) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-@lru_cache(maxsize=256)  # read once for every exercise (the nodes are never changed)
 def _statements(source: str) -> tuple[ast.stmt, ...]:
     """A cell's top-level statements; none for a cell that does not parse (it is left out, as Jupyter would fail it)."""
-    try:
-        return tuple(ast.parse(plain_python(source)).body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
+    return cell_statements(source) or ()
 
 
 def _defines(node: ast.stmt, name: str) -> bool:

@@ -242,12 +242,19 @@ def lessons() -> dict[str, Lesson]:
     return {lesson.number: lesson for lesson in map(read, lesson_paths(numbers=GRADED))}
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=256)  # each cell is read for every exercise: parsed once (the nodes are never changed)
+def cell_statements(source: str) -> tuple[ast.stmt, ...] | None:
+    """A cell's top-level statements as the kernel reads them; None when it does not parse."""
+    try:
+        return tuple(ast.parse(plain_python(source)).body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def defined_names(source: str) -> frozenset[str]:
     """The functions and classes a cell defines at its top level (none when it does not parse)."""
-    try:
-        body = ast.parse(plain_python(source)).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    body = cell_statements(source)
+    if body is None:
         # a broken cell still says what it meant, read without the invisible characters (format characters: a
         # BOM or a zero-width space pasted before `def`) that may be what broke it
         shown = "".join(c for c in source if unicodedata.category(c) != "Cf")

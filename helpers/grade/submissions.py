@@ -205,8 +205,8 @@ def read_names(path: Path | None) -> dict[str, str]:
     rows = [r for r in csv_rows(path, "key,name") if len(r) >= 2 and r[0].strip()]
     names: dict[str, str] = {}
     for i, (key, name, *_) in enumerate(rows):
-        if i == 0 and all(re.findall(r"[^\W\d_]+", cell) and set(re.findall(r"[^\W\d_]+", cell.lower())) <= HEADER_WORDS
-                          for cell in (key, name)):  # "key,name", "File name,Student name": a header, no student
+        words = [set(re.findall(r"[^\W\d_]+", cell.lower())) for cell in (key, name)]
+        if i == 0 and all(w and w <= HEADER_WORDS for w in words):  # "key,name", "File name,Student name": a header
             continue
         if "\n" in name or "\n" in key:  # a quote left open swallows the rows after it into one field
             raise ValueError(f"{path}: the row of {key.splitlines()[0]!r} runs over several lines (a quote \" left "
