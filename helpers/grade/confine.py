@@ -120,7 +120,10 @@ def _namespaces(libc, ids: tuple[int, int], workdir: Path, hidden: list[Path], p
             protections.append(f"hidden: {folder}" + (f" but its {', '.join(but)} and Python's own files" if but else
                                                       " (Python's own files in it stay readable)"
                                                       if any(_inside(k, folder) for k in keep) else ""))
-    if _cover(libc, Path("/"), keep + [Path(p) for p in SYSTEM + SCRATCH]):
+    # a scratch folder gets an empty one of its own below (_own_scratch), unless the project is in it (cloned into
+    # /tmp): then the rest of it is hidden here like any other folder, not left whole (last lesson's grades beside it)
+    scratch = [Path(p) for p in SCRATCH if not any(_inside(k, Path(p).resolve()) for k in keep if k != workdir)]
+    if _cover(libc, Path("/"), keep + [Path(p) for p in SYSTEM] + scratch):
         protections.append("hidden: every other folder (seen: the system's, Python's own files, the project's "
                            "helpers, notebooks and data)")
     refused = _read_only_everywhere(libc)
