@@ -53,6 +53,8 @@ HOSTILE = {
     "records-and-exit": HEAD + RECORDS + WRITE + "    os._exit(0)\n",
     "verdict-and-exit": HEAD + VERDICT + WRITE + "    os._exit(0)\n",
     "verdict-and-return": HEAD + VERDICT + WRITE + WRONG,
+    "exits-3": HEAD + "    os._exit(3)\n",
+    "segfaults": HEAD + "    import signal\n    os.kill(os.getpid(), signal.SIGSEGV)\n",
     "bare-verdict": HEAD + VERDICT.replace("{'callable': True}", "True") + WRITE + WRONG,  # no answer in it
     "patch-the-check": HEAD + PATCH + WRONG,
     "patch-when-defined": (  # a default value runs with the cell: every check_* of helpers then returns True
@@ -158,6 +160,15 @@ def test_a_function_that_closes_its_pipes_is_told_so_and_the_next_exercises_are_
     assert _first(graded, "closes-its-pipes")["line"] == (
         "✗ attention weights: your function closed files it did not open (os.close or os.closerange), among them "
         "the pipe its answer goes back through, so no answer arrived: close only the files your own code opened.")
+
+
+def test_a_function_that_ends_its_process_is_told_how_it_ended_and_the_next_exercises_are_graded(graded):
+    """os._exit(3) read "the submission ended the grading process (os._exit, a crash, the memory limit, more
+    output…)": every cause at once (sweep 27, E21). The runner's exit status says which: the exit status, or the
+    signal. (os._exit(3) was also the status a runner gave for pipes closed under it, so it read "closed files".)"""
+    for student, said in (("exits-3", "(exit status 3: os._exit"), ("segfaults", "ended by SIGSEGV before it answered")):
+        assert _cells(graded, student)[1:] == ("✓", "✓")
+        assert said in _first(graded, student)["line"] and "closed files" not in _first(graded, student)["line"]
 
 
 def test_a_patched_check_gives_no_right(graded):

@@ -1122,6 +1122,17 @@ def test_an_emoji_in_a_name_is_drawn_whole_and_its_variation_selector_draws_noth
     assert all("looks like another student's" in shown[k][1] for k in ("Mo ❤", "Mo ❤\ufe0f"))
 
 
+def test_a_loose_file_named_as_a_platforms_participant_gets_a_note_and_is_not_merged():
+    """Moodle's "Ana Lima (4321)" and a late file "Ana Lima_01.ipynb" were two rows without a word (sweep 27, G16);
+    two participants of one name with two ids are two students, and neither note speaks of the other."""
+    from helpers.grade.classroom import _names
+    shown = _names(["Ana Lima (4321)", "ana lima", "Bo Chen (7)", "Bo Chen (8)"])
+    assert shown["ana lima"] == ("ana lima", "Another row has this name and a platform's id (Ana Lima (4321)): two "
+                                             "rows, not merged; if they are one student, give both files one name.")
+    assert shown["Ana Lima (4321)"] == ("Ana Lima (4321)", "")
+    assert shown["Bo Chen (7)"][1] == shown["Bo Chen (8)"][1] == ""
+
+
 def test_anonymous_results_keep_no_string_the_student_wrote():
     """`note = "Ana Lima 4321 …"` inside a function and a print's text stayed in verdicts.json under --anonymous."""
     from helpers.grade.classroom import _no_strings

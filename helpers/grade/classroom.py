@@ -107,7 +107,19 @@ def _names(keys: list[str]) -> dict[str, tuple[str, str]]:
             else:
                 note = f"The file name holds characters that draw nothing ({odd}): not shown." if odd else ""
             names[key] = (name, note)
+    with_id: dict[str, list[str]] = {}  # a platform's "Ana Lima (4321)" by its name alone
+    for key in keys:
+        if (match := WITH_ID.match(visible(key))) is not None:
+            with_id.setdefault(match.group(1).casefold(), []).append(key)
+    for key in keys:  # a loose "Ana Lima_01.ipynb" beside Moodle's Ana Lima (4321): two rows, and a note
+        same = with_id.get(visible(key).casefold(), [])
+        if same and not names[key][1]:
+            names[key] = (names[key][0], f"Another row has this name and a platform's id ({', '.join(same)}): two "
+                                         f"rows, not merged; if they are one student, give both files one name.")
     return names
+
+
+WITH_ID = re.compile(r"(.+) \((\d+)\)")  # a participant's name and id, as student_key writes them
 
 
 LESSON_NAMED = ("This file has the lesson's own name and no student's: if it is your answer key, leave it out of the "

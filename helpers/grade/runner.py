@@ -46,7 +46,8 @@ from .wire import Gone, Opaque, Unreadable, close_other_pipes, decode, encode, r
 MAX_REQUEST = 1 << 28  # bytes of one call from the worker (its inputs: 05's attentions are ~8 MB as text)
 MAX_NUMBERS = 1 << 26  # numbers in one call from the worker (the capstone's weights are 2.4 million)
 MAX_ANSWER = 8 << 20  # bytes of one message from the runner (a verdict, or one answer as data)
-CLOSED_PIPES = 3  # a runner's exit status when its own pipes were closed under it (os.closerange in a function)
+CLOSED_PIPES = 117  # a runner's exit status when its own pipes were closed under it (os.closerange in a
+# function); not 3, which a student's os._exit(3) gives
 STALE_MESSAGES = 64  # verdicts on other exercises skipped before the runner counts as broken (forked copies)
 # Where fork is not safe once torch is loaded (macOS): workers spawned (pool.py), runners started by exec.
 # HELPERS_GRADE_START=spawn takes that way on Linux too, so the tests run it.
@@ -330,16 +331,20 @@ def check_here(prepared, i: int, stand) -> object:
 def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
     """Exercise i's record: the runner's verdict, or, when it says right and the worker's check does not,
     the worker's. `as_record(ex, fields)` reads the runner's fields as a plain record. Gone when the runner
-    ended before its verdict (the grader then says the submission ended its process)."""
+    ended before its verdict and how is not known (the grader then says the submission ended its process)."""
     ex = prepared.lesson.exercises[i][1]
     try:
         said = runner_.verdict(i)
     except Gone:
-        if not runner_.closed_its_pipes():
+        if runner_.closed_its_pipes():
+            return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited", "line": (
+                f"✗ {ex.title}: your function closed files it did not open (os.close or os.closerange), among them "
+                f"the pipe its answer goes back through, so no answer arrived: close only the files your own code "
+                f"opened.")})
+        if runner_.status is None:  # still running, or not ours to reap: the grader says what ended
             raise
-        return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited", "line": (
-            f"✗ {ex.title}: your function closed files it did not open (os.close or os.closerange), among them the "
-            f"pipe its answer goes back through, so no answer arrived: close only the files your own code opened.")})
+        return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited",
+                              "line": f"✗ {ex.title}: {how_it_ended(runner_.status)}"})
     except Unreadable as err:  # (the runner stays marked broken: the next exercise gets a fresh one)
         return as_record(ex, _wrote_into_pipe(ex, f"its process sent {err}"))
     record = as_record(ex, said)
@@ -356,6 +361,23 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
         return record
     runner_.broken = True  # what it sends next may be out of step: the next exercise gets a fresh runner
     return as_record(ex, unconfirmed(ex, here, record))
+
+
+CRASHES = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"}
+
+
+def how_it_ended(status: int) -> str:
+    """What the runner's exit status says of how the student's code ended it (sweep 27 E21: the line named
+    every possible cause at once)."""
+    if status >= 0:
+        return (f"your function ended the process it ran in before it answered (exit status {status}: os._exit, or "
+                f"a builtin such as len replaced, which the runner answers with): return the answer instead.")
+    name = signal.Signals(-status).name if -status in set(signal.Signals) else f"signal {-status}"
+    why = ("a crash in compiled code (torch, numpy or ctypes), or memory running out" if name in CRASHES else
+           "the memory limit, or a kill from the submission itself" if name == "SIGKILL" else
+           "its CPU-time limit" if name == "SIGXCPU" else "a signal the submission sent (os.kill)")
+    return (f"the process running your function was ended by {name} before it answered ({why}): run it in the "
+            f"notebook on a fresh kernel; it should return its answer without ending Python.")
 
 
 def _wrote_into_pipe(ex, what: str) -> dict:
