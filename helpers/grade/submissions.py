@@ -8,7 +8,8 @@ symlink), never an error that stops the class. A zip a student handed in, inside
 as theirs (two levels deep at most). Limits keep a zip bomb out.
 
 Who a file belongs to (the documented rule, `student_key`): inside a folder or zip, the first folder
-below it (past folders around the whole class, `_wrappers`), else the file's name; of that, the
+below it (past folders around the whole class, `_wrappers`, and a folder of several students' files beside
+them, `_class_folders`), else the file's name; of that, the
 platform's whole participant key: Moodle's
 "Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
 is "limaana (4321)", Blackboard's "Lesson01_ana.lima_attempt_<time>_01.ipynb" is "ana.lima"; a folder per lesson
@@ -312,6 +313,32 @@ def _wrappers(relatives: list[PurePosixPath]) -> int:
     return depth
 
 
+def _class_folders(relatives: list[PurePosixPath]) -> set[str]:
+    """Folders beside other files that hold notebooks naming two or more students ("late/" holding "Ana
+    Lima_01.ipynb" and "Cy Diaz_01.ipynb") or a platform's participant folders: looked through as a folder around
+    the whole class is, never one student (their work was one row, one notebook of it graded; sweep 28)."""
+    inside: dict[str, list[PurePosixPath]] = {}
+    platform_folders = set()
+    for r in relatives:
+        if len(r.parts) == 2:
+            inside.setdefault(r.parts[0], []).append(PurePosixPath(r.parts[1]))
+        elif len(r.parts) > 2 and _platforms(r.parts[1]):
+            platform_folders.add(r.parts[0])
+    named = {folder for folder, files in inside.items() if len({visible(k).casefold() for k in _named(files)}) > 1}
+    return {folder for folder in named | platform_folders if not _platforms(folder)}
+
+
+def _platforms(folder: str) -> bool:
+    """A platform's participant folder (Moodle's "Ana Lima_4321_assignsubmission_file_", Canvas's, Blackboard's)."""
+    return any(platform.match(clean(folder)) for platform in (MOODLE, CANVAS, BLACKBOARD))
+
+
+def _below(relative: PurePosixPath, strip: int, through: set[str]) -> PurePosixPath:
+    """The path a file's student is read from: below the `strip` folders around the class and a class folder."""
+    relative = PurePosixPath(*relative.parts[strip:]) if len(relative.parts) > strip else relative
+    return PurePosixPath(*relative.parts[1:]) if len(relative.parts) > 1 and relative.parts[0] in through else relative
+
+
 def _receipt(name: str) -> bool:
     """Blackboard's receipt of a submission, a .txt beside it: the platform's, not the student's."""
     return name.lower().endswith(".txt") and bool(BLACKBOARD.match(name[:-4]))
@@ -352,12 +379,12 @@ def _kind(name: str) -> str:
 
 
 def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, strip: int = 0,
-               student: str = "", depth: int = 0) -> list[Submission]:
+               student: str = "", depth: int = 0, through: set[str] = frozenset()) -> list[Submission]:
     """The submissions of one entry: a notebook, a line saying why not, or a zip's notebooks (`student`: whose
     they are when this archive is a zip a student handed in; `depth`: how many zips it is inside)."""
     name = readable(info.filename)
     relative = PurePosixPath(name.replace("\\", "/").lstrip("/"))
-    relative = PurePosixPath(*relative.parts[strip:]) if len(relative.parts) > strip else relative
+    relative = _below(relative, strip, through)
     source = f"{label}: {name}"
     if _bad_path(info):  # whose file it is cannot be trusted: said, never a row of its own
         return [Submission(student or student_key(PurePosixPath(relative.name)), source, None, _bad_path(info),
@@ -433,8 +460,9 @@ def read_zip(path: Path, in_folder: PurePosixPath | None = None) -> tuple[list[S
                              f"(a zip bomb?); split the class into several zips.")
         relatives = [PurePosixPath(readable(i.filename).replace("\\", "/").lstrip("/")) for i in infos]
         strip = _wrappers(relatives)
+        through = _class_folders([_below(r, strip, set()) for r in relatives])
         owner = _owner([PurePosixPath(*r.parts[strip:]) for r in relatives], in_folder) if in_folder else ""
-        found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip, owner)]
+        found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip, owner, through=through)]
         folders = {readable(i.filename).rstrip("/").split("/")[-1] for i in archive.infolist() if i.is_dir()}
         found += [Submission(student_key(PurePosixPath(name)), f"{label}: {name}/", None,
                              EMPTY_FOLDER) for name in sorted(folders)
@@ -533,8 +561,9 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
         raise ValueError(f"{folder} holds {len(files)} files, more than {MAX_FILES}: grade it in parts.")
     found, notes = [], []
     strip = _wrappers([relative for _, relative in files])
+    through = _class_folders([_below(relative, strip, set()) for _, relative in files])
     for path, relative in files:
-        subs, more = _folder_entry(path, PurePosixPath(*relative.parts[strip:]))
+        subs, more = _folder_entry(path, _below(relative, strip, through))
         found += subs
         notes += more
     found += [_hidden(PurePosixPath(*r.parts[strip:]) if len(r.parts) > strip else r, readable(str(path)))
