@@ -151,7 +151,7 @@ def test_inside_a_folder_the_folder_names_the_student():
     (["ana/01_single_head_attention.ipynb", "ana/02_multi_head_attention.ipynb"], {"ana"}),  # one student's folder
     (["work/ana/ana_01.ipynb", "work/ana/ana_02.ipynb"], {"ana"}),
     (["ana_01/notebook.ipynb", "ana_01/notes.txt"], {"ana_01"}),  # a folder counts whole; notes.txt names no one
-    # sweep 28: a folder of late files beside the platform's download was one student, one notebook graded
+    # a folder of late files beside the platform's download was one student, one notebook graded
     (["moodle/Ana Lima_4321_assignsubmission_file_/01.ipynb", "late/Ana Lima_01.ipynb", "late/Cy Diaz_01.ipynb"],
      {"Ana Lima (4321)", "Ana Lima", "Cy Diaz"}),
     (["ana/ana_01.ipynb", "ana/Ana_02.ipynb", "bo/bo_01.ipynb"], {"ana", "bo"}),  # one student's, however spelled

@@ -316,7 +316,7 @@ def _wrappers(relatives: list[PurePosixPath]) -> int:
 def _class_folders(relatives: list[PurePosixPath]) -> set[str]:
     """Folders beside other files that hold notebooks naming two or more students ("late/" holding "Ana
     Lima_01.ipynb" and "Cy Diaz_01.ipynb") or a platform's participant folders: looked through as a folder around
-    the whole class is, never one student (their work was one row, one notebook of it graded; sweep 28)."""
+    the whole class is, never one student (their work was one row, and one notebook of it graded)."""
     inside: dict[str, list[PurePosixPath]] = {}
     platform_folders = set()
     for r in relatives:
@@ -566,8 +566,7 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
         subs, more = _folder_entry(path, _below(relative, strip, through))
         found += subs
         notes += more
-    found += [_hidden(PurePosixPath(*r.parts[strip:]) if len(r.parts) > strip else r, readable(str(path)))
-              for path, r in hidden]
+    found += [_hidden(_below(r, strip, through), readable(str(path))) for path, r in hidden]
     with_files = {parent for path, _ in files for parent in path.parents}
     found += [Submission(student_key(PurePosixPath(readable(p.name))), readable(str(p)), None,
                          EMPTY_FOLDER) for p in participants if p not in with_files]
