@@ -134,10 +134,16 @@ def test_10000_cells_are_read():
     ("Lesson01_ana.lima_attempt_2026-12-01-10-00-00_01.ipynb", "ana.lima"),
     ("Lesson01_bruno.silva_attempt_2026-12-01-12-30-00_01_single_head_attention.ipynb", "bruno.silva"),
     ("Lesson 01/ana_01.ipynb", "ana"), ("lesson01/Ana Lima/Submitted files/01.ipynb", "Ana Lima"),
+    # sweep 28, D13: a second download of a file that names no one was "single_head_attention", "(1)", or one
+    # row with the first; it is its own row, said to name no student
+    ("01_single_head_attention (1).ipynb", "01_single_head_attention (1)"), ("hw3_01 (1).ipynb", "hw3_01 (1)"),
+    ("Untitled0 (1).ipynb", "Untitled0 (1)"), ("Untitled0 - Copy.ipynb", "Untitled0 - Copy"),
+    ("2024_ana_01.ipynb", "2024_ana"),
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student
-    assert names_no_student(student) == (student[:1].isdigit() or student in ("hw3_01", "lab2_01", "ex4_01", "Lesson 01"))
+    assert names_no_student(student) == (student[:1].isdigit() or student in (
+        "hw3_01", "lab2_01", "ex4_01", "Lesson 01", "hw3_01 (1)", "Untitled0 (1)", "Untitled0 - Copy"))
 
 
 def test_inside_a_folder_the_folder_names_the_student():
@@ -164,6 +170,35 @@ def test_a_folder_around_the_whole_class_is_looked_through(tmp_path, paths, stud
         (tmp_path / "folder" / p).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "folder" / p).write_bytes(data)
     assert {s.student for s in collect([tmp_path / "folder"])[0]} == students
+
+
+@pytest.mark.parametrize("named, files, students", [
+    (["class/ana", "class/bo"], ["class/ana/01_single_head_attention.ipynb", "class/bo/01_single_head_attention.ipynb",
+                                 "class/bo/02_shrinking_the_head.ipynb"], {"ana", "bo"}),
+    (["zips/ana.zip", "zips/bo.zip"], ["zips/ana.zip", "zips/bo.zip"], {"ana", "bo"}),
+    (["m/Ana Lima_4321_assignsubmission_file_", "m/Bo Chen_77_assignsubmission_file_"],
+     ["m/Ana Lima_4321_assignsubmission_file_/01.ipynb", "m/Bo Chen_77_assignsubmission_file_/01.ipynb"],
+     {"Ana Lima (4321)", "Bo Chen (77)"}),
+    (["t/Ana Lima", "t/Bo"], ["t/Ana Lima/Submitted files/01.ipynb", "t/Ana Lima/Working files/01.ipynb",
+                              "t/Bo/Submitted files/01.ipynb"], {"Ana Lima", "Bo"}),
+    (["one"], ["one/01_single_head_attention.ipynb"], {"one"}),  # one notebook that names no one: its folder's
+    # named alone, or holding files that name their students, a folder is read as before
+    (["late"], ["late/Ana Lima_01.ipynb"], {"Ana Lima"}),
+    (["late", "class/ana"], ["late/Ana Lima_01.ipynb", "late/cy_01.ipynb", "class/ana/01.ipynb"], {"Ana Lima", "cy", "ana"}),
+    (["nameless"], ["nameless/01_single_head_attention.ipynb", "nameless/Untitled0.ipynb"],
+     {"01_single_head_attention", "Untitled0"}),
+])
+def test_folders_and_zips_named_one_by_one_are_their_students(tmp_path, named, files, students):
+    """`grade class/*` (a folder, a zip or a platform's folder per student) made the class one row, read from the
+    lesson's file name, one notebook graded (sweep 28, D14, D15); Teams' folders became students called
+    "Submitted files" and "Working files" (D04)."""
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        if f.endswith(".zip"):
+            _zip(tmp_path / f, [("01_single_head_attention.ipynb", b"{}")])
+        else:
+            (tmp_path / f).write_bytes(b"{}")
+    assert {s.student for s in collect([tmp_path / n for n in named])[0]} == students
 
 
 def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
@@ -1124,6 +1159,35 @@ def test_an_emoji_in_a_name_is_drawn_whole_and_its_variation_selector_draws_noth
     assert shown["Li 👩\u200d💻"] == ("Li 👩\u200d💻", "")
     assert {shown["Mo ❤"][0], shown["Mo ❤\ufe0f"][0]} == {"Mo ❤", "Mo ❤ (2)"}
     assert all("looks like another student's" in shown[k][1] for k in ("Mo ❤", "Mo ❤\ufe0f"))
+
+
+def test_pasted_exercises_of_a_lesson_the_student_handed_in_are_not_said_to_be_missing():
+    """ana pasted her lesson 01 functions into 02 as helpers and handed in 01 too; her row told her to "hand that
+    lesson in as its own notebook" (sweep 28, A03). bo, who did not hand in 01, is still told."""
+    from helpers.grade.classroom import _rows
+    from helpers.grade.pool import Job
+    note = ("also defines masked_weights (lesson 01), which are graded only in their own lesson's notebook: hand that "
+            "lesson in as its own notebook")
+    graded = []
+    for student, lesson in (("ana", "01"), ("ana", "02"), ("bo", "02")):
+        sub = submissions.Submission(student, f"{student}_{lesson}.ipynb", b"{}")
+        graded.append((sub, Job(sub.source, None, lesson=lesson, note=note if lesson == "02" else ""), student))
+    rows = _rows([s for s, _, _ in graded], graded, None)
+    assert not [n for n in rows["ana"].notes if "also defines" in n]
+    assert rows["bo"].notes == [f"bo_02.ipynb {note}."]
+
+
+def test_a_name_given_by_the_names_file_that_another_files_key_has_is_refused_before_grading(tmp_path):
+    """`s4711,Bruno` in --names beside an unnamed Bruno_01.ipynb made the two one row, and one notebook was "not
+    graded" (sweep 28, D09)."""
+    from helpers.grade.classroom import grade_class
+    for key in ("s4711", "Bruno", "ana"):
+        (tmp_path / f"{key}_01.ipynb").write_bytes(b"{}")
+    with pytest.raises(ValueError) as refused:
+        grade_class([tmp_path], tmp_path / "out", names={"s4711": "Bruno", "ana": "Ana Lima"}, progress=False)
+    assert str(refused.value).startswith("--names gives 's4711' the name 'Bruno', which is also the name ")
+    assert "Add a row `Bruno,<name>`, or give 's4711' another name." in str(refused.value)
+    assert not (tmp_path / "out").exists()  # nothing graded, nothing written
 
 
 def test_a_loose_file_named_as_a_platforms_participant_gets_a_note_and_is_not_merged():

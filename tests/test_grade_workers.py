@@ -7,6 +7,7 @@ one interrupted run."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -128,6 +129,12 @@ def graded(tmp_path_factory):
         _write(folder / f"{name}_01.ipynb", _lesson01())
     _bad_files(folder)
     home = Path(sysconfig.get_paths()["stdlib"]).parent  # hidden as $HOME: Python's standard library is in it
+    private = home / f"grade-{TOKEN}.txt"  # a file of the teacher's in $HOME, beside Python's
+    with contextlib.suppress(OSError):  # (a Python installed read-only: the test that reads it is skipped)
+        private.write_text(TOKEN)
+    _write(folder / "hostile-home_01.ipynb", _lesson01(
+        HEAD + f"    print('HOME', {private.name!r} in os.listdir({str(home)!r}), repr(open({str(private)!r}).read()))\n"
+        + RIGHT))
     listener = socket.socket(socket.AF_UNIX)  # a local service's socket, as docker.sock or X11's
     listener.bind(f"/run/grade-{TOKEN}.sock")
     listener.listen()
@@ -139,6 +146,7 @@ def graded(tmp_path_factory):
     finally:
         listener.close()
         Path(f"/run/grade-{TOKEN}.sock").unlink()
+        private.unlink(missing_ok=True)
     time.sleep(1.0)
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())} \
         if done.returncode == 0 else {}
@@ -371,6 +379,14 @@ def test_no_process_a_submission_started_outlives_its_worker(graded):
 def test_a_right_answer_that_imports_the_standard_library_is_right_when_home_holds_it(graded):
     assert _printed(graded, "hostile-stdlib").splitlines()[0] == "loaded before False"  # (the check calls it twice)
     assert _cells(graded, "hostile-stdlib") == ("✓", "✓", "✓")
+
+
+def test_a_file_in_home_beside_pythons_own_shows_its_name_and_reads_as_empty(graded):
+    """The guide says so: around Python's own files $HOME is covered entry by entry (sweep 28, F02 saw the names)."""
+    if not any(p.startswith("hidden: ") for p in graded["protections"]) or "HOME" not in _printed(graded, "hostile-home"):
+        pytest.skip("this machine gives a worker no namespaces to hide folders in, or $HOME here is read-only")
+    assert _printed(graded, "hostile-home").splitlines()[0] == "HOME True ''"
+    assert _cells(graded, "hostile-home") == ("✓", "✓", "✓")
 
 
 def test_python_s_shared_library_stays_readable_for_a_runner_started_by_exec():

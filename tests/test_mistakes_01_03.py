@@ -363,3 +363,26 @@ def test_a_capstone_with_dropout_left_on_is_told_its_output_changes(capsys):
     line = verdict("MyMultiHead", Dropping, capsys)
     assert "two different outputs for one input" in line and "F.dropout" in line
     assert "✓" in verdict("MyMultiHead", S.MyMultiHead, capsys)  # a right layer gives one output
+
+
+def test_masked_weights_that_returns_its_scores_is_told_so_not_to_fix_the_mask():
+    """The right weights computed, then `return scores`: the line said "your weights are not 0 above the diagonal
+    … Put -inf in the scores", which the student had done (sweep 28, B01 b07)."""
+    def returns_scores(scores):
+        T = scores.shape[-1]
+        weights = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)  # noqa: F841
+        return scores
+    verdict = H.check_masked_weights(returns_scores)
+    assert verdict.code == "masked_weights.returned_scores" and "returned the scores it was given" in verdict.line
+    assert "-inf in the scores" not in verdict.line
+
+
+def test_a_capstone_that_drops_the_batch_axis_is_not_said_to_have_summed_it(capsys):
+    """`MyMultiHead` returning (T, D) for a batch of one was told "the right answer summed over axis 0": nothing
+    was summed (sweep 28, B03 m02)."""
+    class NoBatch(S.MyMultiHead):
+        def forward(self, x):
+            return super().forward(x)[0]
+
+    line = verdict("MyMultiHead", NoBatch, capsys)
+    assert "without its axis 0 (of length 1, such as the batch)" in line and "summed" not in line

@@ -153,6 +153,8 @@ MASKED_WEIGHTS_MISTAKES = [
       lambda s: _fill(s, future_mask(s.shape[-1], 2)).softmax(-1), code="triu_2"),
     M("returned the masked scores: apply the softmax after the mask.", lambda s: _fill(s, future_mask(s.shape[-1])),
       code="no_softmax"),
+    M("returned the scores it was given, unchanged: return the weights, the softmax of the masked scores (a "
+      "`return scores` where the weights' name belongs?).", lambda s: s.clone(), code="returned_scores"),
     M("softmax over the wrong axis: use dim=-1 so each query's row sums to 1.",
       lambda s: _fill(s, future_mask(s.shape[-1])).softmax(0), code="softmax_axis"),
     M("torch.where(mask, scores, -inf) keeps the scores where the mask is True, at the later words, and hides the "

@@ -143,6 +143,19 @@ def _keyed_as_the_files(names: dict[str, str] | None, subs: list[Submission]) ->
     return keyed
 
 
+def _name_clash(names: dict[str, str] | None, subs: list[Submission]) -> str:
+    """A --names name that is also the key of a file the names file has no row for (`s4711,Bruno` beside
+    Bruno_01.ipynb): the two students would be one row, one of them not graded; said before grading."""
+    given = {visible(name).casefold(): key for key, name in (names or {}).items()}
+    for sub in subs:
+        other = given.get(visible(sub.student).casefold())
+        if names and sub.student not in names and other is not None and not sub.skipped:
+            return (f"--names gives {other!r} the name {names[other]!r}, which is also the name {sub.source} gives, "
+                    f"and no row names {sub.student!r}: the two students would be one row. Add a row "
+                    f"`{sub.student},<name>`, or give {other!r} another name.")
+    return ""
+
+
 def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], names: dict[str, str] | None) -> dict[str, Row]:
     """One row per student with the notebook graded for each lesson (the one whose name sorts last)."""
     handed_in = {(names or {}).get(s.student, s.student) for s in subs if not s.skipped}
@@ -193,9 +206,11 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
                         f"lesson {job.lesson}")
                 rows[key].notes.append(f"{job.source}: {said}.")
                 rows[key].unnamed.append(f"a notebook: {said}.")
-            if job.note:
-                rows[key].notes.append(f"{job.source} {job.note}.")
-                rows[key].unnamed.append(f"a notebook of lesson {job.lesson} {job.note}.")
+    for sub, job, _ in graded:  # another lesson's exercises pasted in: said only when that lesson is not handed in
+        key = (names or {}).get(sub.student, sub.student)
+        if job.lesson and job.note and not all((key, n) in by_pair for n in re.findall(r"\(lesson (\d\d)\)", job.note)):
+            rows[key].notes.append(f"{job.source} {job.note}.")
+            rows[key].unnamed.append(f"a notebook of lesson {job.lesson} {job.note}.")
     for (key, lesson), group in sorted(by_pair.items()):
         group.sort(key=lambda j: upload_order(j.source))
         if len(group) > 1:
@@ -288,6 +303,8 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
         raise ValueError("grading needs a POSIX system (Linux or macOS): on Windows run it in WSL or in the docker "
                          "line of docs/teaching.md, 'Grading a class'.")
     subs, inputs = collect(paths)
+    if clash := _name_clash(_keyed_as_the_files(names, subs), subs):
+        raise ValueError(clash)
     where = results.kept_folder(Path(out))  # before any worker starts, so a bad --out costs nothing
     # results kept by an --anonymous run hold no file name or cell: a run with names grades again
     graded, reused = _jobs(subs, where, again, f"--timeout {limits.exercise_s:g}" + " --anonymous" * anonymous)

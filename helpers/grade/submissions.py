@@ -122,16 +122,21 @@ def student_key(relative: PurePosixPath) -> str:
         return m["name"]
     if folder:  # a folder per student or team: its whole name ("team_1" and "team_2" are two)
         return stem or "?"
-    stem = whole = re.sub(r"^copy of\s+", "", stem, flags=re.I)  # Google Drive's copy
+    whole = stem  # a name that names no student is kept whole: "Untitled0 (1)" and "Untitled0" are two rows
+    stem = DUPLICATE.sub("", re.sub(r"^copy of\s+", "", stem, flags=re.I))  # Drive's copy, a second download's (1)
     stem = re.sub(r"^\d\d_[a-z][a-z0-9_]*\s+-\s+(?=\S)", "", stem)  # "01_single_head_attention - Ana Lima": the lesson's name first
     if rest := re.sub(rf"^{LESSON_WORD}[ _-]*\d{{1,2}}(?=[ _-]|$)[ _-]*", "", stem, flags=re.I):  # "Lesson 01 - Ana Lima"
         stem = rest
     if (m := re.match(r"^\d\d[ _-]+(?=\S)", stem)) and stem[m.end():].casefold() not in LESSON_NAMES:
         stem = stem[m.end():]  # "01_carla": the lesson's number first, then the student ("01_single_…" is the lesson's)
     key = re.sub(r"[ _-]*copy of$", "", stem[:_lesson_at(stem)].rstrip(" _-"), flags=re.I)  # Classroom's "Ana - Copy of 01_…"
-    key = re.sub(r"(?:[ _-]+(?:\(\d+\)|copy(?: \d+| \(\d+\))?))+$", "", key, flags=re.I)  # "Ana Lima (1)", "… copy 2"
+    key = DUPLICATE.sub("", key)  # "Ana Lima (1)", "… copy 2"
     key = key.rstrip(" _-") or stem or "?"
-    return whole if LESSON_ONLY.fullmatch(key) else key  # "hw3_01", "lab2_01": no name in it, so never one row
+    nameless = LESSON_ONLY.fullmatch(key) or DEFAULT_NAME.fullmatch(key) or key[3:].casefold() in LESSON_NAMES
+    return whole if nameless else key  # "hw3_01", "lab2_01": no name in it, so never one row
+
+
+DUPLICATE = re.compile(r"(?:[ _-]+(?:\(\d+\)|copy(?: \d+| \(\d+\))?))+$", re.I)  # a download's (1), an OS's copy
 
 
 LESSON_NAMES = {"single_head_attention", "shrinking_the_head", "decompression_and_recombination", "head_count_slider",
@@ -280,6 +285,7 @@ DEFAULT_NAME = re.compile(r"(?:copy of )?untitled\d*(?: \(\d+\))?", re.I)  # a n
 def names_no_student(key: str) -> bool:
     """A key read from a lesson's own file name ("01_single_head_attention", "hw3_01") or a new notebook's
     ("Untitled0"): no student's name in it."""
+    key = DUPLICATE.sub("", key) or key
     return key[:1].isdigit() or bool(LESSON_ONLY.fullmatch(key) or DEFAULT_NAME.fullmatch(key))
 
 
@@ -438,10 +444,11 @@ def _handed_in_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str,
     return found or [Submission(student, source, None, EMPTY_ZIP)]
 
 
-def read_zip(path: Path, in_folder: PurePosixPath | None = None) -> tuple[list[Submission], list[str]]:
+def read_zip(path: Path, in_folder: PurePosixPath | None = None, several: bool = False) -> tuple[list[Submission], list[str]]:
     """The files in a zip (read in memory); a one-line ValueError for an archive past the limits (a zip
     bomb) or not a zip. Each entry that cannot be read is a Submission with its problem. `in_folder`: where a
-    zip found in a folder lies; one whose notebooks name no student, or one, is that student's own (`_owner`)."""
+    zip found in a folder lies; one whose notebooks name no student, or one, is that student's own (`_owner`).
+    `several`: a zip named on the command line beside other zips or folders (names_its_student)."""
     label = readable(path.name)
     if not path.is_file():
         raise ValueError(f"{label} {NOT_REGULAR}.")
@@ -461,7 +468,8 @@ def read_zip(path: Path, in_folder: PurePosixPath | None = None) -> tuple[list[S
         relatives = [PurePosixPath(readable(i.filename).replace("\\", "/").lstrip("/")) for i in infos]
         strip = _wrappers(relatives)
         through = _class_folders([_below(r, strip, set()) for r in relatives])
-        owner = _owner([PurePosixPath(*r.parts[strip:]) for r in relatives], in_folder) if in_folder else ""
+        owner = _owner([PurePosixPath(*r.parts[strip:]) for r in relatives], in_folder) if in_folder else \
+            student_key(PurePosixPath(label)) if names_its_student(label[:-4], relatives, several) else ""
         found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip, owner, through=through)]
         folders = {readable(i.filename).rstrip("/").split("/")[-1] for i in archive.infolist() if i.is_dir()}
         found += [Submission(student_key(PurePosixPath(name)), f"{label}: {name}/", None,
@@ -542,8 +550,20 @@ def _folder_entry(path: Path, relative: PurePosixPath) -> tuple[list[Submission]
     return [_not_a_notebook(student_key(relative), readable(str(path)), path.name)], []
 
 
-def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
-    """Every file below a folder (symlinks not followed, hidden files and checkpoints skipped), zips opened."""
+def names_its_student(name: str, relatives: list[PurePosixPath], several: bool) -> bool:
+    """A folder or zip named on the command line whose own name is its student's (its files' paths are read
+    below it): a platform's participant folder, a Teams student's (Submitted files/ inside), or one whose
+    notebooks name no student (`ana/01_single_head_attention.ipynb`) when it holds one notebook or several
+    were named (`class/*`: each student's folder was read as the lesson's file name, the class one row)."""
+    notebooks = [r for r in relatives if r.suffix.lower() in (".ipynb", ".zip")]
+    if _platforms(name) or any(len(r.parts) > 1 and r.parts[0].strip().lower() in TEAMS_FOLDERS for r in relatives):
+        return True
+    return (several or len(notebooks) == 1) and all(len(r.parts) == 1 for r in notebooks) and not _named(notebooks)
+
+
+def read_folder(folder: Path, several: bool = False) -> tuple[list[Submission], list[str]]:
+    """Every file below a folder (symlinks not followed, hidden files and checkpoints skipped), zips opened.
+    `several`: other folders or zips were named beside it (names_its_student)."""
     files, hidden, participants = [], [], []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
@@ -559,6 +579,9 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
             participants.append(path)
     if len(files) > MAX_FILES:
         raise ValueError(f"{folder} holds {len(files)} files, more than {MAX_FILES}: grade it in parts.")
+    if names_its_student(readable(folder.resolve().name), [r for _, r in files], several):
+        own = PurePosixPath(readable(folder.resolve().name))
+        files, hidden = [(p, own / r) for p, r in files], [(p, own / r) for p, r in hidden]
     found, notes = [], []
     strip = _wrappers([relative for _, relative in files])
     through = _class_folders([_below(relative, strip, set()) for _, relative in files])
@@ -576,13 +599,15 @@ def read_folder(folder: Path) -> tuple[list[Submission], list[str]]:
 def collect(paths: list[Path]) -> tuple[list[Submission], list[str]]:
     """Every submission named on the command line (files, folders, zips) and the notes on what was skipped."""
     found, notes = [], []
-    for path in _distinct(list(map(Path, paths))):
+    named = _distinct(list(map(Path, paths)))
+    several = sum(p.is_dir() or p.suffix.lower() == ".zip" for p in named) > 1  # `class/*`: a folder or zip each
+    for path in named:
         if not path.exists() and not path.is_symlink():
             raise FileNotFoundError(f"No submission {readable(str(path))}: pass .ipynb files, folders of them or .zip archives.")
         if path.is_dir():
-            subs, more = read_folder(path)
+            subs, more = read_folder(path, several)
         elif path.suffix.lower() == ".zip":
-            subs, more = read_zip(path)
+            subs, more = read_zip(path, several=several)
         elif path.suffix.lower() == ".ipynb":
             subs, more = [_read_file(path, PurePosixPath(readable(path.name)))], []
         else:
