@@ -138,12 +138,13 @@ def test_10000_cells_are_read():
     # row with the first; it is its own row, said to name no student
     ("01_single_head_attention (1).ipynb", "01_single_head_attention (1)"), ("hw3_01 (1).ipynb", "hw3_01 (1)"),
     ("Untitled0 (1).ipynb", "Untitled0 (1)"), ("Untitled0 - Copy.ipynb", "Untitled0 - Copy"),
-    ("2024_ana_01.ipynb", "2024_ana"),
+    ("2024_ana_01.ipynb", "2024_ana"), ("Copy of 01_single_head_attention.ipynb", "Copy of 01_single_head_attention"),
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student
     assert names_no_student(student) == (student[:1].isdigit() or student in (
-        "hw3_01", "lab2_01", "ex4_01", "Lesson 01", "hw3_01 (1)", "Untitled0 (1)", "Untitled0 - Copy"))
+        "hw3_01", "lab2_01", "ex4_01", "Lesson 01", "hw3_01 (1)", "Untitled0 (1)", "Untitled0 - Copy",
+        "Copy of 01_single_head_attention"))
 
 
 def test_inside_a_folder_the_folder_names_the_student():
@@ -1199,6 +1200,8 @@ def test_a_loose_file_named_as_a_platforms_participant_gets_a_note_and_is_not_me
                                              "rows, not merged; if they are one student, give both files one name.")
     assert shown["Ana Lima (4321)"] == ("Ana Lima (4321)", "")
     assert shown["Bo Chen (7)"][1] == shown["Bo Chen (8)"][1] == ""
+    shown = _names(["Untitled0", "Untitled0 (1)", "hw3_01", "hw3_01 (1)"])  # a second download, not an id
+    assert all(note == "" for _, note in shown.values())
 
 
 def test_anonymous_results_keep_no_string_the_student_wrote():

@@ -109,7 +109,7 @@ def _names(keys: list[str]) -> dict[str, tuple[str, str]]:
             names[key] = (name, note)
     with_id: dict[str, list[str]] = {}  # a platform's "Ana Lima (4321)" by its name alone
     for key in keys:
-        if (match := WITH_ID.match(visible(key))) is not None:
+        if (match := WITH_ID.match(visible(key))) is not None and not names_no_student(key):  # not "Untitled0 (1)"
             with_id.setdefault(match.group(1).casefold(), []).append(key)
     for key in keys:  # a loose "Ana Lima_01.ipynb" beside Moodle's Ana Lima (4321): two rows, and a note
         same = with_id.get(visible(key).casefold(), [])

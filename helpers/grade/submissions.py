@@ -285,7 +285,7 @@ DEFAULT_NAME = re.compile(r"(?:copy of )?untitled\d*(?: \(\d+\))?", re.I)  # a n
 def names_no_student(key: str) -> bool:
     """A key read from a lesson's own file name ("01_single_head_attention", "hw3_01") or a new notebook's
     ("Untitled0"): no student's name in it."""
-    key = DUPLICATE.sub("", key) or key
+    key = DUPLICATE.sub("", re.sub(r"^copy of\s+", "", key, flags=re.I)) or key  # "Copy of Untitled0 (1)"
     return key[:1].isdigit() or bool(LESSON_ONLY.fullmatch(key) or DEFAULT_NAME.fullmatch(key))
 
 
