@@ -9,7 +9,8 @@ as theirs (two levels deep at most). Limits keep a zip bomb out.
 
 Who a file belongs to (the documented rule, `student_key`): inside a folder or zip, the first folder
 below it (past folders around the whole class, `_wrappers`, and a folder of several students' files beside
-them, `_class_folders`), else the file's name; of that, the
+them, `_class_folders`; a folder or zip named on the command line counts as such a first folder when
+`names_its_student`), else the file's name; of that, the
 platform's whole participant key: Moodle's
 "Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
 is "limaana (4321)", Blackboard's "Lesson01_ana.lima_attempt_<time>_01.ipynb" is "ana.lima"; a folder per lesson
