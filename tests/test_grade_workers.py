@@ -544,3 +544,42 @@ def test_the_folder_a_killed_grader_left_is_removed_by_the_next_one(tmp_path):
     (tmp_path / "helpers-grade-unknown").mkdir()  # no pid file: not judged
     remove_abandoned(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["helpers-grade-live", "helpers-grade-unknown"]
+
+
+def test_ctrl_c_is_ignored_only_while_the_forkserver_starts(monkeypatch):
+    """Ctrl-C was set to be ignored around every worker's start; one pressed while the server forked a worker was
+    lost, and the class was graded to the end (sweep 28, E01, seen once in ten). Only the start that makes the
+    forkserver, a new Python in the terminal's process group, needs it ignored."""
+    import multiprocessing
+
+    from helpers.grade import pool
+    seen = []
+
+    class Started:
+        pid = 0
+
+        def __init__(self, **kwargs):
+            pass
+
+        def start(self):
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    class Context:
+        Pipe, Process = staticmethod(multiprocessing.Pipe), Started
+
+        def get_start_method(self):
+            return "forkserver"
+
+    monkeypatch.setattr(pool, "SPAWN", False)
+    monkeypatch.setattr(pool, "make_cgroup", lambda *args: None)
+    monkeypatch.setattr(pool, "enter_cgroup", lambda *args: None)
+    grader = pool.Grader(confine.Limits(), 1, [], [])
+    grader.ctx = Context()
+    try:
+        for _ in range(3):
+            grader.start(pool.Job("ana_01.ipynb", b"{}"), 0)
+    finally:
+        for fd in grader.running:
+            os.close(fd)
+        shutil.rmtree(grader.root, ignore_errors=True)
+    assert seen == [signal.SIG_IGN, signal.default_int_handler, signal.default_int_handler]

@@ -137,6 +137,7 @@ class Grader:
         (self.root / "grader.pid").write_text(str(os.getpid()))
         self.ctx = context(numbers, launcher(self.root, hidden) if sandbox == "bwrap" else None)
         self.running: dict[int, _Running] = {}
+        self.server_started = False  # the forkserver runs: a worker's start starts no new Python here
 
     def names(self, job: Job) -> list:
         return [ex for _, ex in lessons()[job.lesson].exercises] if job.lesson else []
@@ -147,8 +148,13 @@ class Grader:
         cgroup = make_cgroup(f"{self.root.name}-{workdir.name}", self.limits.processes)
         process = self.ctx.Process(target=work, args=(send, job.data, start, str(workdir), self.hidden, self.limits,
                                                       str(cgroup) if cgroup else None), daemon=True)
-        with _as_a_spawned_worker_starts() if SPAWN else _ctrl_c_ignored():  # (the first start makes the forkserver)
+        # Ctrl-C ignored only while a new Python starts (the forkserver at the first start, or a spawned worker):
+        # ignored at every start, one pressed while a worker was forked from the server was lost (sweep 28, E01)
+        starts_a_python = self.ctx.get_start_method() != "forkserver" or not self.server_started
+        with (_as_a_spawned_worker_starts() if SPAWN else _ctrl_c_ignored()) if starts_a_python else \
+                contextlib.nullcontext():
             process.start()
+        self.server_started = True
         enter_cgroup(cgroup, process.pid)
         os.environ.pop(PRELOAD_ENV, None)  # read once, by the server as it started: no later process prepares lessons
         send.close()
