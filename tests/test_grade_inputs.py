@@ -142,7 +142,7 @@ def test_10000_cells_are_read():
 ])
 def test_the_student_is_the_platforms_whole_participant_key(name, student):
     assert student_key(PurePosixPath(name)) == student
-    assert names_no_student(student) == (student[:1].isdigit() or student in (
+    assert names_no_student(student) == (student[:1].isdigit() and student != "2024_ana" or student in (
         "hw3_01", "lab2_01", "ex4_01", "Lesson 01", "hw3_01 (1)", "Untitled0 (1)", "Untitled0 - Copy",
         "Copy of 01_single_head_attention"))
 
@@ -200,6 +200,29 @@ def test_folders_and_zips_named_one_by_one_are_their_students(tmp_path, named, f
         else:
             (tmp_path / f).write_bytes(b"{}")
     assert {s.student for s in collect([tmp_path / n for n in named])[0]} == students
+
+
+def test_sweep_29s_layouts_are_read_as_their_students(tmp_path):
+    """A Teams "Submitted files" folder named alone was a student called "Submitted files" (B2, B6); a Mac's zip of
+    the class, with __MACOSX/ and .DS_Store, was one student "class" (B3); `bb/*` named Blackboard's receipts and
+    the class was refused (B4); a Teams draft in a student's own zip was graded over what was submitted (B1)."""
+    for f in ("t/Ana Lima/Submitted files/01.ipynb", "t/Bo/Submitted files/01.ipynb",
+              "bb/Lesson01_ana.lima_attempt_2026-12-01-10-00-00_01.ipynb", "bb/Lesson01_ana.lima_attempt_2026-12-01-10-00-00.txt",
+              "bb/Lesson01_bo_attempt_2026-12-01-11-00-00_01.ipynb", "bb/notes.md"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_bytes(b"{}")
+    assert {s.student for s in collect([tmp_path / "t/Ana Lima/Submitted files"])[0]} == {"Ana Lima"}
+    assert {s.student for s in collect([tmp_path / "t/Ana Lima/Submitted files", tmp_path / "t/Bo/Submitted files"])[0]} \
+        == {"Ana Lima", "Bo"}
+    found = collect(sorted((tmp_path / "bb").iterdir()))[0]
+    assert {s.student for s in found} == {"ana.lima", "bo", "notes"}
+    assert [s.problem for s in found if s.student == "notes"] != [None] and not any(".txt" in s.source for s in found)
+    mac = _zip(tmp_path / "class.zip", [("class/ana/01.ipynb", b"{}"), ("class/bo/01.ipynb", b"{}"),
+                                        ("__MACOSX/class/ana/._01.ipynb", b"x"), ("class/.DS_Store", b"x")])
+    assert {s.student for s in read_zip(mac)[0]} == {"ana", "bo"}
+    assert submissions.in_teams_draft("Ana Lima.zip: Working files/01.ipynb")
+    assert not submissions.in_teams_draft("Ana Lima.zip: Submitted files/01.ipynb")
+    assert not names_no_student("2024_fred")  # a name with a year in front is a name (B7)
 
 
 def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:

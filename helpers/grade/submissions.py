@@ -287,7 +287,8 @@ def names_no_student(key: str) -> bool:
     """A key read from a lesson's own file name ("01_single_head_attention", "hw3_01") or a new notebook's
     ("Untitled0"): no student's name in it."""
     key = DUPLICATE.sub("", re.sub(r"^copy of\s+", "", key, flags=re.I)) or key  # "Copy of Untitled0 (1)"
-    return key[:1].isdigit() or bool(LESSON_ONLY.fullmatch(key) or DEFAULT_NAME.fullmatch(key))
+    return bool(LESSON_ONLY.fullmatch(key) or DEFAULT_NAME.fullmatch(key)  # not "2024_fred" (sweep 29, B7)
+                or key[:2].isdigit() and key[3:].casefold() in LESSON_NAMES)
 
 
 def source_parts(source: str) -> list[str]:
@@ -300,7 +301,8 @@ TEAMS_FOLDERS = ("submitted files", "working files")  # a Teams download: Studen
 
 def in_teams_draft(source: str) -> bool:
     """A file in a Teams student's "Working files": the draft, graded only when nothing was submitted."""
-    return any(part.strip().lower() == TEAMS_FOLDERS[1] for part in source_parts(source)[:-1])
+    return any(part.rsplit(": ", 1)[-1].strip().lower() == TEAMS_FOLDERS[1]  # "Ana.zip: Working files/…" too
+               for part in source_parts(source)[:-1])
 
 
 def _wrappers(relatives: list[PurePosixPath]) -> int:
@@ -467,8 +469,10 @@ def read_zip(path: Path, in_folder: PurePosixPath | None = None, several: bool =
             raise ValueError(f"{label} unpacks to more than {MAX_ZIP_BYTES >> 20} MB of notebooks: not read "
                              f"(a zip bomb?); split the class into several zips.")
         relatives = [PurePosixPath(readable(i.filename).replace("\\", "/").lstrip("/")) for i in infos]
-        strip = _wrappers(relatives)
-        through = _class_folders([_below(r, strip, set()) for r in relatives])
+        counted = [r for r in relatives if not any(p == "__MACOSX" or p.startswith(".") for p in r.parts)
+                   and r.name.casefold() not in NOT_HANDED_IN]  # a Mac's __MACOSX/ and .DS_Store are no one's
+        strip = _wrappers(counted)
+        through = _class_folders([_below(r, strip, set()) for r in counted])
         owner = _owner([PurePosixPath(*r.parts[strip:]) for r in relatives], in_folder) if in_folder else \
             student_key(PurePosixPath(label)) if names_its_student(label[:-4], relatives, several) else ""
         found = [sub for info in infos for sub in _zip_entry(archive, info, label, strip, owner, through=through)]
@@ -580,8 +584,12 @@ def read_folder(folder: Path, several: bool = False) -> tuple[list[Submission], 
             participants.append(path)
     if len(files) > MAX_FILES:
         raise ValueError(f"{folder} holds {len(files)} files, more than {MAX_FILES}: grade it in parts.")
-    if names_its_student(readable(folder.resolve().name), [r for _, r in files], several):
-        own = PurePosixPath(readable(folder.resolve().name))
+    where = folder.resolve()
+    if where.name.strip().lower() in TEAMS_FOLDERS:  # a Teams student's "Submitted files" named alone: the student's
+        own = PurePosixPath(readable(where.parent.name), readable(where.name))  # is the folder around it
+        files, hidden = [(p, own / r) for p, r in files], [(p, own / r) for p, r in hidden]
+    elif names_its_student(readable(where.name), [r for _, r in files], several):
+        own = PurePosixPath(readable(where.name))
         files, hidden = [(p, own / r) for p, r in files], [(p, own / r) for p, r in hidden]
     found, notes = [], []
     strip = _wrappers([relative for _, relative in files])
@@ -611,6 +619,11 @@ def collect(paths: list[Path]) -> tuple[list[Submission], list[str]]:
             subs, more = read_zip(path, several=several)
         elif path.suffix.lower() == ".ipynb":
             subs, more = [_read_file(path, PurePosixPath(readable(path.name)))], []
+        elif len(named) > 1 and (_receipt(path.name) or path.name.casefold() in NOT_HANDED_IN):
+            continue  # `bb/*` names Blackboard's receipts too: skipped, as in a folder (sweep 29, B4)
+        elif len(named) > 1:
+            subs, more = [_not_a_notebook(student_key(PurePosixPath(readable(path.name))), readable(str(path)),
+                                          path.name)], []
         else:
             raise ValueError(f"{readable(str(path))} is not an .ipynb, a folder or a .zip: pass the students' notebooks.")
         found += subs
