@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import unicodedata
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -223,6 +224,23 @@ def test_sweep_29s_layouts_are_read_as_their_students(tmp_path):
     assert submissions.in_teams_draft("Ana Lima.zip: Working files/01.ipynb")
     assert not submissions.in_teams_draft("Ana Lima.zip: Submitted files/01.ipynb")
     assert not names_no_student("2024_fred")  # a name with a year in front is a name (B7)
+
+
+def test_sweep_29s_late_folder_and_capitals_are_said(tmp_path):
+    """A late/ folder with one student's file beside Moodle's participant folders was a row called "late" (B5);
+    "ana", "Ana" and "ANA" were three rows whose note did not say they differ only in capitals (W4)."""
+    from helpers.grade.classroom import _names
+    for f in ("dl/Ana Lima_4321_assignsubmission_file_/01.ipynb", "dl/Bo Costa_4400_assignsubmission_file_/01.ipynb",
+              "dl/late/carla_01.ipynb", "solo/late/carla_01.ipynb", "solo/dan_01.ipynb"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_bytes(b"{}")
+    assert {s.student for s in collect([tmp_path / "dl"])[0]} == {"Ana Lima (4321)", "Bo Costa (4400)", "carla"}
+    assert {s.student for s in collect([tmp_path / "solo"])[0]} == {"late", "dan"}  # no platform: a folder is whole
+    shown = _names(["ana", "Ana", "ANA", "bo"])
+    assert sorted(name for name, _ in shown.values()) == ["ANA", "Ana (2)", "ana (3)", "bo"]
+    assert shown["Ana"][1] == ("This file name differs from another's only in capitals (ANA, Ana, ana): shown as "
+                               "'Ana (2)', not merged; if they are one student, give their files one name.")
+    assert shown["bo"][1] == ""
 
 
 def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
@@ -1370,6 +1388,22 @@ def test_a_zip_name_read_by_the_standards_guess_is_said_so(tmp_path):
     found, _ = read_zip(tmp_path / "class.zip")
     notes = {sub.student: sub.note for sub in found}
     assert notes["RenΘ"].startswith("its name is read in code page 437") and notes["Zoë"] == notes["bob"] == ""
+
+
+def test_a_macs_unmarked_utf8_zip_name_is_read_as_utf8_and_meets_the_same_name_outside(tmp_path):
+    """A Mac's zipper writes UTF-8 names without the zip's UTF-8 mark: "José" (NFD) was read "Jose╠ü", a second row
+    beside the loose "José_01 (1).ipynb" (sweep 29, W1). The entry is still read, and needs no line."""
+    nfd = unicodedata.normalize("NFD", "José")
+    with zipfile.ZipFile(tmp_path / "mac.zip", "w") as z:
+        z.writestr("JXXXXX_01.ipynb", "{}")
+    raw = (tmp_path / "mac.zip").read_bytes().replace(b"JXXXXX", nfd.encode())  # 6 bytes for 6: offsets hold
+    (tmp_path / "mac.zip").write_bytes(raw)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "José_01 (1).ipynb").write_text("{}")
+    found = collect([tmp_path / "mac.zip", tmp_path / "d" / "José_01 (1).ipynb"])[0]
+    assert {unicodedata.normalize("NFC", s.student) for s in found} == {"José"}
+    inside = [s for s in found if s.source.startswith("mac.zip")]
+    assert inside[0].data == b"{}" and inside[0].note == ""
 
 
 def test_the_lesson_names_a_file_may_start_with_are_the_lessons_own():

@@ -419,6 +419,13 @@ def test_a_names_key_in_another_case_names_the_files_student():
             Submission("cy", "cy_02.ipynb")]
     assert _keyed_as_the_files({"ANA": "Ana Lima", "Bruno": "Bruno Silva", "CY": "Cy Reis"}, subs) == {
         "ana": "Ana Lima", "bruno": "Bruno Silva", "CY": "Cy Reis"}  # Cy and cy: which one is meant is not known
+    # a key written as the file's name, or as a platform's id alone, was "not submitted" beside the work (sweep 29,
+    # W2, W3); an id that fits two students, or a file key with a row of its own, is left as written
+    subs += [Submission("Bruno Costa (4400)", "m/Bruno Costa_4400_assignsubmission_file_/01.ipynb"),
+             Submission("limaana (77)", "limaana_77_01.ipynb"), Submission("Ana Lima (77)", "Ana Lima_77_x_/01.ipynb")]
+    assert _keyed_as_the_files({"ana_01.ipynb": "Ana Lima", "4400": "Bruno Costa", "77": "Ana L.",
+                                "bruno_01.ipynb": "B", "bruno": "Bruno"}, subs) == {
+        "ana": "Ana Lima", "Bruno Costa (4400)": "Bruno Costa", "77": "Ana L.", "bruno_01.ipynb": "B", "bruno": "Bruno"}
 
 
 def test_a_full_disk_while_writing_says_that_what_was_graded_is_kept(anonymous, tmp_path, monkeypatch, capsys):

@@ -40,7 +40,7 @@ def _table() -> Table:
         name = f"student{i:02d}" if i else f"Zoë {ATTACK}"
         aw = _record(columns[0], "mistake", "sqrt_of_T", CODE) if i % 3 == 0 else _record(columns[0], "right", "right")
         mw = _record(columns[1], "raised", "raised") if i % 4 == 0 else _record(columns[1], "not_attempted", "not_attempted")
-        rows.append(Row(name, {columns[0]: aw, columns[1]: mw}))
+        rows.append(Row(name, {columns[0]: aw, columns[1]: mw}, notes=[f"A note on {name}."] if i == 1 else []))
     return Table(columns, rows, {c: 1.0 for c in columns}, ["no network (own network namespace)"])
 
 
@@ -64,6 +64,8 @@ def test_the_report_opens_offline_and_shows_a_submission_as_text(report):
         says = page.inner_text("#top li:first-child").split(" students. ", 1)[1]
         assert says[:1].isupper() and says.splitlines()[0].endswith(".")  # a sentence after "1 of 3 students."
         page.screenshot(path=str(ARTIFACTS / "class_report.png"), full_page=True)
+        notes = page.locator("#students tbody td.note").all_inner_texts()  # each row's note, as grades.csv has it
+        assert "A note on student01." in notes and len(notes) == len(_table().rows)
         page.click("#students th:nth-child(2) button")  # sort by the first exercise
         first = page.inner_text("#students tbody tr:first-child td:nth-child(2)")
         page.click("#hide")

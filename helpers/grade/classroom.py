@@ -14,7 +14,7 @@ import os
 import re
 import sys
 import unicodedata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from tqdm import tqdm
 
@@ -22,7 +22,8 @@ from . import results
 from .confine import PROJECT, PROJECT_PARTS, Limits, python_files
 from .lessons import SETUP_FAILED, lessons
 from .results import Row, Table
-from .submissions import DEFAULT_NAME, Submission, collect, in_teams_draft, names_no_student, source_parts, visible
+from .submissions import (DEFAULT_NAME, Submission, collect, in_teams_draft, names_no_student, source_parts,
+                          student_key, visible)
 from .pool import Job, grade_jobs
 
 RUNTIME = ("/run", "/var/run", "/sys/fs/cgroup")  # local services' sockets; the cgroup a worker is counted in
@@ -102,7 +103,11 @@ def _names(keys: list[str]) -> dict[str, tuple[str, str]]:
             name = base if i == 0 else f"{base} ({i + 1})"
             odd = ", ".join(sorted({f"U+{ord(c):04X}" for c in key if c not in base and not c.isspace()}))
             drawn = f" (its characters that draw nothing, {odd}, removed)" if odd else ""
-            if len(group) > 1:
+            spellings = sorted({visible(k) for k in group})
+            if len(group) > 1 and not drawn and len(spellings) == len(group):  # "ana", "Ana", "ANA"
+                note = (f"This file name differs from another's only in capitals ({', '.join(spellings)}): shown as "
+                        f"{name!r}, not merged; if they are one student, give their files one name.")
+            elif len(group) > 1:
                 note = f"This file name looks like another student's{drawn}: shown as {name!r}, not merged."
             else:
                 note = f"The file name holds characters that draw nothing ({odd}): not shown." if odd else ""
@@ -129,8 +134,9 @@ DEFAULT_NAMED = ("This file has the name Jupyter or Colab gives a new notebook (
 
 
 def _keyed_as_the_files(names: dict[str, str] | None, subs: list[Submission]) -> dict[str, str] | None:
-    """The --names rows keyed as the files spell their students: `ANA` in the file names `ana_01`'s student (a key in
-    another case gave the work one row and the name another, with nothing)."""
+    """The --names rows keyed as the files spell their students: `ANA` in the file names `ana_01`'s student, and so
+    does a key written as a file's name (`ana_01.ipynb`) or as a platform's id alone (`4400` for "Bruno Costa (4400)")
+    when it fits one student only. Each gave the work one row and the name another, "not submitted" (sweep 29)."""
     if not names:
         return names
     spelled = {}
@@ -139,7 +145,12 @@ def _keyed_as_the_files(names: dict[str, str] | None, subs: list[Submission]) ->
     keyed = {}
     for key, name in names.items():
         files = spelled.get(key.casefold(), set())
-        keyed[key if key in files or len(files) != 1 else next(iter(files))] = name
+        if not files and key.strip().isdigit():
+            files = {s for group in spelled.values() for s in group if s.endswith(f" ({key.strip()})")}
+        elif not files:
+            files = spelled.get(student_key(PurePosixPath(key)).casefold(), set())
+        found = key if key in files or len(files) != 1 else next(iter(files))
+        keyed[key if found in names and found != key else found] = name  # a row of its own keeps its name
     return keyed
 
 
@@ -303,7 +314,8 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
         raise ValueError("grading needs a POSIX system (Linux or macOS): on Windows run it in WSL or in the docker "
                          "line of docs/teaching.md, 'Grading a class'.")
     subs, inputs = collect(paths)
-    if clash := _name_clash(_keyed_as_the_files(names, subs), subs):
+    names = _keyed_as_the_files(names, subs)
+    if clash := _name_clash(names, subs):
         raise ValueError(clash)
     where = results.kept_folder(Path(out))  # before any worker starts, so a bad --out costs nothing
     # results kept by an --anonymous run hold no file name or cell: a run with names grades again
@@ -335,7 +347,7 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     inputs += [f"{s.source} {s.problem}." for s in subs if s.skipped]
     for line in inputs if progress else []:  # files that are no student's row: said where the teacher looks
         print(f"skipped: {line}", file=sys.stderr)
-    rows = _rows(subs, graded, _keyed_as_the_files(names, subs))
+    rows = _rows(subs, graded, names)
     table = _table(rows, graded, inputs, anonymous, len(todo))
     ran = ("bubblewrap around every worker (the whole file system read-only but its own folders)" if sandbox == "bwrap"
            else "none (the grader's own confinement only)")

@@ -223,7 +223,7 @@ def report_page(table: Table, facts: dict | None = None, title: str = "The class
     tag). Its script puts every text from a submission in as text, so a student's `</script>` shows as such."""
     facts = summary(table) if facts is None else facts
     rows = [{"student": row.student, "cells": [column_text(row.records.get(c)) for c in table.columns],
-             "total": table.total(row)} for row in table.rows]
+             "total": table.total(row), "note": " ".join(row.notes)} for row in table.rows]
     data = dict(facts, table={"columns": table.columns, "rows": rows})
     return webpage.fill(TEMPLATE.read_text(encoding="utf-8"),
                         {"__TITLE__": webpage.text(title), "__DATA__": webpage.script_json(data)})

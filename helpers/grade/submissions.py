@@ -324,8 +324,9 @@ def _wrappers(relatives: list[PurePosixPath]) -> int:
 
 def _class_folders(relatives: list[PurePosixPath]) -> set[str]:
     """Folders beside other files that hold notebooks naming two or more students ("late/" holding "Ana
-    Lima_01.ipynb" and "Cy Diaz_01.ipynb") or a platform's participant folders: looked through as a folder around
-    the whole class is, never one student (their work was one row, and one notebook of it graded)."""
+    Lima_01.ipynb" and "Cy Diaz_01.ipynb"), or one beside a platform's participant folders, or that hold a
+    platform's participant folders: looked through as a folder around the whole class is, never one student
+    (their work was one row, and one notebook of it graded)."""
     inside: dict[str, list[PurePosixPath]] = {}
     platform_folders = set()
     for r in relatives:
@@ -333,7 +334,11 @@ def _class_folders(relatives: list[PurePosixPath]) -> set[str]:
             inside.setdefault(r.parts[0], []).append(PurePosixPath(r.parts[1]))
         elif len(r.parts) > 2 and _platforms(r.parts[1]):
             platform_folders.add(r.parts[0])
-    named = {folder for folder, files in inside.items() if len({visible(k).casefold() for k in _named(files)}) > 1}
+    # Beside a platform's participant folders, a folder that is not one ("late/") is never a student, even
+    # when it holds one student's file.
+    fewest = 1 if any(len(r.parts) > 1 and _platforms(r.parts[0]) for r in relatives) else 2
+    named = {folder for folder, files in inside.items()
+             if len({visible(k).casefold() for k in _named(files)}) >= fewest}
     return {folder for folder in named | platform_folders if not _platforms(folder)}
 
 
@@ -415,9 +420,10 @@ def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, stri
 
 
 def _guessed_name(info: zipfile.ZipInfo) -> str:
-    """A line when an entry's name has letters beyond ASCII and the zip does not mark it UTF-8: it is then read in
-    the zip standard's code page 437, which is right for old Windows zippers and wrong for one that wrote Latin-1."""
-    if info.flag_bits & 0x800 or info.filename.isascii():
+    """A line when an entry's name has letters beyond ASCII, the zip does not mark it UTF-8 and it is not UTF-8
+    either: it is then read in the zip standard's code page 437, which is right for old Windows zippers and wrong
+    for one that wrote Latin-1."""
+    if info.flag_bits & 0x800 or info.filename.isascii() or info.filename != info.orig_filename:
         return ""
     return ("its name is read in code page 437, as the zip standard says when a zip does not mark its names UTF-8: "
             "if the student's name looks wrong, give it with --names")
@@ -434,7 +440,7 @@ def _handed_in_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str,
     if problem:
         return [Submission(student, source, None, problem)]
     try:
-        inner = zipfile.ZipFile(io.BytesIO(data))
+        inner = _open_zip(io.BytesIO(data))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
         return [Submission(student, source, None, f"is not a readable zip ({str(err)[:120]}): hand in the .ipynb files")]
     with inner:
@@ -498,11 +504,19 @@ def _owner(relatives: list[PurePosixPath], where: PurePosixPath) -> str:
     return student_key(where)
 
 
-def _open_zip(path: Path) -> zipfile.ZipFile:
+def _open_zip(path: Path | io.BytesIO) -> zipfile.ZipFile:
     try:
-        return zipfile.ZipFile(path)
+        archive = zipfile.ZipFile(path)
     except UnicodeDecodeError:  # an entry marked UTF-8 whose name is not: one name must not cost the class
-        return zipfile.ZipFile(io.BytesIO(_unmark_bad_names(path.read_bytes())))
+        raw = path.getvalue() if isinstance(path, io.BytesIO) else path.read_bytes()
+        archive = zipfile.ZipFile(io.BytesIO(_unmark_bad_names(raw)))
+    for info in archive.infolist():  # a Mac's zipper writes UTF-8 names without the mark ("José" read "Jose╠ü")
+        if not info.flag_bits & 0x800 and not info.filename.isascii():
+            try:  # orig_filename stays as read: zipfile checks it against the entry's own header
+                info.filename = info.orig_filename.encode("cp437").decode("utf-8")
+            except UnicodeError:
+                pass
+    return archive
 
 
 def _unmark_bad_names(raw: bytes) -> bytes:
