@@ -223,6 +223,25 @@ def test_exit_in_a_real_kernel_is_a_cross_and_the_kernel_lives_on():
     assert not any(o.output_type == "execute_result" for cell in nb.cells for o in cell.outputs)
 
 
+def test_a_function_stopped_while_its_memory_grows_is_told_so(list_run, monkeypatch, capsys):
+    """A loop keeping 1 GB tensors was told "an endless loop?" when a busy machine filled them past the limit
+    (sweep 28, F01). The process's peak memory is read before and at the stop (stood in for here: a test that
+    really filled gigabytes would cost the machine)."""
+    assert sandbox.peak_memory() > 10 << 20  # this process has loaded torch: tens of MB at least
+    monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 0.3)
+    peaks = iter([1 << 30, 3 << 30])
+    monkeypatch.setattr(sandbox, "peak_memory", lambda: next(peaks, 3 << 30))
+
+    def endless(*args):
+        while True:
+            pass
+
+    run_check("attention_weights", endless, list_run)
+    assert "ran for more than 0.3 s while its memory grew by 2.0 GB, and was stopped: does it keep every tensor " \
+           "it makes?" in one_line(capsys)
+    assert sandbox.too_slow(5, 1 << 29) == "your function ran for more than 5 s (an endless loop?) and was stopped."
+
+
 @pytest.mark.parametrize("name", ["attention_weights", "head_size_and_params", "predict_induction"])
 def test_an_endless_function_is_stopped_with_a_cross(name, list_run, monkeypatch, capsys):
     monkeypatch.setattr(sandbox, "TIME_LIMIT_S", 0.3)

@@ -273,8 +273,23 @@ def _printable(err: BaseException) -> BaseException:
                             f"{'…' * (len(name) > 40)}: its __str__ raises, or its name is overlong)")
 
 
-def too_slow(seconds: float) -> str:
+def too_slow(seconds: float, grew: int = 0) -> str:
+    """The line for a function stopped at the time limit; `grew`: bytes the process's peak memory rose meanwhile,
+    named when over 1 GB (a loop that keeps making tensors is slowed by memory, not only by its loop)."""
+    if grew > 1 << 30:
+        return (f"your function ran for more than {seconds:g} s while its memory grew by {grew / (1 << 30):.1f} GB, "
+                f"and was stopped: does it keep every tensor it makes?")
     return f"your function ran for more than {seconds:g} s (an endless loop?) and was stopped."
+
+
+def peak_memory() -> int:
+    """This process's peak memory in bytes (0 where Python cannot tell: Windows has no `resource`)."""
+    try:
+        import resource
+    except ImportError:
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, Linux kilobytes
 
 
 def clone_args(args: tuple, dtype: torch.dtype | None = None) -> tuple:
@@ -586,16 +601,16 @@ def run_cases(fn, inputs: list[tuple], seconds: float) -> tuple[list[Outcome], s
     are the student's own copies. The list ends early at an input that gave no answer to read (time
     limit, exit(), Stop) or on which the function patched a library; an in-place edit is recorded on
     the input's Outcome (`changed`) and the run goes on."""
-    outcomes, echo, deadline = [], Echo(), time.monotonic() + seconds
+    outcomes, echo, deadline, peak = [], Echo(), time.monotonic() + seconds, peak_memory()
     before, names = Snapshot(), parameter_names(fn, max((len(a) for a in inputs), default=0))
     for args in inputs:
         if outcomes and time.monotonic() > deadline:  # the limit ran out between two inputs: say so
-            outcomes.append(Outcome(problem=too_slow(seconds), code="too_slow"))
+            outcomes.append(Outcome(problem=too_slow(seconds, peak_memory() - peak), code="too_slow"))
             break
         pristine, notebook = clone_args(args), NotebookVariables(fn)
         outcome = run_student(fn, args, echo, max(0.01, deadline - time.monotonic()))
         if outcome.code == "too_slow":  # said with the whole limit, not what was left of it for this input
-            outcome.problem = too_slow(seconds)
+            outcome.problem = too_slow(seconds, peak_memory() - peak)
         patched = changes(before)
         if patched:
             restore(before)
