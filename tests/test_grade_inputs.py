@@ -243,6 +243,24 @@ def test_sweep_29s_late_folder_and_capitals_are_said(tmp_path):
     assert shown["bo"][1] == ""
 
 
+@pytest.mark.parametrize("name, key", [
+    ("ana_single_head_attention.ipynb", "ana"), ("01_single_head_attention_ana.ipynb", "ana"),
+    ("Ana Lima - Shrinking the head.ipynb", "Ana Lima"), ("ana_01_single_head_attention_v2.ipynb", "ana"),
+    ("02_shrinking_the_head_ana_lima.ipynb", "ana_lima"), ("ana_attention.ipynb", "ana_attention"),
+])
+def test_a_lessons_own_name_in_a_file_name_is_no_part_of_the_student(name, key):
+    """`ana_single_head_attention.ipynb` and `ana_shrinking_the_head.ipynb` were two students,
+    "ana_single_head_attention" and "ana_shrinking_the_head": one student, two rows (found reading student_key)."""
+    assert student_key(PurePosixPath(name)) == key and not names_no_student(key)
+
+
+@pytest.mark.parametrize("name", ["hw_single_head_attention_01.ipynb", "single_head_attention.ipynb",
+                                  "01_single_head_attention (1).ipynb", "Copy of Untitled0.ipynb", "lab2_01.ipynb"])
+def test_a_name_made_of_a_lesson_and_numbers_names_no_student_and_is_kept_whole(name):
+    key = student_key(PurePosixPath(name))
+    assert key == name.removesuffix(".ipynb") and names_no_student(key)
+
+
 def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
     with zipfile.ZipFile(path, "w") as z:
         for info, data in entries:

@@ -125,6 +125,7 @@ def student_key(relative: PurePosixPath) -> str:
         return stem or "?"
     whole = stem  # a name that names no student is kept whole: "Untitled0 (1)" and "Untitled0" are two rows
     stem = DUPLICATE.sub("", re.sub(r"^copy of\s+", "", stem, flags=re.I))  # Drive's copy, a second download's (1)
+    stem = LESSON_NAME.sub("", stem).strip(" _-") or stem  # "ana_single_head_attention", "01_…_attention_ana": ana
     stem = re.sub(r"^\d\d_[a-z][a-z0-9_]*\s+-\s+(?=\S)", "", stem)  # "01_single_head_attention - Ana Lima": the lesson's name first
     if rest := re.sub(rf"^{LESSON_WORD}[ _-]*\d{{1,2}}(?=[ _-]|$)[ _-]*", "", stem, flags=re.I):  # "Lesson 01 - Ana Lima"
         stem = rest
@@ -133,8 +134,7 @@ def student_key(relative: PurePosixPath) -> str:
     key = re.sub(r"[ _-]*copy of$", "", stem[:_lesson_at(stem)].rstrip(" _-"), flags=re.I)  # Classroom's "Ana - Copy of 01_…"
     key = DUPLICATE.sub("", key)  # "Ana Lima (1)", "… copy 2"
     key = key.rstrip(" _-") or stem or "?"
-    nameless = LESSON_ONLY.fullmatch(key) or DEFAULT_NAME.fullmatch(key) or key[3:].casefold() in LESSON_NAMES
-    return whole if nameless else key  # "hw3_01", "lab2_01": no name in it, so never one row
+    return whole if names_no_student(key) else key  # "hw3_01", "lab2_01": no name in it, so never one row
 
 
 DUPLICATE = re.compile(r"(?:[ _-]+(?:\(\d+\)|copy(?: \d+| \(\d+\))?))+$", re.I)  # a download's (1), an OS's copy
@@ -142,6 +142,8 @@ DUPLICATE = re.compile(r"(?:[ _-]+(?:\(\d+\)|copy(?: \d+| \(\d+\))?))+$", re.I) 
 
 LESSON_NAMES = {"single_head_attention", "shrinking_the_head", "decompression_and_recombination", "head_count_slider",
                 "all_144_heads", "what_each_head_learns", "shared_keys_and_values", "watch_the_heads_learn"}  # tested
+LESSON_NAME = re.compile("(?<![^ _-])(?:" + "|".join(n.replace("_", "[ _-]+") for n in sorted(LESSON_NAMES)) +
+                         ")(?![^ _-])", re.I)  # a lesson's own name, as a part of a file's name (not "ana_single")
 LESSON_ONLY = re.compile(rf"(?:{LESSON_WORD}|\d)(?:{LESSON_WORD}|\d|[ _-])*", re.I)  # "01", "hw3", "lab 2_01": no name
 
 
@@ -287,8 +289,8 @@ def names_no_student(key: str) -> bool:
     """A key read from a lesson's own file name ("01_single_head_attention", "hw3_01") or a new notebook's
     ("Untitled0"): no student's name in it."""
     key = DUPLICATE.sub("", re.sub(r"^copy of\s+", "", key, flags=re.I)) or key  # "Copy of Untitled0 (1)"
-    return bool(LESSON_ONLY.fullmatch(key) or DEFAULT_NAME.fullmatch(key)  # not "2024_fred" (sweep 29, B7)
-                or key[:2].isdigit() and key[3:].casefold() in LESSON_NAMES)
+    rest = LESSON_NAME.sub("", key).strip(" _-")  # "01_single_head_attention" -> "01"
+    return not rest or bool(LESSON_ONLY.fullmatch(rest) or DEFAULT_NAME.fullmatch(rest))  # not "2024_fred" (B7)
 
 
 def source_parts(source: str) -> list[str]:
