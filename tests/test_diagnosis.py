@@ -278,3 +278,12 @@ def test_an_inner_loop_that_stops_at_the_word_itself_is_named(stop, code, capsys
                 out[i] += weights[i, j] * V[j]
         return out
     assert H.check_weighted_sum(weighted_sum).code == f"weighted_sum.{code}"
+
+
+def test_a_divisor_that_fits_every_input_beats_a_slip_that_fits_one():
+    """÷ 2√d (a temperature) is ÷ d/2 when d = 16: the line read "possibly this: d ** 1/2 … but not on Q, K [7 × 9]"
+    while one exact relation held on both inputs (found probing slips a new class makes)."""
+    line = H.check_attention_weights(lambda Q, K: (Q @ K.T / (2 * math.sqrt(Q.shape[-1]))).softmax(-1)).line
+    assert "divided by 8 = 2·√d, not by √d = 4" in line and "possibly" not in line, line
+    half = H.check_attention_weights(lambda Q, K: (Q @ K.T / (Q.shape[-1] ** 1 / 2)).softmax(-1)).line
+    assert "possibly" not in half and "d ** 1/2" in half, half  # the slip that fits both inputs is still named

@@ -358,7 +358,9 @@ def scale_or_factor(value, expected, args) -> tuple:
         return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g} = 2·d, not by √d = "
                 f"{math.sqrt(d):.4g} (d = Q.shape[-1] = {d}). If you wrote `/ d ** 1/2`: ** goes before /, so it "
                 f"divides by d and then by 2; write / d ** 0.5 or / math.sqrt(d)."), False, "fitted_divisor"
-    return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}, not "
+    times = Fraction(c / math.sqrt(d)).limit_denominator(4)  # 2·√d: a softmax temperature, or √d taken twice
+    of_root = f" = {times}·√d" if abs(float(times) - c / math.sqrt(d)) < 1e-4 and 0 < times <= 4 else ""
+    return (f"{ONE_WAY} your weights are a softmax of the scores divided by {c:.4g}{of_root}, not "
             f"by √d = {math.sqrt(d):.4g} (d = Q.shape[-1] = {d}): divide Q @ K.T by math.sqrt(d) exactly, nothing "
             f"added or rounded."), False, "fitted_divisor"
 

@@ -121,6 +121,17 @@ def _named(ex: Exercise, n: int, seen: dict) -> tuple[str, str, bool] | None:
     return None
 
 
+def _fitted_everywhere(ex: Exercise, seen: dict) -> bool:
+    """Does one constant (explain's fitted divisor or factor) reproduce every wrong answer exactly? Then that line
+    beats a slip offered as a possibility: ÷ 2√d is ÷ d/2 when d = 16 and not after, and was told "possibly `d ** 1/2`"."""
+    wrong = [k for k in seen if seen[k][0] == "answer"]
+    return bool(ex.explain and ex.tensor and wrong) and all(
+        isinstance(seen[k][1], np.ndarray) and seen[k][1].shape == np.shape(_reference(ex, k))
+        and _ALL(_ISFINITE(seen[k][1]))
+        and ex.explain(seen[k][1], _reference(ex, k), _args64(ex, k))[2:] in (("fitted_divisor",), ("fitted_factor",))
+        for k in wrong)
+
+
 def _near(ex: Exercise, m: int, k: int, seen: tuple) -> bool:
     """Is the student's answer on input k at least as near the m-th mistake's answer as the right one,
     with its shape? (Else a slip that explains one input only is no diagnosis to offer.)"""
@@ -170,7 +181,7 @@ def _wrong_answer(ex: Exercise, n: int, got, value, expected, args64: tuple, see
         seen_as = diagnosis.describe(value, expected, args64, ex.batch_first)
         if seen_as:
             return seen_as[0], seen_as[1], "mistake", True
-    if named:
+    if named and not _fitted_everywhere(ex, seen):
         return named[0], named[1], "mistake", named[2]
     if ex.tensor:
         if not _ALL(_ISFINITE(value)):
