@@ -80,7 +80,7 @@ add(E, "wrong", "mask sized from the notebook's T", lambda s: SM(s.masked_fill(_
 add(E, "wrong", "float mask in masked_fill", lambda s: SM(s.masked_fill(torch.ones(s.shape[-1], s.shape[-1]).triu(1), float("-inf")), -1), "the mask must be boolean")
 add(E, "wrong", "softmax over dim 0", lambda s: SM(s.masked_fill(_later(s.shape[-1]), float("-inf")), 0), "softmax over the wrong axis")
 add(E, "wrong", "scores.tril() (upper set to 0)", lambda s: SM(s.tril(), -1), "filled the future with 0 instead of -inf")
-add(E, "wrong", "torch.where with the mask inverted", lambda s: SM(torch.where(_later(s.shape[-1]), s, torch.tensor(float("-inf"))), -1), "torch.where(mask, scores, -inf) keeps the scores")
+add(E, "wrong", "torch.where with the mask inverted", lambda s: SM(torch.where(_later(s.shape[-1]), s, torch.tensor(float("-inf"))), -1), "kept the later ones, as a .tril() mask, an inverted (~) mask or torch.where(mask, scores, -inf) does")
 add(E, "wrong", "masked scores returned (no softmax)", lambda s: s.masked_fill(_later(s.shape[-1]), float("-inf")), "returned the masked scores")
 add(E, "wrong", "offset triu(2): one later word visible", lambda s: SM(s.masked_fill(torch.ones(s.shape[-1], s.shape[-1], dtype=torch.bool).triu(2), float("-inf")), -1), "masked only from two words ahead")
 add(E, "wrong", "upper × 0 after exp, no renormalising", lambda s: s.exp().tril() / s.exp().sum(-1, keepdim=True), "masked after the softmax")
@@ -207,7 +207,7 @@ add(E, "ok", "numpy", lambda x, n: np.asarray(x).reshape(x.shape[0], n, -1).tran
 # ---------------------------------------------------------------- 03 merge_heads(z)
 E = "merge_heads"
 add(E, "wrong", "plain reshape(T, H*d)", lambda z: z.reshape(z.shape[1], -1), "heads merged in the wrong order")
-add(E, "wrong", "transpose then view (non-contiguous)", lambda z: z.transpose(0, 1).view(z.shape[1], -1), ".view() after a transpose fails")
+add(E, "wrong", "transpose then view (non-contiguous)", lambda z: z.transpose(0, 1).view(z.shape[1], -1), ".view() cannot read this tensor as it lies in memory (after a transpose")
 add(E, "wrong", "cat along dim 0 ([H·T, d])", lambda z: torch.cat(list(z), dim=0), "stacked the heads as rows")
 add(E, "wrong", "interleaved: permute(1, 2, 0)", lambda z: z.permute(1, 2, 0).reshape(z.shape[1], -1), "heads interleaved")
 add(E, "wrong", "sum over heads", lambda z: z.sum(0), "added the heads instead of putting them side by side")
@@ -525,7 +525,7 @@ for desc, opt, expect in [
     ("mask sized from the notebook's T", dict(global_T=True), "the mask has a fixed size"),
     ("diagonal masked too", dict(offset=0), "masked the diagonal too"),
     ("no qkv projection (q = k = v = x)", dict(no_proj=True), "q, k and v are x itself"),
-    ("merge with .view (non-contiguous)", dict(merge="view"), ".view() after a transpose fails"),
+    ("merge with .view (non-contiguous)", dict(merge="view"), ".view() cannot read this tensor as it lies in memory (after a transpose"),
 ]:
     add(E, "wrong", desc, _mh_class(**opt), expect)
 for kind in ("sdpa", "einsum", "loop", "float64", "perbatch"):

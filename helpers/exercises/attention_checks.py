@@ -157,9 +157,9 @@ MASKED_WEIGHTS_MISTAKES = [
       "`return scores` where the weights' name belongs?).", lambda s: s.clone(), code="returned_scores"),
     M("softmax over the wrong axis: use dim=-1 so each query's row sums to 1.",
       lambda s: _fill(s, future_mask(s.shape[-1])).softmax(0), code="softmax_axis"),
-    M("hid the diagonal and the earlier words and kept the later ones, as a .tril() mask or torch.where(mask, "
-      "scores, -inf) does (the last row is all -inf, NaN): hide the later words only, with .triu(1) or "
-      "torch.where(mask, float('-inf'), scores).",
+    M("hid the diagonal and the earlier words and kept the later ones, as a .tril() mask, an inverted (~) mask or "
+      "torch.where(mask, scores, -inf) does (the last row is all -inf, NaN): hide the later words only, with "
+      ".triu(1) or torch.where(mask, float('-inf'), scores).",
       lambda s: torch.where(future_mask(s.shape[-1]), s, -math.inf).softmax(-1), code="where_swapped"),
     M("used log_softmax: the weights are .softmax(dim=-1) (positive, each row sums to 1).",
       lambda s: _fill(s, future_mask(s.shape[-1])).log_softmax(-1), code="log_softmax"),

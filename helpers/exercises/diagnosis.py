@@ -388,7 +388,8 @@ _ERRORS = [  # (pattern, the engine's code, the line)
      "reverses every axis of a 3-D or 4-D tensor: use .transpose(-2, -1)), and take each size from this input's "
      "shape ({sizes})."),
     (r"view size is not compatible with input tensor's size and stride", "view_after_transpose",
-     ".view() after a transpose fails: use .reshape(...) (or .contiguous().view(...))."),
+     ".view() cannot read this tensor as it lies in memory (after a transpose, or a slice such as .split() or "
+     ".chunk() made): use .reshape(...) (or .contiguous().view(...))."),
     (r"shape '\[(.*)\]' is invalid for input of size (\d+)", "reshape_size",
      "reshape to [{0}] cannot hold the input's {1} numbers: compute each size from the input's shape."),
     (r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but got (-?\d+)\)",
