@@ -203,3 +203,10 @@ def test_a_float_head_size_is_shown_with_the_numbers_of_its_own_input(capsys):
     """Sweep 17, hp_w4: on width 96 and 4 heads the line said "width / n_heads gives 8.0" (another input's)."""
     verdict = H.check_head_size_and_params(lambda width, n_heads: (width / n_heads, 4 * width * width + 4 * width))
     assert "(24.0, 37248) holds a float (width / n_heads gives 24.0, not 24)" in verdict.line
+
+
+def test_the_example_of_a_tuple_is_this_inputs_answer():
+    """A dict {'size': 24, 'params': 37248} was told "such as (8, 37248)": the head size of 12 heads beside the
+    parameters of 4 (found probing answers a new class writes)."""
+    line = H.check_head_size_and_params(lambda w, n: {"size": w // n, "params": 4 * w * w + 4 * w}).line
+    assert "such as (24, 37248), got dict" in line, line

@@ -29,10 +29,11 @@ def whole_numbers(example: str, reference=None):
     of the right value, that the numbers are right and only their type is not)."""
     def read(got, args):
         got = _as_tuple(got)
+        shown = str(tuple(reference(*args))) if reference is not None else example  # this input's own
         if is_whole_number(got):
-            return None, f"expected a tuple of whole numbers such as {example}, got the single number {int(got)}."
+            return None, f"expected a tuple of whole numbers such as {shown}, got the single number {int(got)}."
         if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list, torch.Size)):
-            return None, f"expected a tuple of whole numbers such as {example}, got {type(got).__name__} {got!r:.40}."
+            return None, f"expected a tuple of whole numbers such as {shown}, got {type(got).__name__} {got!r:.40}."
         if any(isinstance(x, float) and x.is_integer() for x in got):
             if reference is not None and all(isinstance(x, (int, float)) for x in got) and \
                     tuple(int(x) for x in got) == tuple(reference(*args)):
@@ -43,7 +44,7 @@ def whole_numbers(example: str, reference=None):
             return None, (f"{tuple(got)} holds a float: width / n_heads gives a float (e.g. 8.0); use whole-number "
                           f"division, width // n_heads.")
         if not all(is_whole_number(x) for x in got):
-            return None, f"expected a tuple of whole numbers such as {example}, got {tuple(got)!r:.60}."
+            return None, f"expected a tuple of whole numbers such as {shown}, got {tuple(got)!r:.60}."
         return tuple(int(x) for x in got), None
     return read
 
