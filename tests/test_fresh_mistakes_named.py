@@ -329,7 +329,7 @@ NAMED = {
     "sh2": 'heads interleaved',
     "sh3": 'split the words (dim 0)',
     "mh1": 'permute(2, 1, 0) reverses all three axes',
-    "mh2": '.view() after a transpose',
+    "mh2": '.view() cannot read this tensor as it lies in memory (after a transpose',
     "mh3": 'stacked the heads as rows',
     "rc1": '0.6667 (= 2/3) × the right one',
     "rc2": 'summed over the words',

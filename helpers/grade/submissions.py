@@ -125,7 +125,8 @@ def student_key(relative: PurePosixPath) -> str:
         return stem or "?"
     whole = stem  # a name that names no student is kept whole: "Untitled0 (1)" and "Untitled0" are two rows
     stem = DUPLICATE.sub("", re.sub(r"^copy of\s+", "", stem, flags=re.I))  # Drive's copy, a second download's (1)
-    stem = LESSON_NAME.sub("", stem).strip(" _-") or stem  # "ana_single_head_attention", "01_…_attention_ana": ana
+    if (named := LESSON_NAME.sub("", stem)) != stem:  # "ana_single_head_attention", "01_…_attention_ana": ana
+        stem = named.strip(" _-") or stem
     stem = re.sub(r"^\d\d_[a-z][a-z0-9_]*\s+-\s+(?=\S)", "", stem)  # "01_single_head_attention - Ana Lima": the lesson's name first
     if rest := re.sub(rf"^{LESSON_WORD}[ _-]*\d{{1,2}}(?=[ _-]|$)[ _-]*", "", stem, flags=re.I):  # "Lesson 01 - Ana Lima"
         stem = rest
@@ -289,7 +290,8 @@ def names_no_student(key: str) -> bool:
     """A key read from a lesson's own file name ("01_single_head_attention", "hw3_01") or a new notebook's
     ("Untitled0"): no student's name in it."""
     key = DUPLICATE.sub("", re.sub(r"^copy of\s+", "", key, flags=re.I)) or key  # "Copy of Untitled0 (1)"
-    rest = LESSON_NAME.sub("", key).strip(" _-")  # "01_single_head_attention" -> "01"
+    rest = LESSON_NAME.sub("", key)
+    rest = rest.strip(" _-") if rest != key else key  # "01_single_head_attention" -> "01"; "-2" stays "-2"
     return not rest or bool(LESSON_ONLY.fullmatch(rest) or DEFAULT_NAME.fullmatch(rest))  # not "2024_fred" (B7)
 
 
