@@ -312,20 +312,23 @@ def test_a_stop_while_the_results_are_written_finishes_them_first(anonymous, tmp
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_ctrl_c_while_the_grader_loads_is_one_line(tmp_path):
-    """Ctrl-C in the first second (torch loading) printed a traceback (sweep 18, sigint_early)."""
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_ctrl_c_or_a_kill_while_the_grader_loads_is_one_line(tmp_path, stop):
+    """Ctrl-C in the first second (torch loading) printed a traceback (sweep 18, sigint_early); SIGTERM or SIGHUP
+    then stopped the grader without a word (sweep 30, WEAK-9)."""
     import signal
     import time
 
     run = subprocess.Popen([sys.executable, "-m", "helpers.grade", str(tmp_path), "--out", str(tmp_path / "o")],
                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.6)  # Python is up and the grader's imports (torch: a second or more here) are under way
-    run.send_signal(signal.SIGINT)
+    run.send_signal(getattr(signal, stop))
     _, err = run.communicate(timeout=120)
     if run.returncode == 2:  # the signal came outside the imports (a fast machine): refused as an empty class
         pytest.skip("the signal did not land while the grader was loading")
-    assert run.returncode == 130 and "Traceback" not in err, err[-2000:]
-    assert err.strip() == "✗ Stopped (Ctrl-C) before any notebook was graded: nothing was written."
+    assert run.returncode == 128 + getattr(signal, stop) and "Traceback" not in err, err[-2000:]
+    said = "Ctrl-C" if stop == "SIGINT" else stop
+    assert err.strip() == f"✗ Stopped ({said}) before any notebook was graded: nothing was written."
 
 
 def test_files_that_are_no_students_are_said_on_the_console_and_in_the_report(tmp_path, capsys):

@@ -546,14 +546,15 @@ def test_the_folder_a_killed_grader_left_is_removed_by_the_next_one(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["helpers-grade-live", "helpers-grade-unknown"]
 
 
-def test_ctrl_c_is_ignored_only_while_the_forkserver_starts(monkeypatch):
+def test_ctrl_c_is_ignored_only_while_the_forkserver_starts_and_obeyed_once_a_worker_is_known(monkeypatch):
     """Ctrl-C was set to be ignored around every worker's start; one pressed while the server forked a worker was
-    lost, and the class was graded to the end (sweep 28, E01, seen once in ten). Only the start that makes the
-    forkserver, a new Python in the terminal's process group, needs it ignored."""
-    import multiprocessing
+    lost (sweep 28, E01), and so was one pressed while the server preloaded torch and the lessons, seconds before
+    it forked the first worker (sweep 30, BAD-1). Only the exec of the server, a new Python in the terminal's
+    process group, needs it ignored; a Ctrl-C during a start is obeyed once the worker is known (so it is stopped)."""
+    import multiprocessing.forkserver
 
     from helpers.grade import pool
-    seen = []
+    servers, seen = [], []
 
     class Started:
         pid = 0
@@ -563,6 +564,8 @@ def test_ctrl_c_is_ignored_only_while_the_forkserver_starts(monkeypatch):
 
         def start(self):
             seen.append(signal.getsignal(signal.SIGINT))
+            if len(seen) == 3:
+                os.kill(os.getpid(), signal.SIGINT)  # pressed while multiprocessing starts the third worker
 
     class Context:
         Pipe, Process = staticmethod(multiprocessing.Pipe), Started
@@ -573,13 +576,57 @@ def test_ctrl_c_is_ignored_only_while_the_forkserver_starts(monkeypatch):
     monkeypatch.setattr(pool, "SPAWN", False)
     monkeypatch.setattr(pool, "make_cgroup", lambda *args: None)
     monkeypatch.setattr(pool, "enter_cgroup", lambda *args: None)
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running",
+                        lambda: servers.append(signal.getsignal(signal.SIGINT)))
     grader = pool.Grader(confine.Limits(), 1, [], [])
     grader.ctx = Context()
     try:
-        for _ in range(3):
+        for _ in range(2):
             grader.start(pool.Job("ana_01.ipynb", b"{}"), 0)
+        with pytest.raises(KeyboardInterrupt):
+            grader.start(pool.Job("bo_01.ipynb", b"{}"), 0)
+        assert len(grader.running) == 3  # the third worker is known, so closing the grader stops it
     finally:
         for fd in grader.running:
             os.close(fd)
         shutil.rmtree(grader.root, ignore_errors=True)
-    assert seen == [signal.SIG_IGN, signal.default_int_handler, signal.default_int_handler]
+    assert servers == [signal.SIG_IGN]  # the server's Python starts with Ctrl-C ignored, once
+    assert len(seen) == 3 and not {signal.SIG_IGN, signal.SIG_DFL} & set(seen)  # noted, never ignored
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.slow  # a class graded until the stop
+def test_ctrl_c_while_the_forkserver_preloads_stops_the_grading(tmp_path):
+    """A Ctrl-C that came while the forkserver imported torch and the lessons (seconds, before the first worker)
+    was ignored: the class was graded to the end and the exit status was 0 (sweep 30, BAD-1)."""
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("finds the forkserver through /proc (Linux)")
+    folder, out = tmp_path / "class", tmp_path / "out"
+    scratch = Path(tempfile.mkdtemp(prefix="hg", dir="/tmp" if os.path.isdir("/tmp") else None))
+    folder.mkdir()
+    for i in range(3):
+        _write(folder / f"s{i}_01.ipynb", _lesson01())
+    run = _grade(folder, out, "--workers", "1", env={"TMPDIR": str(scratch)}, start_new_session=True)
+
+    def server_preloading() -> bool:  # the grader's forkserver runs and has forked no worker yet
+        children = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        with contextlib.suppress(OSError):
+            return any(b"forkserver" in (Path("/proc") / str(pid) / "cmdline").read_bytes() and not children.get(pid)
+                       for pid in children.get(run.pid, []))
+        return False
+
+    deadline = time.monotonic() + 120
+    while run.poll() is None and not server_preloading() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert run.poll() is None, "the grader ended before its forkserver was seen"
+    os.killpg(run.pid, signal.SIGINT)  # as Ctrl-C at a terminal: the whole foreground group
+    stdout, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr[-2000:]
+    assert stderr.strip().splitlines()[-1].startswith("✗ Stopped (Ctrl-C)") and "Traceback" not in stderr
+    assert not (out / "grades.csv").exists()
+    time.sleep(1.0)
+    assert _ours() == [] and list(scratch.iterdir()) == []

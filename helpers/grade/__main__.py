@@ -18,7 +18,21 @@ import sys
 from pathlib import Path
 
 STOPPED_LOADING = "before any notebook was graded: nothing was written."
-try:  # the grader and torch take a second or more to load: a Ctrl-C then gets one line too, not a traceback
+
+
+class Stopped(KeyboardInterrupt):
+    """A kill signal (SIGTERM, SIGHUP) ends the grading the way Ctrl-C does: workers stopped, what was graded kept."""
+
+
+def _stop(number, _frame):
+    raise Stopped(signal.Signals(number).name)
+
+
+if __name__ == "__main__":  # from the first line: a kill while torch loads stopped the grader without a word (sweep 30)
+    for _number in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(_number) is not signal.SIG_IGN:  # `nohup` ignores SIGHUP: it stays ignored
+            signal.signal(_number, _stop)
+try:  # the grader and torch take a second or more to load: a Ctrl-C or kill then gets one line, not a traceback
     from ..core.files import atomic_write
     from . import nbgrader, otter
     from .classroom import grade_class
@@ -26,9 +40,10 @@ try:  # the grader and torch take a second or more to load: a Ctrl-C then gets o
     from .lessons import lessons
     from .results import FOLDER, NAMES, read_points, write_outputs
     from .submissions import read_names
-except KeyboardInterrupt:
-    print(f"✗ Stopped (Ctrl-C) {STOPPED_LOADING}", file=sys.stderr)
-    raise SystemExit(128 + signal.SIGINT) from None
+except KeyboardInterrupt as stopped:
+    _how = stopped.args[0] if isinstance(stopped, Stopped) else "Ctrl-C"
+    print(f"✗ Stopped ({_how}) {STOPPED_LOADING}", file=sys.stderr)
+    raise SystemExit(128 + (signal.Signals[_how] if isinstance(stopped, Stopped) else signal.SIGINT)) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,16 +109,9 @@ def _graded_class(out: Path) -> list[str] | None:
     return graded if isinstance(graded, list) and all(isinstance(p, str) for p in graded) else None
 
 
-class Stopped(KeyboardInterrupt):
-    """A kill signal (SIGTERM, SIGHUP) ends the grading the way Ctrl-C does: workers stopped, what was graded kept."""
-
-
 @contextlib.contextmanager
 def _stopped_by_signals():
-    def stop(number, _frame):
-        raise Stopped(signal.Signals(number).name)
-
-    before = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGHUP)
+    before = {number: signal.signal(number, _stop) for number in (signal.SIGTERM, signal.SIGHUP)
               if signal.getsignal(number) is not signal.SIG_IGN}  # `nohup` ignores SIGHUP: it stays ignored
     try:
         yield

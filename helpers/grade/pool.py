@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import select
 import shutil
@@ -88,6 +89,24 @@ def _ctrl_c_ignored():
 
 
 @contextlib.contextmanager
+def _ctrl_c_deferred():
+    """Ctrl-C noted while the block runs and obeyed (a KeyboardInterrupt) when it ends: the forkserver preloads torch
+    and the lessons before it forks the first worker, seconds in which a Ctrl-C ignored was lost (sweep 30, BAD-1),
+    and one obeyed inside multiprocessing's start would leave a worker the grader does not know to stop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+    if pressed:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
 def _as_a_spawned_worker_starts():
     """What a spawned worker inherits while it imports torch, before it confines itself: one OpenMP thread
     (a process with threads cannot unshare a user namespace, so it would run unconfined) and Ctrl-C ignored."""
@@ -148,21 +167,22 @@ class Grader:
         cgroup = make_cgroup(f"{self.root.name}-{workdir.name}", self.limits.processes)
         process = self.ctx.Process(target=work, args=(send, job.data, start, str(workdir), self.hidden, self.limits,
                                                       str(cgroup) if cgroup else None), daemon=True)
-        # Ctrl-C ignored only while a new Python starts (the forkserver at the first start, or a spawned worker):
-        # ignored at every start, one pressed while a worker was forked from the server was lost (sweep 28, E01)
-        starts_a_python = self.ctx.get_start_method() != "forkserver" or not self.server_started
-        with (_as_a_spawned_worker_starts() if SPAWN else _ctrl_c_ignored()) if starts_a_python else \
-                contextlib.nullcontext():
+        # Ctrl-C ignored only while a new Python starts, which keeps it ignored (an exec keeps an ignored signal
+        # ignored): the forkserver, once, or a spawned worker; else noted and obeyed once the worker is known
+        if self.ctx.get_start_method() == "forkserver" and not self.server_started:
+            with _ctrl_c_ignored():
+                multiprocessing.forkserver.ensure_running()  # starts the server and returns: it preloads on its own
+            self.server_started = True
+        with _as_a_spawned_worker_starts() if SPAWN else _ctrl_c_deferred():
             process.start()
-        self.server_started = True
-        enter_cgroup(cgroup, process.pid)
-        os.environ.pop(PRELOAD_ENV, None)  # read once, by the server as it started: no later process prepares lessons
-        send.close()
-        fd = os.dup(recv.fileno())
-        recv.close()
-        os.set_blocking(fd, False)
-        now = time.monotonic()
-        self.running[fd] = _Running(job, process, fd, start, workdir, now, now + self._wall(job), cgroup)
+            enter_cgroup(cgroup, process.pid)
+            os.environ.pop(PRELOAD_ENV, None)  # read once, by the server as it started: no later process prepares
+            send.close()
+            fd = os.dup(recv.fileno())
+            recv.close()
+            os.set_blocking(fd, False)
+            now = time.monotonic()
+            self.running[fd] = _Running(job, process, fd, start, workdir, now, now + self._wall(job), cgroup)
 
     def _wall(self, job: Job) -> float:
         """Seconds the next step may take: an exercise's limit, or what is left of the notebook's."""
