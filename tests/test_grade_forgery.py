@@ -63,6 +63,8 @@ HOSTILE = {
         "    import torch\n" + WRONG),
     "reach-through-proc": HEAD + REACH + RIGHT,
     "closes-its-pipes": HEAD + "    os.closerange(0, 1024)\n" + RIGHT,
+    "leaves-threads": HEAD + "    import threading, time\n    for _ in range(100):\n"
+                             "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n" + RIGHT,
 }
 ALL_RIGHT = {"attention_weights": "right", "masked_weights": "right", "weighted_sum": "right"}
 
@@ -160,6 +162,16 @@ def test_a_function_that_closes_its_pipes_is_told_so_and_the_next_exercises_are_
     assert _first(graded, "closes-its-pipes")["line"] == (
         "✗ attention weights: your function closed files it did not open (os.close or os.closerange), among them "
         "the pipe its answer goes back through, so no answer arrived: close only the files your own code opened.")
+
+
+def test_a_function_that_leaves_threads_running_is_told_so_not_suspected_of_forgery(graded):
+    """50 sleeping threads per call: the confirming call found no thread left to start under the 256 limit and read
+    "RuntimeError: RuntimeError: can't start new thread … the submission changed the check …" (sweep 30, BAD-6)."""
+    if not any("at most 256 processes and threads" in p for p in graded[2]):
+        pytest.skip("no limit on threads binds here: the answer is right")
+    line = _first(graded, "leaves-threads")["line"]
+    assert "starts threads that are still running when it returns" in line and "RuntimeError: RuntimeError" not in line
+    assert "changed the check" not in line and _cells(graded, "leaves-threads")[1:] == ("✓", "✓")
 
 
 def test_a_function_that_ends_its_process_is_told_how_it_ended_and_the_next_exercises_are_graded(graded):

@@ -261,6 +261,27 @@ def test_a_name_made_of_a_lesson_and_numbers_names_no_student_and_is_kept_whole(
     assert key == name.removesuffix(".ipynb") and names_no_student(key)
 
 
+def test_sweep_30s_backups_in_folders_drafts_and_spacings(tmp_path):
+    """A copy kept in old/ or backup/ was graded over the student's notebook, its path sorting last (BAD-2);
+    dee/ holding "lesson1 draft" and "lesson1 final" became students "draft" and "final" (BAD-3); "Ana Lima 01"
+    and "ana_lima_02" were two rows without a word (BAD-4)."""
+    from helpers.grade.classroom import _names, upload_order
+    for f in ("class/ana/01_single_head_attention.ipynb", "class/ana/old/01_single_head_attention.ipynb",
+              "class/bo/backup/01.ipynb", "class/bo/01.ipynb", "class/dee/lesson1 draft.ipynb",
+              "class/dee/lesson1 final.ipynb"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_bytes(b"{}")
+    found = collect([tmp_path / "class"])[0]
+    assert {s.student for s in found} == {"ana", "bo", "dee"}
+    for student in ("ana", "bo", "dee"):
+        graded = sorted((s.source for s in found if s.student == student), key=upload_order)[-1]
+        assert not any(word in graded for word in ("/old/", "/backup/", "draft")), graded
+    assert names_no_student(student_key(PurePosixPath("lesson1 final.ipynb")))
+    shown = _names(["Ana Lima", "ana_lima", "Bo"])
+    assert shown["ana_lima"][1].startswith("Another row's name differs from this one only in capitals, spaces, _ or - "
+                                           "(Ana Lima, ana_lima)") and shown["Bo"][1] == ""
+
+
 def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
     with zipfile.ZipFile(path, "w") as z:
         for info, data in entries:

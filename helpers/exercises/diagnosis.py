@@ -387,6 +387,10 @@ _ERRORS = [  # (pattern, the engine's code, the line)
      "two tensors of sizes {0} and {1} met on one axis: check which axes you transposed, split or repeated (.T "
      "reverses every axis of a 3-D or 4-D tensor: use .transpose(-2, -1)), and take each size from this input's "
      "shape ({sizes})."),
+    (r"can't start new thread", "threads_left_running",
+     "your function starts threads that are still running when it returns, and no more could be started (a grader "
+     "allows at most 256 processes and threads): join each one (t.join()) before returning, or compute without "
+     "threads."),
     (r"view size is not compatible with input tensor's size and stride", "view_after_transpose",
      ".view() cannot read this tensor as it lies in memory (after a transpose, or a slice such as .split() or "
      ".chunk() made): use .reshape(...) (or .contiguous().view(...))."),

@@ -148,6 +148,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "error.module_not_imported": ("mistake", "torch, numpy, math, F or nn used where the notebook never imports it"),
     "error.helpers_module": ("mistake", "the helpers module H used as a number"),
     "error.input_called": ("mistake", "the function calls input(), which waits for typing"),
+    "error.threads_left_running": ("mistake", "the function leaves threads running until no more can start"),
     "error.processes_started": ("mistake", "the function starts worker processes (multiprocessing)"),
     "error.runner_lost": ("raised", "(grader) the process running the function stopped answering: it forked or ended"),
     "not_a_class": ("mistake", "(capstone) the check was given something other than the class"),

@@ -121,6 +121,17 @@ def _names(keys: list[str]) -> dict[str, tuple[str, str]]:
         if same and not names[key][1]:
             names[key] = (names[key][0], f"Another row has this name and a platform's id ({', '.join(same)}): two "
                                          f"rows, not merged; if they are one student, give both files one name.")
+    loose: dict[str, list[str]] = {}  # "Ana Lima" and "ana_lima": the same letters, spaced another way (sweep 30)
+    for key in keys:
+        if not names_no_student(key):
+            loose.setdefault(" ".join(re.split(r"[\s_.-]+", visible(key).casefold())).strip(), []).append(key)
+    for group in loose.values():
+        spelled = sorted({visible(k) for k in group})
+        for key in group if len(spelled) > 1 else []:
+            if not names[key][1]:
+                names[key] = (names[key][0], f"Another row's name differs from this one only in capitals, spaces, _ "
+                                             f"or - ({', '.join(spelled)}): separate rows, not merged; if they are "
+                                             f"one student, give their files one name.")
     return names
 
 
@@ -230,7 +241,8 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
                                    f"not graded: {', '.join(others)}{alike}.")
             rows[key].unnamed.append(f"{len(group)} notebooks of lesson {lesson}: graded the one whose file "
                                      f"name sorts last (numbers by value: -10 after -2; a Teams draft in "
-                                     f"Working files or a name ending in _old or backup before the others).")
+                                     f"Working files, a name ending in _old or backup, or a file in an old/ or "
+                                     f"backup/ folder before the others).")
         job = group[-1]
         if in_teams_draft(job.source):  # nothing of this lesson in Submitted files: the draft was never turned in
             said = (f"Lesson {lesson} was graded from the Teams draft (Working files): it was never turned in "
@@ -249,16 +261,19 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
 
 
 BACKUP = re.compile(r"[ _.(-](old|backup|bak|orig|original|draft|unused)[ _)-]*\d*$", re.I)  # ana_01_old
+BACKUP_FOLDER = re.compile(r"old|backups?|bak|orig(?:inal)?|archived?|unused|drafts?|previous|old[ _-]versions?",
+                           re.I)  # ana/old/01.ipynb: a copy kept aside, whose path sorts after ana/01.ipynb (sweep 30)
 
 
 def upload_order(source: str) -> tuple:
     """Where a student's notebook of a lesson comes among theirs; the last is graded: a Teams draft (Working
-    files) or a backup by its name (`ana_01_old`, `ana_01 backup`) before the others, then by name with
-    numbers by value. Compared in NFC, as the student keys are: a Mac writes "é" as e + a combining accent,
+    files) or a backup by its name (`ana_01_old`, `ana_01 backup`) or folder (`ana/old/`) before the others, then
+    by name with numbers by value. Compared in NFC, as the student keys are: a Mac writes "é" as e + a combining accent,
     which sorts before "José_01" whatever its number."""
     source = unicodedata.normalize("NFC", source)
-    stem = source_parts(source)[-1].removesuffix(".ipynb")
-    return not (in_teams_draft(source) or BACKUP.search(stem)), _by_number(source.removesuffix(".ipynb"))
+    *folders, name = source_parts(source)
+    aside = BACKUP.search(name.removesuffix(".ipynb")) or any(BACKUP_FOLDER.fullmatch(f.strip()) for f in folders)
+    return not (in_teams_draft(source) or aside), _by_number(source.removesuffix(".ipynb"))
 
 
 def _by_number(name: str) -> list[tuple[int, int | str]]:

@@ -234,7 +234,8 @@ class Runner:
         if "module" in reply:
             return RemoteModule(self, reply)
         if "raised" in reply:
-            raise RuntimeError(f"{str(reply.get('raised'))[:60]}: {str(reply.get('message'))[:500]}")
+            name, message = str(reply.get("raised"))[:60], str(reply.get("message"))[:500]
+            raise RuntimeError(message if name == "RuntimeError" else f"{name}: {message}")  # not "RuntimeError: Ru…"
         return decode(reply.get("answer"))
 
     def closed_its_pipes(self, wait_s: float = 2.0) -> bool:
@@ -391,6 +392,11 @@ def unconfirmed(ex, here, record: dict) -> dict:
     why = ("The check run in the submission's own process said right; run again where none of its code runs, on "
            "the answers it gave, it does not: the submission changed the check or what the grader reads, or its "
            "function does not give the same answer twice.")
+    # a second call that raised: the first call's leftovers (threads still running), not a forgery (sweep 30)
+    if here is not None and (here.outcome == "raised" or ".error." in f".{here.code}") and \
+            not here.code.endswith(".runner_lost"):  # (a runner that stopped answering may well be a forgery)
+        why = ("Its first run, in the check of its own process, answered right; called again for the check that "
+               "confirms it, it raised: a function must give its answer every time it is called.")
     if here is None:
         return dict(raised(ex, f"not confirmed. {why}"), printed=record.get("printed", ""))
     return {"outcome": here.outcome, "code": here.code, "line": f"{here.line.rstrip()} ({why})",

@@ -145,7 +145,10 @@ LESSON_NAMES = {"single_head_attention", "shrinking_the_head", "decompression_an
                 "all_144_heads", "what_each_head_learns", "shared_keys_and_values", "watch_the_heads_learn"}  # tested
 LESSON_NAME = re.compile("(?<![^ _-])(?:" + "|".join(n.replace("_", "[ _-]+") for n in sorted(LESSON_NAMES)) +
                          ")(?![^ _-])", re.I)  # a lesson's own name, as a part of a file's name (not "ana_single")
-LESSON_ONLY = re.compile(rf"(?:{LESSON_WORD}|\d)(?:{LESSON_WORD}|\d|[ _-])*", re.I)  # "01", "hw3", "lab 2_01": no name
+VERSION_WORD = (r"(?:draft|final|old|new|backup|copy|v\d+|version|fixed|done|finished|completed?|submissions?|"
+                r"submitted|answers?|solutions?|attempt|try|rev|edited|updated?|latest)")  # "lesson1 final": no name
+LESSON_ONLY = re.compile(rf"(?:{LESSON_WORD}|{VERSION_WORD}|\d)(?:{LESSON_WORD}|{VERSION_WORD}|\d|[ _-])*",
+                         re.I)  # "01", "hw3", "lab 2_01", "lesson1 draft": no name
 
 
 def _lesson_at(stem: str) -> int:
