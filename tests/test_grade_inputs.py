@@ -282,6 +282,18 @@ def test_sweep_30s_backups_in_folders_drafts_and_spacings(tmp_path):
                                            "(Ana Lima, ana_lima)") and shown["Bo"][1] == ""
 
 
+def test_a_teachers_readme_or_receipt_beside_the_class_is_no_student(tmp_path):
+    """`class/README.md` and `class/receipt.txt` became students "README" and "receipt" with 0 points (sweep 30,
+    WEAK-8); a student's own .pdf still gets its row, and so does a file in a student's folder."""
+    for f in ("class/README.md", "class/receipt.txt", "class/ana_01.pdf", "class/cy/cy_notes.txt", "class/bo_01.ipynb"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_bytes(b"{}")
+    found = collect([tmp_path / "class"])[0]
+    rows = {s.student for s in found if not s.skipped}
+    assert rows == {"ana", "bo", "cy"} and {s.student for s in found if s.skipped} == {"README", "receipt"}
+    assert all("no student's notebook" in s.problem for s in found if s.skipped)
+
+
 def _zip(path: Path, entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> Path:
     with zipfile.ZipFile(path, "w") as z:
         for info, data in entries:
@@ -483,6 +495,22 @@ def test_a_decorated_helper_and_an_if_block_are_named_and_del_above_removes_the_
     namespace = {}
     exec(gone.code, namespace)
     assert "POWER" not in namespace and "helper" not in namespace and gone.left_out == {}
+
+
+def test_a_helper_decorated_with_the_students_own_function_is_taken():
+    """`@logged def root(d)` above, `def logged(f): return f` above that: Jupyter runs it, the grader left it out and
+    refused a right answer using root (sweep 30, BAD-5). A decorator defined nowhere, or after, still leaves it out."""
+    taken = _take("import math\ndef logged(f):\n    return f\n", "@logged\ndef root(d):\n    return math.sqrt(d)\n",
+                  "def attention_weights(Q, K):\n    return (Q @ K.T / root(Q.shape[-1])).softmax(-1)\n")
+    namespace = {}
+    exec(taken.code, namespace)
+    assert namespace["root"](16) == 4.0 and taken.left_out == {}
+    later = _take("@logged\ndef root(d):\n    return d\n", "def logged(f):\n    return f\n",
+                  "def attention_weights(Q, K):\n    return root(Q)\n")
+    assert "root" in later.left_out
+    runs_code = _take("def logged(f):\n    return f\n", "@logged(print('x'))\ndef root(d):\n    return d\n",
+                      "def attention_weights(Q, K):\n    return root(Q)\n")
+    assert "root" in runs_code.left_out  # only a bare name of the student's function, not a call
 
 
 def test_a_name_only_a_left_out_line_sets_is_named_in_the_verdict():
@@ -874,9 +902,10 @@ def test_a_function_overwritten_with_its_result_or_assigned_from_a_left_out_line
     assert again.code is None and again.problem == (
         "`attention_weights = attention_weights(Q, K)` sets attention_weights to what calling it returned, so in "
         "the notebook attention_weights is no longer your function: give the result another name")
-    left = _take("def timeit(f):\n    return f\n@timeit\ndef helper(Q, K):\n    return Q", "attention_weights = helper\n")
+    left = _take("def timeit(n):\n    return lambda f: f\n@timeit(1)\ndef helper(Q, K):\n    return Q",
+                 "attention_weights = helper\n")  # (a bare @timeit of the student's is taken)
     assert left.code is None and left.problem.startswith("`attention_weights = helper` reads helper, which only "
-                                                         "`@timeit def helper(Q, K): return Q` sets")
+                                                         "`@timeit(1) def helper(Q, K): return Q` sets")
     decorated = definitions.take([_code("@timeit\ndef attention_weights(Q, K):\n    return Q\n")],
                                  "attention_weights", frozenset({"torch"}))
     assert decorated.problem.startswith("the decorator of attention_weights reads timeit, which no cell sets")

@@ -33,10 +33,11 @@ check says, split at the line's first colon into the mistake and what to do (a l
 colon is shown whole). Regenerate with `python tools/make_mistakes_doc.py`; the tests check it is fresh.
 
 **What type of answer a check accepts.** A check judges numbers, not their container: a torch tensor, a
-numpy array or a nested list of the right numbers in the right shape passes, in float32 or float64 (half
-precision is named: `half_precision`). The exercises ask for numbers of a shape, and no later cell of a
-notebook uses the student's function (the notebook goes on with the reference), so the container cannot
-break anything below the exercise. A list of per-head tensors where one tensor is asked for is named
+numpy array or a nested list of the right numbers in the right shape passes, in float32 or float64 (an
+answer computed in half precision, right to about 3 digits only, is named `half_precision`; one cast to
+float16 at the end, right to the check's tolerance, passes, as it does in the notebook). The exercises ask
+for numbers of a shape, and no later cell of a notebook uses the student's function (the notebook goes on
+with the reference), so the container cannot break anything below the exercise. A list of per-head tensors where one tensor is asked for is named
 (`not_stacked`), and so is a tuple holding the result and more (`returned_several`).
 """
 

@@ -25,6 +25,7 @@ import dis
 import itertools
 import math
 import re
+import sys
 import traceback
 import types
 from fractions import Fraction
@@ -457,7 +458,9 @@ def translate_error(err: BaseException, label: str, sizes: str = "e.g. T = x.sha
         found = re.search(pattern, text)
         if found:
             module = found.group(1) if found.groups() else ""
-            said = says.format(*found.groups(), sizes=sizes, import_line=IMPORTS.get(module, ""))
+            if code == "name_not_defined" and module in sys.stdlib_module_names:  # `os` used, never imported
+                code, says = "module_not_imported", _ERRORS[-2][2]
+            said = says.format(*found.groups(), sizes=sizes, import_line=IMPORTS.get(module, f"import {module}"))
             line = f"{said} (inputs: {label}; raised {type(err).__name__})"
             return line, f"error.{code}"
     line = f"your function raised {type(err).__name__}: {text[:200]} (inputs: {label})".replace(":  (", " (")

@@ -11,8 +11,9 @@ running the notebook top to bottom would leave it), its IPython magics and shell
 read as blank lines. From the code cells above it, only (and the constants described below):
 - `import …` and `from … import …` lines (the first cell's `import math` is where a notebook keeps it);
 - function definitions (`def`) whose default values are constants or simple expressions, with no decorator but
-  @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod, @property or a library's
-  (LIBRARY_DECORATORS: @dataclass, @lru_cache(maxsize=None), … with constant arguments);
+  @torch.no_grad(), @torch.inference_mode(), @staticmethod, @classmethod, @property, a library's
+  (LIBRARY_DECORATORS: @dataclass, @lru_cache(maxsize=None), … with constant arguments) or a function of the
+  student's taken above (`@logged`, which runs as the helper is defined, in the runner);
 - class definitions (`class X(nn.Module):`, `@dataclass class Shapes:`) whose body holds only such functions,
   constants and annotations (`T: int`);
 each in a `try`, so one that fails here (`import seaborn`) costs only its names. From that cell, the same,
@@ -109,11 +110,21 @@ def _library_decorator(node: ast.expr, bound: frozenset) -> bool:
         _constant(a) for a in [*call.args, *[k.value for k in call.keywords]]))
 
 
-def _plain_function(node: ast.AST, bound: frozenset = frozenset()) -> bool:
+def _plain_function(node: ast.AST, bound: frozenset = frozenset(), skip: list | tuple = ()) -> bool:
     args = node.args
     defaults = args.defaults + [d for d in args.kw_defaults if d is not None]
-    return all(_library_decorator(d, bound) for d in getattr(node, "decorator_list", [])) and \
+    return all(d in skip or _library_decorator(d, bound) for d in getattr(node, "decorator_list", [])) and \
         all(_constant(d) or _simple(d, bound) for d in defaults)  # fill=float("-inf") runs none of the student's code
+
+
+def _own_decorated(node: ast.stmt, bound: frozenset, functions: set[str]) -> bool:
+    """A helper decorated with a function of the student's taken above (`@logged def root(d)`): the decorator runs
+    as the helper is defined, in the runner, where the student's code runs anyway, as the notebook ran it (it was
+    left out, and a right answer using the helper was refused; sweep 30, BAD-5)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
+        return False
+    own = [d for d in node.decorator_list if isinstance(d, ast.Name) and d.id in functions]
+    return bool(own) and _plain_function(node, bound, skip=own)
 
 
 def _dotted(node: ast.AST) -> bool:
@@ -211,6 +222,7 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt], lesson_names: frozenset |
     a default value, `name = partial(…)`) when every name it reads then is set before it."""
     bound, available, kept, left_out = _bound(above + body), set(dir(builtins)), [], {}
     hooks: set[str] = set()  # classes with __init_subclass__: subclassing one runs the student's code
+    functions: set[str] = set()  # the student's own functions taken so far: a helper may be decorated with one
     in_body = {id(n) for n in body}
     for node in above + body:
         if node is exercise and not _missing_now(node, available, lesson_names, left_out):
@@ -224,9 +236,12 @@ def _kept(above: list[ast.stmt], body: list[ast.stmt], lesson_names: frozenset |
         fits = isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
             or id(node) in in_body or lesson_names is not None and isinstance(node, (ast.Assign, ast.AnnAssign)) \
             and not _sets(node) & lesson_names  # `device = "cpu"` above; never a name the lesson's cells set
-        if fits and _plain(node, bound) and reads <= available and not subclasses_a_hook:
+        if fits and (_plain(node, bound) or _own_decorated(node, bound, functions)) and reads <= available \
+                and not subclasses_a_hook:
             kept.append(node)
             available |= _sets(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.add(node.name)
             for name in _sets(node):
                 left_out.pop(name, None)
             if isinstance(node, ast.ClassDef) and any(getattr(f, "name", "") == "__init_subclass__" for f in node.body):

@@ -386,9 +386,20 @@ def _other_file(relative: PurePosixPath, source: str, why: str) -> Submission:
     return Submission(student_key(relative), source, None, why)
 
 
+TEACHERS_FILE = re.compile(r"read[ _-]?me|receipts?|instructions?|rubric|roster|grades?|gradebook|index|licen[cs]e|"
+                           r"notes|todo|class[ _-]?list", re.I)  # a file beside the class, of no student's
+
+
 def _not_a_notebook(who: str, source: str, name: str) -> Submission:
     """A file handed in that is not a notebook: a line in its student's row; Moodle's own online-text page
-    (`…_assignsubmission_onlinetext_/onlinetext.html`, beside the files) only when nothing of theirs was graded."""
+    (`…_assignsubmission_onlinetext_/onlinetext.html`, beside the files) only when nothing of theirs was graded.
+    A README.md or receipt.txt beside the students' files, in no student's folder, is no one's: said, no row
+    (it was a student "README" with 0 points; sweep 30, WEAK-8)."""
+    stem = PurePosixPath(name.replace("\\", "/")).stem
+    if who == student_key(PurePosixPath(PurePosixPath(name.replace("\\", "/")).name)) and \
+            TEACHERS_FILE.fullmatch(stem.strip(" _-0123456789")):
+        return Submission(who, source, None, "is no student's notebook (a README, receipt or notes file beside the "
+                                             "class): not read", skipped=True)
     online = "_assignsubmission_onlinetext_" in source
     return Submission(who, source, None, "is Moodle's online text, not a notebook (hand in the lesson's .ipynb)"
                       if online else f"is {_kind(name)}, not a notebook (hand in the lesson's .ipynb)", quiet=online)
