@@ -63,6 +63,7 @@ HOSTILE = {
         "    import torch\n" + WRONG),
     "reach-through-proc": HEAD + REACH + RIGHT,
     "closes-its-pipes": HEAD + "    os.closerange(0, 1024)\n" + RIGHT,
+    "own-H": "class H:\n    pass\n" + HEAD + RIGHT,  # hides `import helpers as H`, in Jupyter too
     "leaves-threads": HEAD + "    import threading, time\n    for _ in range(100):\n"
                              "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n" + RIGHT,
 }
@@ -162,6 +163,13 @@ def test_a_function_that_closes_its_pipes_is_told_so_and_the_next_exercises_are_
     assert _first(graded, "closes-its-pipes")["line"] == (
         "✗ attention weights: your function closed files it did not open (os.close or os.closerange), among them "
         "the pipe its answer goes back through, so no answer arrived: close only the files your own code opened.")
+
+
+def test_a_name_of_the_students_that_hides_the_checks_H_is_named(graded):
+    """`class H` in a cell: the check call failed, in Jupyter too, and the line read "the check could not grade it
+    (AttributeError …)", naming nothing the student did (sweep 30, WEAK-6)."""
+    assert _first(graded, "own-H")["line"].startswith("✗ attention weights: your notebook sets H, a name the lesson's "
+                                                     "check uses")
 
 
 def test_a_function_that_leaves_threads_running_is_told_so_not_suspected_of_forgery(graded):

@@ -24,6 +24,7 @@ misbehaves only in the runner gets no ✓: the check that counts reads answers, 
 from __future__ import annotations
 
 import __future__
+import ast
 import contextlib
 import errno
 import io
@@ -82,6 +83,12 @@ def check(prepared, i: int, taken) -> tuple[dict, dict]:
     try:
         verdict = eval(ex.test, namespace)
     except Exception as err:  # the check itself could not read what it was given
+        hidden = sorted(n for n in _names_read(ex.test) - {ex.name}  # `class H` of the student's hides the helpers
+                        if n in prepared.namespaces[i] and namespace.get(n) is not prepared.namespaces[i][n])
+        if hidden:  # (it read "the check could not grade it (AttributeError …)"; sweep 30, WEAK-6)
+            return raised(ex, f"your notebook sets {', '.join(hidden)}, a name the lesson's check uses (`import "
+                              f"helpers as H`), so the check could not run ({type(err).__name__}): give yours "
+                              f"another name"), namespace
         return raised(ex, f"the check could not grade it ({type(err).__name__}: {str(err)[:200]})"), namespace
     if not isinstance(verdict, Verdict):  # a line that ran with the cell (a default value) replaced the check
         return {"outcome": "patched", "code": f"{ex.key}.patched", "line": (
@@ -90,6 +97,14 @@ def check(prepared, i: int, taken) -> tuple[dict, dict]:
             f"only, and compute with the libraries as they are.")}, namespace
     return {"outcome": verdict.outcome, "code": verdict.code, "line": verdict.line, "printed": verdict.printed,
             "sure": verdict.sure}, namespace
+
+
+def _names_read(test: str) -> set[str]:
+    """The names a check's line reads (`H.check_attention_weights(attention_weights)`: H, attention_weights)."""
+    try:
+        return {n.id for n in ast.walk(ast.parse(test, mode="eval")) if isinstance(n, ast.Name)}
+    except SyntaxError:
+        return set()
 
 
 def serve(prepared, taken: list, inbox: int, outbox: int) -> None:
