@@ -268,8 +268,8 @@ BACKUP_FOLDER = re.compile(r"old|backups?|bak|orig(?:inal)?|archived?|unused|dra
 def upload_order(source: str) -> tuple:
     """Where a student's notebook of a lesson comes among theirs; the last is graded: a Teams draft (Working
     files) or a backup by its name (`ana_01_old`, `ana_01 backup`) or folder (`ana/old/`) before the others, then
-    by name with numbers by value. Compared in NFC, as the student keys are: a Mac writes "é" as e + a combining accent,
-    which sorts before "José_01" whatever its number."""
+    by name with numbers by value. Compared in NFC, as the student keys are: a Mac writes "é" as e + a combining
+    accent, which sorts before "José_01" whatever its number."""
     source = unicodedata.normalize("NFC", source)
     *folders, name = source_parts(source)
     aside = BACKUP.search(name.removesuffix(".ipynb")) or any(BACKUP_FOLDER.fullmatch(f.strip()) for f in folders)

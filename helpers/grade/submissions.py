@@ -395,9 +395,8 @@ def _not_a_notebook(who: str, source: str, name: str) -> Submission:
     (`…_assignsubmission_onlinetext_/onlinetext.html`, beside the files) only when nothing of theirs was graded.
     A README.md or receipt.txt beside the students' files, in no student's folder, is no one's: said, no row
     (it was a student "README" with 0 points; sweep 30, WEAK-8)."""
-    stem = PurePosixPath(name.replace("\\", "/")).stem
-    if who == student_key(PurePosixPath(PurePosixPath(name.replace("\\", "/")).name)) and \
-            TEACHERS_FILE.fullmatch(stem.strip(" _-0123456789")):
+    base = PurePosixPath(PurePosixPath(name.replace("\\", "/")).name)
+    if who == student_key(base) and TEACHERS_FILE.fullmatch(base.stem.strip(" _-0123456789")):
         return Submission(who, source, None, "is no student's notebook (a README, receipt or notes file beside the "
                                              "class): not read", skipped=True)
     online = "_assignsubmission_onlinetext_" in source
