@@ -39,6 +39,8 @@ LONG_MODULES: dict[str, str] = {  # "figures/x.py": why it is one idea all the s
                             "each refusal in one line",
     "train.py": "training a recipe from the command line: the recipes, the loop, the seeds and snapshots a run "
                 "records, and --out checked before the first step",
+    "grade/runner.py": "the process a submission's code runs in, and the worker's side of it: started, asked for "
+                       "a verdict, called again for the confirming check, and how it ended said in words",
     "grade/submissions.py": "a class's files as bytes and whose each one is: zips (nested, damaged, climbing out), "
                             "folders, and the platforms' ways of naming a student, each a line in a row, never a crash",
 }
