@@ -367,6 +367,7 @@ def scale_or_factor(value, expected, args) -> tuple:
 
 
 # --- an error the student's code raised ------------------------------------------------------------
+NOT_IMPORTED = "your function uses {0}, which this notebook never imports: add `{import_line}` to the exercise's cell."
 _ERRORS = [  # (pattern, the engine's code, the line)
     (r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", "matmul_shapes",
      "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "
@@ -428,8 +429,7 @@ _ERRORS = [  # (pattern, the engine's code, the line)
      "to a pipe it does not own): compute the answer with tensor operations only."),
     (r"^EOF when reading a line", "input_called",
      "your function calls input(), which waits for someone to type: take every value from its arguments."),
-    (r"name '(torch|np|numpy|math|F|nn)' is not defined", "module_not_imported",
-     "your function uses {0}, which this notebook never imports: add `{import_line}` to the exercise's cell."),
+    (r"name '(torch|np|numpy|math|F|nn)' is not defined", "module_not_imported", NOT_IMPORTED),
     (r"name '(\w+)' is not defined", "name_not_defined",
      "your function uses {0}, which is not defined in it: compute it from the inputs ({sizes})."),
 ]
@@ -459,7 +459,7 @@ def translate_error(err: BaseException, label: str, sizes: str = "e.g. T = x.sha
         if found:
             module = found.group(1) if found.groups() else ""
             if code == "name_not_defined" and module in sys.stdlib_module_names:  # `os` used, never imported
-                code, says = "module_not_imported", _ERRORS[-2][2]
+                code, says = "module_not_imported", NOT_IMPORTED
             said = says.format(*found.groups(), sizes=sizes, import_line=IMPORTS.get(module, f"import {module}"))
             line = f"{said} (inputs: {label}; raised {type(err).__name__})"
             return line, f"error.{code}"

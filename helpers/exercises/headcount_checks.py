@@ -24,18 +24,18 @@ def _as_tuple(got):
     return tuple(got.tolist()) if integer and got.ndim == 1 else got
 
 
-def whole_numbers(example: str, reference=None):
+def whole_numbers(reference):
     """A reader: the answer as a tuple of plain ints, or one line saying what to return instead (for a float
     of the right value, that the numbers are right and only their type is not)."""
     def read(got, args):
         got = _as_tuple(got)
-        shown = str(tuple(reference(*args))) if reference is not None else example  # this input's own
+        shown = str(tuple(reference(*args)))  # this input's own answer, as the example
         if is_whole_number(got):
             return None, f"expected a tuple of whole numbers such as {shown}, got the single number {int(got)}."
         if isinstance(got, torch.Tensor) or not isinstance(got, (tuple, list, torch.Size)):
             return None, f"expected a tuple of whole numbers such as {shown}, got {type(got).__name__} {got!r:.40}."
         if any(isinstance(x, float) and x.is_integer() for x in got):
-            if reference is not None and all(isinstance(x, (int, float)) for x in got) and \
+            if all(isinstance(x, (int, float)) for x in got) and \
                     tuple(int(x) for x in got) == tuple(reference(*args)):
                 width, n_heads = args[-2:]  # (width, n_heads) or (n_tokens, width, n_heads)
                 return None, (f"the numbers are right, only their type is not: {tuple(got)} holds a float (width / "
@@ -119,7 +119,7 @@ HEAD_SIZE_AND_PARAMS = Exercise(
           lambda w, n: (n, n * (3 * (w * n + n) + n * w) + w), code="head_count_as_size_in_count"),
         M("the biases are 3·width + width numbers, not 4: 4·width² weights and 4·width biases.",
           lambda w, n: (w // n, 4 * w * w + 4), code="four_biases"),
-    ], read=whole_numbers("(8, 37248)", lambda w, n: (w // n, _params(w, n))), same=_same, tensor=False,
+    ], read=whole_numbers(lambda w, n: (w // n, _params(w, n))), same=_same, tensor=False,
     explain=lambda value, expected, args: ("per head 3·(width·d + d) for Q, K, V and d·width for its rows of W_O; "
                                            "then add width (the output bias).", False),
     show_case=True, sizes="d = width // n_heads")
@@ -162,7 +162,7 @@ CONCAT_SHAPE = Exercise(
           "side by side give width columns.", lambda T, w, n: (T + 1, w // n), code="two_slips.token_too_many+one_head"),
         M("two slips at once: rows and columns swapped (one row per token), and one head's width (the heads side by "
           "side give width columns).", lambda T, w, n: (w // n, T), code="two_slips.rows_columns_swapped+one_head"),
-    ], read=whole_numbers("(5, 96)", lambda T, w, n: head_shapes(w, n, T)["concatenation"]), same=_same,
+    ], read=whole_numbers(lambda T, w, n: head_shapes(w, n, T)["concatenation"]), same=_same,
     explain=lambda value, expected, args: ("rows are tokens, columns are heads × head size.", False), tensor=False,
     show_case=True, sizes="d = width // n_heads")
 

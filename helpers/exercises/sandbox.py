@@ -52,6 +52,11 @@ import torch.nn.functional
 
 from .verdict import as_float64
 
+try:
+    import resource  # the process's peak memory (too_slow's line); Windows has none
+except ImportError:
+    resource = None
+
 TIME_LIMIT_S = 10.0  # read when a check starts, before any student code runs
 ECHO_LIMIT = 1500  # characters of the student's printed output shown under the verdict
 _REPEAT_S = 0.25  # the alarm fires again this often until the student's code lets go
@@ -284,9 +289,7 @@ def too_slow(seconds: float, grew: int = 0) -> str:
 
 def peak_memory() -> int:
     """This process's peak memory in bytes (0 where Python cannot tell: Windows has no `resource`)."""
-    try:
-        import resource
-    except ImportError:
+    if resource is None:
         return 0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024  # macOS counts bytes, Linux kilobytes

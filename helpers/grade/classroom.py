@@ -260,9 +260,10 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
     return rows
 
 
-BACKUP = re.compile(r"[ _.(-](old|backup|bak|orig|original|draft|unused)[ _)-]*\d*$", re.I)  # ana_01_old
-BACKUP_FOLDER = re.compile(r"old|backups?|bak|orig(?:inal)?|archived?|unused|drafts?|previous|old[ _-]versions?",
-                           re.I)  # ana/old/01.ipynb: a copy kept aside, whose path sorts after ana/01.ipynb (sweep 30)
+ASIDE = r"old|backup|bak|orig|original|draft|unused"  # a copy kept aside, by its name or its folder's
+BACKUP = re.compile(rf"[ _.(-]({ASIDE})[ _)-]*\d*$", re.I)  # ana_01_old
+BACKUP_FOLDER = re.compile(rf"(?:{ASIDE})s?|archived?|previous|old[ _-]versions?",
+                           re.I)  # ana/old/01.ipynb, whose path sorts after ana/01.ipynb (sweep 30)
 
 
 def upload_order(source: str) -> tuple:
