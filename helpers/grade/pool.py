@@ -29,7 +29,7 @@ from unittest import mock
 from .confine import (PR_GET_DUMPABLE, PR_SET_DUMPABLE, Limits, enter_cgroup, launcher, libc, make_cgroup,
                       pool_cgroups, remove_cgroup)
 from .lessons import lessons
-from .runner import SPAWN
+from .runner import SPAWN, killed_by
 from .submissions import lessons_in
 from .wire import HEADER, parse
 from .worker import MAX_CELL, MAX_MESSAGE, MAX_TEXT, plain_record, record, work
@@ -250,6 +250,7 @@ class Grader:
             run.bad = self._notebook(run, data)
         elif kind == "record" and run.said and data.get("index") == run.next and not run.job.problem:
             run.job.records.append(plain_record(self.names(run.job)[run.next], data))
+            run.job.retry = run.job.retry or data.get("again") is True  # its runner was killed: not kept
             run.next += 1
             run.deadline = time.monotonic() + self._wall(run.job)
         else:
@@ -288,9 +289,7 @@ class Grader:
         job, limits, n = run.job, self.limits, len(self.names(run.job))
         # a signal may come from the submission (os.kill), the machine (its memory ran out) or a person: which one
         # cannot be told, so the line names all three and the result is not kept (a rerun grades it again)
-        killed = (f"its grading process was killed by {signal.Signals(signalled).name} (by the submission, by the "
-                  f"machine when its memory ran out, or by someone outside the grader; the same command grades it "
-                  f"again)") if signalled in set(signal.Signals) else ""
+        killed = killed_by(signal.Signals(signalled).name) if signalled in set(signal.Signals) else ""
         if run.bad and not job.lesson:
             job.problem = f"was not graded: its grading process sent {run.bad}"
             return None

@@ -359,6 +359,10 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
                 f"opened.")})
         if runner_.status is None:  # still running, or not ours to reap: the grader says what ended
             raise
+        if runner_.status == -signal.SIGKILL:  # its sender cannot be told, and a kill of the whole group reaches
+            # this process or the worker first by chance: both say one line, and the notebook is graded again
+            line = f"✗ {ex.title}: not graded: {killed_by('SIGKILL')}, during this exercise."
+            return dict(as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited", "line": line}), again=True)
         return as_record(ex, {"outcome": "stopped", "code": f"{ex.key}.exited",
                               "line": f"✗ {ex.title}: {how_it_ended(runner_.status)}"})
     except Unreadable as err:  # (the runner stays marked broken: the next exercise gets a fresh one)
@@ -379,6 +383,12 @@ def grade(prepared, i: int, runner_: Runner, as_record) -> dict:
     return as_record(ex, unconfirmed(ex, here, record))
 
 
+def killed_by(name: str) -> str:
+    """What a grading process killed by a signal is told (the worker's or its runner's: the same words)."""
+    return (f"its grading process was killed by {name} (by the submission, by the machine when its memory ran out, "
+            f"or by someone outside the grader; the same command grades it again)")
+
+
 CRASHES = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"}
 
 
@@ -390,7 +400,6 @@ def how_it_ended(status: int) -> str:
                 f"a builtin such as len replaced, which the runner answers with): return the answer instead.")
     name = signal.Signals(-status).name if -status in set(signal.Signals) else f"signal {-status}"
     why = ("a crash in compiled code (torch, numpy or ctypes), or memory running out" if name in CRASHES else
-           "the memory limit, or a kill from the submission itself" if name == "SIGKILL" else
            "its CPU-time limit" if name == "SIGXCPU" else "a signal the submission sent (os.kill)")
     return (f"the process running your function was ended by {name} before it answered ({why}): run it in the "
             f"notebook on a fresh kernel; it should return its answer without ending Python.")
