@@ -34,7 +34,7 @@ add(E, "wrong", "÷ √T (Q.shape[0])", lambda Q, K: SM(Q @ K.T / Q.shape[0] ** 
 add(E, "wrong", "softmax over dim 0", lambda Q, K: SM(Q @ K.T / Q.shape[-1] ** 0.5, 0), "softmax over the wrong axis")
 add(E, "wrong", "× √d instead of ÷", lambda Q, K: SM(Q @ K.T * Q.shape[-1] ** 0.5, -1), "multiplied by √d")
 add(E, "wrong", "no softmax", lambda Q, K: Q @ K.T / Q.shape[-1] ** 0.5, "these are the scaled scores before the softmax")
-add(E, "wrong", "÷ 27.7 copied from the notebook", lambda Q, K: SM(Q @ K.T / 27.7, -1), "divided by a fixed √768, a number copied from the notebook")
+add(E, "wrong", "÷ 27.7 copied from the notebook", lambda Q, K: SM(Q @ K.T / 27.7, -1), "divided by a fixed √768, the notebook's size, not this input's")
 add(E, "wrong", "K @ Q.T (scores transposed)", lambda Q, K: SM(K @ Q.T / K.shape[-1] ** 0.5, -1), "queries and keys swapped")
 add(E, "wrong", "log_softmax", lambda Q, K: F.log_softmax(Q @ K.T / Q.shape[-1] ** 0.5, -1), "used log_softmax")
 add(E, "wrong", "softmax over the whole matrix", lambda Q, K: SM((Q @ K.T / Q.shape[-1] ** 0.5).flatten(), 0).reshape(Q.shape[0], -1), "softmax over the whole matrix")

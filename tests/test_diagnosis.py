@@ -292,6 +292,6 @@ def test_a_divisor_that_fits_every_input_beats_a_slip_that_fits_one():
 def test_a_standard_module_used_without_its_import_is_told_to_import_it():
     """`os` used and never imported was told "compute it from the inputs (T, d = Q.shape)" (sweep 30, WEAK-10)."""
     line = H.check_attention_weights(lambda Q, K: (Q @ K.T / os.sqrt(4)).softmax(-1)).line  # noqa: F821
-    assert "uses os, which this notebook never imports: add `import os`" in line, line
+    assert "uses os, which is not imported where it runs: add `import os`" in line, line
     other = H.check_attention_weights(lambda Q, K: (Q @ K.T / dd).softmax(-1)).line  # noqa: F821
     assert "uses dd, which is not defined in it: compute it from the inputs" in other, other

@@ -1434,7 +1434,7 @@ def test_an_import_only_a_cell_below_makes_is_said_and_a_copy_above_is_said_besi
                               _code("import math\n")], "one_head")
     assert "math" in taken.below
     said = {"outcome": "mistake", "code": f"{ex.key}.error.module_not_imported",
-            "line": "✗ one head: your function uses math, which this notebook never imports: add `import math`."}
+            "line": "✗ one head: your function uses math, which is not imported where it runs: add `import math`."}
     assert "only a cell below the exercise imports" in worker._name_left_out(said, ex, taken)["line"]
     right = definitions.take([_code("def one_head(X, W_Q, W_K, W_V):\n    return X\n"),
                               _code("def one_head(X, W_Q, W_K, W_V):\n    return W_Q\n")], "one_head")

@@ -43,7 +43,7 @@ def _scores(Q, K):
 
 # --- 01, exercise 1: attention_weights(Q, K) ---------------------------------------------------------
 def _copied(divide):
-    return [M(f"divided by a fixed {name}, a number copied from the notebook: compute √d from the input, "
+    return [M(f"divided by a fixed {name}, the notebook's size, not this input's: compute √d from the input, "
               f"d = Q.shape[-1].", lambda Q, K, v=value: divide(Q, K, v), code=f"fixed_divisor_{tag}")
             for value, name, tag in ((8.0, "8 (√64)", "8"), (math.sqrt(768), "√768", "sqrt768"),
                                      (64.0, "64", "64"), (768.0, "768", "768"))]

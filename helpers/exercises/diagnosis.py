@@ -367,7 +367,7 @@ def scale_or_factor(value, expected, args) -> tuple:
 
 
 # --- an error the student's code raised ------------------------------------------------------------
-NOT_IMPORTED = "your function uses {0}, which this notebook never imports: add `{import_line}` to the exercise's cell."
+NOT_IMPORTED = "your function uses {0}, which is not imported where it runs: add `{import_line}` to the exercise's cell."
 _ERRORS = [  # (pattern, the engine's code, the line)
     (r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", "matmul_shapes",
      "a matrix product of [{0} × {1}] and [{2} × {3}] does not fit (the inner sizes must be equal): a transpose "

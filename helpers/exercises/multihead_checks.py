@@ -83,7 +83,7 @@ ONE_HEAD_MISTAKES = [
       code="no_transpose"),
     M("multiplied element-wise (*): project with the matrix product X @ W_Q.", lambda X, a, b, c: X * a,
       code="elementwise"),
-    *[M(f"divided by a fixed {name}, a number copied from the notebook: compute √d_head from the input, "
+    *[M(f"divided by a fixed {name}, the notebook's size, not this input's: compute √d_head from the input, "
         f"d_head = W_Q.shape[1].", lambda X, a, b, c, v=value: _head(X, a, b, c, divide=v),
         code=f"fixed_divisor_{tag}")
       for value, name, tag in ((8.0, "8 (√64)", "8"), (math.sqrt(768), "√768", "sqrt768"), (64.0, "64", "64"))],

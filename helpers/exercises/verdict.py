@@ -145,7 +145,7 @@ ENGINE_CODES: dict[str, tuple[str, str]] = {
     "error.dict_attribute": ("mistake", "config.key on a dict: use config['key']"),
     "error.extra_parameter": ("mistake", "the function takes a parameter the check does not pass"),
     "error.name_not_defined": ("mistake", "a name the function does not define"),
-    "error.module_not_imported": ("mistake", "torch, numpy, math, F or nn used where the notebook never imports it"),
+    "error.module_not_imported": ("mistake", "torch, numpy, math, F or nn used where it is not imported"),
     "error.helpers_module": ("mistake", "the helpers module H used as a number"),
     "error.input_called": ("mistake", "the function calls input(), which waits for typing"),
     "error.threads_left_running": ("mistake", "the function leaves threads running until no more can start"),

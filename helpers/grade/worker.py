@@ -105,7 +105,7 @@ def _stub_last(done: dict, ex, taken) -> dict:
 
 def _name_left_out(done: dict, ex, taken) -> dict:
     """A NameError for a name that only a line the grader left out sets: that line is named, not "not defined"."""
-    found = re.search(r"your function uses (\w+), which (is not defined in it|this notebook never imports)", done["line"])
+    found = re.search(r"your function uses (\w+), which (is not defined in it|is not imported where it runs)", done["line"])
     if done["code"] not in (f"{ex.key}.error.name_not_defined", f"{ex.key}.error.module_not_imported") or not found:
         return done
     name, left_out = found.group(1), taken.left_out or {}
