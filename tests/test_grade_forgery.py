@@ -64,16 +64,23 @@ HOSTILE = {
     "reach-through-proc": HEAD + REACH + RIGHT,
     "closes-its-pipes": HEAD + "    os.closerange(0, 1024)\n" + RIGHT,
     "own-H": "class H:\n    pass\n" + HEAD + RIGHT,  # hides `import helpers as H`, in Jupyter too
+    "fake-H-above": HEAD + WRONG,  # with ABOVE's cell
     "leaves-threads": HEAD + "    import threading, time\n    for _ in range(100):\n"
                              "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n" + RIGHT,
 }
+ABOVE = {  # a cell above the exercise: an H of the student's whose check prints a tick and returns None
+    "fake-H-above": "class H:\n    @staticmethod\n    def check_attention_weights(f):\n        print('✓')\n"}
 ALL_RIGHT = {"attention_weights": "right", "masked_weights": "right", "weighted_sum": "right"}
 
 
-def _lesson01(cell: str | None) -> dict:
+def _lesson01(cell: str | None, above: str | None = None) -> dict:
     nb = notebook(lessons()["01"].path, ALL_RIGHT)
+    at = next(i for i, c in enumerate(nb["cells"]) if c["metadata"].get("exercise") == "attention_weights")
     if cell is not None:
-        next(c for c in nb["cells"] if c["metadata"].get("exercise") == "attention_weights")["source"] = cell
+        nb["cells"][at]["source"] = cell
+    if above is not None:
+        nb["cells"].insert(at, {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                "source": above})
     return nb
 
 
@@ -95,7 +102,7 @@ def graded(tmp_path_factory, request):
     folder, out = base / "class", base / "out"
     folder.mkdir()
     for name, cell in [("honest", None)] + list(HOSTILE.items()):
-        (folder / f"{name}_01.ipynb").write_text(json.dumps(_lesson01(cell)), encoding="utf-8")
+        (folder / f"{name}_01.ipynb").write_text(json.dumps(_lesson01(cell, ABOVE.get(name))), encoding="utf-8")
     done = _grade(folder, out, 2, request.param)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())}
@@ -170,6 +177,15 @@ def test_a_name_of_the_students_that_hides_the_checks_H_is_named(graded):
     (AttributeError …)", naming nothing the student did (sweep 30, WEAK-6)."""
     assert _first(graded, "own-H")["line"].startswith("✗ attention weights: your notebook sets H, a name the lesson's "
                                                      "check uses")
+
+
+def test_an_H_of_the_students_in_a_cell_above_is_named_not_a_default_value(graded):
+    """A `class H` above whose check prints ✓ and returns None read "a line of the exercise's cell … (a default
+    value, a decorator) replaced it", a place the student never wrote in (sweep 30, WEAK-7)."""
+    first = _first(graded, "fake-H-above")
+    assert first["outcome"] == "patched" and "default value" not in first["line"], first["line"]
+    assert first["line"].startswith("✗ attention weights: your notebook sets H, a name the lesson's check uses")
+    assert all("your notebook sets H," in v["line"] for v in graded[1]["fake-H-above"])  # (no check_masked_weights)
 
 
 def test_a_function_that_leaves_threads_running_is_told_so_not_suspected_of_forgery(graded):

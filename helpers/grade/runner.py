@@ -83,13 +83,14 @@ def check(prepared, i: int, taken) -> tuple[dict, dict]:
     try:
         verdict = eval(ex.test, namespace)
     except Exception as err:  # the check itself could not read what it was given
-        hidden = sorted(n for n in _names_read(ex.test) - {ex.name}  # `class H` of the student's hides the helpers
-                        if n in prepared.namespaces[i] and namespace.get(n) is not prepared.namespaces[i][n])
-        if hidden:  # (it read "the check could not grade it (AttributeError …)"; sweep 30, WEAK-6)
-            return raised(ex, f"your notebook sets {', '.join(hidden)}, a name the lesson's check uses (`import "
-                              f"helpers as H`), so the check could not run ({type(err).__name__}): give yours "
-                              f"another name"), namespace
+        if hidden := _hidden(ex, prepared.namespaces[i], namespace):  # (it read "the check could not grade it
+            # (AttributeError …)"; sweep 30, WEAK-6)
+            why = f"{hidden}, so the check could not run ({type(err).__name__}): give yours another name"
+            return raised(ex, why), namespace
         return raised(ex, f"the check could not grade it ({type(err).__name__}: {str(err)[:200]})"), namespace
+    if not isinstance(verdict, Verdict) and (hidden := _hidden(ex, prepared.namespaces[i], namespace)):
+        line = f"✗ {ex.title}: {hidden}, so the lesson's check did not run: give yours another name."
+        return {"outcome": "patched", "code": f"{ex.key}.patched", "line": line}, namespace  # (sweep 30, WEAK-7)
     if not isinstance(verdict, Verdict):  # a line that ran with the cell (a default value) replaced the check
         return {"outcome": "patched", "code": f"{ex.key}.patched", "line": (
             f"✗ {ex.title}: the check gave back {type(verdict).__name__[:40]}, not a verdict: a line of the exercise's "
@@ -97,6 +98,16 @@ def check(prepared, i: int, taken) -> tuple[dict, dict]:
             f"only, and compute with the libraries as they are.")}, namespace
     return {"outcome": verdict.outcome, "code": verdict.code, "line": verdict.line, "printed": verdict.printed,
             "sure": verdict.sure}, namespace
+
+
+def _hidden(ex, setup: dict, namespace: dict) -> str:
+    """"your notebook sets H, …" when a name the check reads (H, helpers) is not what the lesson's setup made it:
+    set by the exercise's cell, or by a cell above (then the setup holds the student's H too); else ""."""
+    helpers = sys.modules.get("helpers")  # what `import helpers as H` gives (imported already: this is in it)
+    hidden = sorted(n for n in _names_read(ex.test) - {ex.name} if (n in setup and namespace.get(n) is not setup[n])
+                    or (n == "H" and namespace.get(n) is not helpers))
+    return (f"your notebook sets {', '.join(hidden)}, a name the lesson's check uses (`import helpers as H`)"
+            if hidden else "")
 
 
 def _names_read(test: str) -> set[str]:
