@@ -65,6 +65,8 @@ HOSTILE = {
     "closes-its-pipes": HEAD + "    os.closerange(0, 1024)\n" + RIGHT,
     "own-H": "class H:\n    pass\n" + HEAD + RIGHT,  # hides `import helpers as H`, in Jupyter too
     "fake-H-above": HEAD + WRONG,  # with ABOVE's cell
+    "forks-and-waits": HEAD + "    import time\n    for _ in range(3):\n        if os.fork() == 0:\n"
+                              "            time.sleep(30)\n            os._exit(0)\n    os.wait()\n" + RIGHT,
     "leaves-threads": HEAD + "    import threading, time\n    for _ in range(100):\n"
                              "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n" + RIGHT,
 }
@@ -186,6 +188,13 @@ def test_an_H_of_the_students_in_a_cell_above_is_named_not_a_default_value(grade
     assert first["outcome"] == "patched" and "default value" not in first["line"], first["line"]
     assert first["line"].startswith("✗ attention weights: your notebook sets H, a name the lesson's check uses")
     assert all("your notebook sets H," in v["line"] for v in graded[1]["fake-H-above"])  # (no check_masked_weights)
+
+
+def test_a_function_stopped_while_its_own_processes_run_is_told_so_not_asked_about_a_loop(graded):
+    """Processes started, then waited for (sweep 30 started 400): "ran for more than 3 s (an endless loop?)" (WEAK-11)."""
+    first = _first(graded, "forks-and-waits")
+    assert first["outcome"] == "too_slow" and "your function started processes (os.fork" in first["line"], first
+    assert "endless loop" not in first["line"] and _cells(graded, "forks-and-waits")[1:] == ("✓", "✓")
 
 
 def test_a_function_that_leaves_threads_running_is_told_so_not_suspected_of_forgery(graded):
