@@ -295,3 +295,16 @@ def test_a_standard_module_used_without_its_import_is_told_to_import_it():
     assert "uses os, which is not imported where it runs: add `import os`" in line, line
     other = H.check_attention_weights(lambda Q, K: (Q @ K.T / dd).softmax(-1)).line  # noqa: F821
     assert "uses dd, which is not defined in it: compute it from the inputs" in other, other
+
+
+def test_weights_normalised_over_the_columns_say_whether_the_axis_is_the_only_slip():
+    """K @ Q.T × d over dim 0 (three slips) was named as the axis alone, and its fix left two (sweep 30, WEAK-12)."""
+    from helpers.exercises.diagnosis import _wrong_axis
+    scores = torch.randn(5, 5, generator=torch.Generator().manual_seed(0))
+    right = scores.softmax(-1).numpy()
+    alone, _ = _wrong_axis(scores.softmax(0).numpy(), right, ())
+    assert "take the softmax over the keys, dim=-1." in alone and "does not make it right" not in alone, alone
+    more, _ = _wrong_axis((scores.T * 4).softmax(0).numpy(), right, ())
+    assert more.endswith("That alone does not make it right: the scores before the softmax differ too."), more
+    line = H.check_attention_weights(lambda Q, K: (K @ Q.T * Q.shape[-1]).softmax(dim=0)).line
+    assert "does not make it right" in line, line
