@@ -528,6 +528,7 @@ def test_a_worker_killed_by_a_signal_is_said_and_graded_again_by_the_same_comman
         kim = next(s for s in json.loads((out / "verdicts.json").read_text())["students"] if s["student"] == "kim")
         assert "its grading process was killed by SIGKILL (by the submission, by the machine" in \
             kim["verdicts"][0]["line"] + " ".join(kim["notes"])
+        assert "not kept: 1 notebook whose grading process ended part-way (kim_01.ipynb)" in stderr, stderr
     assert "kept 1 result from an earlier run" in stderr  # ana's; kim's was graded again
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").read_text(encoding="utf-8-sig").splitlines())}
     assert rows["ana"]["01 attention_weights"] == "✓" and rows["kim"]["01 attention_weights"] != "✓"

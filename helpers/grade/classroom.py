@@ -363,6 +363,11 @@ def grade_class(paths: list[Path], out: Path, workers: int = 2, limits: Limits =
     inputs += [f"{s.source} {s.problem}." for s in subs if s.skipped]
     for line in inputs if progress else []:  # files that are no student's row: said where the teacher looks
         print(f"skipped: {line}", file=sys.stderr)
+    again_later = [Path(job.source).name for job in todo if job.retry]
+    if progress and again_later:  # else only their rows' lines said so, and a teacher reads the gradebook
+        print(f"not kept: {len(again_later)} notebook{'s' * (len(again_later) != 1)} whose grading process ended "
+              f"part-way ({', '.join(again_later[:3])}{', …' * (len(again_later) > 3)}): the same command grades "
+              f"{'them' if len(again_later) != 1 else 'it'} again", file=sys.stderr)
     rows = _rows(subs, graded, names)
     table = _table(rows, graded, inputs, anonymous, len(todo))
     ran = ("bubblewrap around every worker (the whole file system read-only but its own folders)" if sandbox == "bwrap"
