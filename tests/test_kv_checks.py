@@ -166,3 +166,12 @@ def test_grouped_catches_a_group_size_fixed_to_the_first_input(capsys):
     line = verdict(H.check_grouped_attention,
                    lambda Q, K, V: _weights(Q, K.repeat_interleave(4, 0)) @ V.repeat_interleave(4, 0), capsys)
     assert line.startswith("✗") and "take each size from this input's shape" in line
+
+
+def test_groups_tiled_and_no_mask_are_named_as_the_two_slips():
+    """torch.tile (as .repeat) with no mask was a generic wrong answer (sweep 30)."""
+    def tiled(Q, K, V):
+        group = Q.shape[0] // K.shape[0]
+        K, V = torch.tile(K, (group, 1, 1)), torch.tile(V, (group, 1, 1))
+        return (Q @ K.transpose(-2, -1) / Q.shape[-1] ** 0.5).softmax(-1) @ V
+    assert H.check_grouped_attention(tiled).code == "grouped_attention.two_slips.repeat_not_interleave+no_mask"

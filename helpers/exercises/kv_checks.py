@@ -273,6 +273,10 @@ def _grouped_mistakes():
           "(neighbouring query heads share a key/value head).",
           lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1), scale=1.0),
           code="two_slips.no_scale+repeat_not_interleave"),
+        M("two slips at once: .repeat (or torch.tile) instead of repeat_interleave (neighbouring query heads share a "
+          "key/value head), and no causal mask (fill the scores above the diagonal with -inf).",
+          lambda Q, K, V: _attend(Q, K.repeat(_g(Q, K), 1, 1), V.repeat(_g(Q, K), 1, 1), mask=None),
+          code="two_slips.repeat_not_interleave+no_mask"),
         M("two slips at once: no causal mask (fill the scores above the diagonal with -inf), and no 1/√d scaling "
           "(divide the scores by √d).", lambda Q, K, V: _attend(Q, ri(K, Q), ri(V, Q), mask=None, scale=1.0),
           code="two_slips.no_mask+no_scale"),
