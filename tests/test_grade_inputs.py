@@ -1527,3 +1527,81 @@ def test_a_function_named_one_letter_off_is_named():
     cell = "def attention_weight(Q, K):\n    return Q\n\ndef masked_weights(s):\n    return s\n"
     assert definitions.take([_code(cell)], "attention_weights").similar == ("attention_weight",)
     assert definitions.take([_code("def masked_weights(s):\n    return s\n")], "attention_weights").similar == ()
+
+
+def test_sweep_31s_folders_named_for_a_lesson_or_assignment_hold_students(tmp_path):
+    """A folder per assignment with a long name ("Lesson 4 - head count/", "Assignment 1 - Single head/"), Teams'
+    "Student Work/Submitted files/<student>/" and a folder of students' folders beside others ("Homework attention/")
+    were each one student: one notebook graded, the others dropped (sweep 31, BAD-3)."""
+    files = ["Assignment 1 - Single head/Ana Lima/Submitted files/01_single_head_attention.ipynb",
+             "Assignment 1 - Single head/Bruno Costa/Submitted files/01_single_head_attention.ipynb",
+             "Lesson 01 (Classroom)/Carla Dias - 01_single_head_attention.ipynb",
+             "Student Work/Submitted files/Dan Reis/Lesson 1 - attention/01_single_head_attention.ipynb",
+             "Student Work/Working files/Dan Reis/Lesson 1 - attention/01_single_head_attention.ipynb",
+             "Lesson 4 - head count/Eva Souza/04_head_count_slider.ipynb",
+             "Homework attention/Gus Melo/04_head_count_slider.ipynb",
+             "Homework attention/Hana Sato/04_head_count_slider.ipynb",
+             "Lab 1 - Ivo Pires/01.ipynb",  # a folder per student named with the lesson first stays the student's
+             "Jo Lee/attempt 1/01.ipynb", "Jo Lee/attempt 2/01.ipynb"]  # versions in one student's folder
+    for f in files:
+        (tmp_path / "class" / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "class" / f).write_bytes(b"{}")
+    found = collect([tmp_path / "class"])[0]
+    assert sorted({s.student for s in found}) == ["Ana Lima", "Bruno Costa", "Carla Dias", "Dan Reis", "Eva Souza",
+                                                  "Gus Melo", "Hana Sato", "Jo Lee", "Lab 1 - Ivo Pires"]
+
+
+def test_an_earlier_lessons_function_the_notebook_calls_is_a_helper_when_the_title_was_edited():
+    """`# Lab 2 (Will)` as the title, and lesson 01's attention_weights pasted above one_head, which calls it: the
+    notebook was refused whole as "defines exercises of lessons 01 and 02" (sweep 31, BAD-2)."""
+    cells, _ = cells_of(_bytes(_nb([
+        {"cell_type": "markdown", "metadata": {}, "source": "# Lab 2: shrinking the head (Will)"},
+        _code("def attention_weights(Q, K):\n    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1)\n\n"
+              "def one_head(X, W_Q, W_K, W_V):\n    return attention_weights(X @ W_Q, X @ W_K) @ (X @ W_V)\n"),
+        _code("def split_heads(x, n_heads):\n    return x\n")])))
+    assert which_lesson(cells, lessons()) == "02"
+    with pytest.raises(ValueError, match="defines exercises of lessons 01 and 02"):  # two lessons' own exercises
+        which_lesson(cells_of(_bytes(_nb([_code("def attention_weights(Q, K):\n    return Q\n"),
+                                          _code("def split_heads(x, n_heads):\n    return x\n")])))[0], lessons())
+
+
+def test_the_definition_graded_is_the_one_the_check_call_saw():
+    """A scratch redefinition below the ✓ check was graded (BAD-5); a helper in a cell between the definition and
+    its check call was "only in a cell below" (BAD-6). A run from the top gives the check call what is graded."""
+    check = "H.check_attention_weights(attention_weights)\n"
+    right = "def attention_weights(Q, K):\n    return (Q @ K.T / Q.shape[-1] ** 0.5).softmax(-1)\n"
+    scratch = "def attention_weights(Q, K):\n    return (Q @ K.T).softmax(-1)\n"
+    taken = definitions.take([_code(right + check), _code(scratch)], "attention_weights",
+                             check="check_attention_weights")
+    assert taken.cell == right + check and not taken.earlier
+    again = definitions.take([_code(right + check), _code(scratch), _code(check)], "attention_weights",
+                             check="check_attention_weights")  # checked again after the scratch: that one is graded
+    assert again.cell == scratch and again.earlier
+    stub = 'def attention_weights(Q, K):\n    """Q, K -> weights."""\n    # your code here\n    ...\n'
+    below = definitions.take([_code(stub + check), _code(right)], "attention_weights", check="check_attention_weights")
+    assert below.cell == right  # the lesson's stub left with its check, the answer written at the end: the answer
+    split = definitions.take([_code("def attention_weights(Q, K):\n    return stable(Q @ K.T)\n"),
+                              _code("def stable(s):\n    return s.softmax(-1)\n"), _code(check),
+                              _code("def later(s):\n    return s\n")], "attention_weights", check="check_attention_weights")
+    assert "def stable" in split.code and "stable" not in split.below and "later" in split.below
+
+
+@pytest.mark.parametrize("line", ["softmax = torch.nn.Softmax(dim=-1)", "softmax = partial(torch.softmax, dim=-1)",
+                                  "MINUS_INF = torch.tensor(float('-inf'))",
+                                  "CAUSAL = torch.ones(64, 64, dtype=torch.bool).triu(1)"])
+def test_a_softmax_or_a_tensor_made_above_the_def_is_taken(line):
+    """Such a line above the def, as tutorials write it, was "a line the grader does not run" where the notebook's
+    check said ✓ (sweep 31, BAD-1)."""
+    taken = _take("import torch\nimport torch.nn as nn\nfrom functools import partial\n" + line + "\n"
+                  "def attention_weights(Q, K):\n    return Q\n")
+    assert line.replace("'", '"').split(" = ")[0] + " = " in taken.code and not taken.left_out, (taken.code, taken.left_out)
+
+
+@pytest.mark.parametrize("draft, final", [("c/attention (first try).ipynb", "c/attention (final version).ipynb"),
+                                          ("e/hw1 working copy.ipynb", "e/hw1 submitted.ipynb"),
+                                          ("f/01_single_head_attention.ipynb", "f/01_single_head_attention_final.ipynb")])
+def test_the_notebook_named_final_or_submitted_is_graded_over_a_first_try(draft, final):
+    """"first try" sorted after "final version", "working copy" after "submitted": the draft was graded (sweep 31,
+    BAD-4)."""
+    from helpers.grade.classroom import upload_order
+    assert sorted([final, draft], key=upload_order)[-1] == final

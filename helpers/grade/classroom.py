@@ -260,7 +260,10 @@ def _rows(subs: list[Submission], graded: list[tuple[Submission, Job, str]], nam
     return rows
 
 
-ASIDE = r"old|backup|bak|orig|original|draft|unused"  # a copy kept aside, by its name or its folder's
+# a copy kept aside, by its name or its folder's ("attention (first try)", "hw1 working copy": sweep 31)
+ASIDE = r"old|backup|bak|orig|original|draft|unused|first[ _-]?try|working[ _-]copy|wip|scratch"
+FINAL = re.compile(r"(?<![a-z])(?:final|submitted|submission|finished|done|completed?)(?![a-z])", re.I)  # graded
+# over a name without such a word ("attention (final version)" over "attention (first try)", sweep 31)
 BACKUP = re.compile(rf"[ _.(-]({ASIDE})[ _)-]*\d*$", re.I)  # ana_01_old
 BACKUP_FOLDER = re.compile(rf"(?:{ASIDE})s?|archived?|previous|old[ _-]versions?",
                            re.I)  # ana/old/01.ipynb, whose path sorts after ana/01.ipynb (sweep 30)
@@ -268,13 +271,13 @@ BACKUP_FOLDER = re.compile(rf"(?:{ASIDE})s?|archived?|previous|old[ _-]versions?
 
 def upload_order(source: str) -> tuple:
     """Where a student's notebook of a lesson comes among theirs; the last is graded: a Teams draft (Working
-    files) or a backup by its name (`ana_01_old`, `ana_01 backup`) or folder (`ana/old/`) before the others, then
-    by name with numbers by value. Compared in NFC, as the student keys are: a Mac writes "é" as e + a combining
+    files) or a backup by its name (`ana_01_old`, `ana_01 backup`) or folder (`ana/old/`) before the others, one
+    named final or submitted after them, then by name with numbers by value. Compared in NFC, as the student keys are: a Mac writes "é" as e + a combining
     accent, which sorts before "José_01" whatever its number."""
     source = unicodedata.normalize("NFC", source)
     *folders, name = source_parts(source)
     aside = BACKUP.search(name.removesuffix(".ipynb")) or any(BACKUP_FOLDER.fullmatch(f.strip()) for f in folders)
-    return not (in_teams_draft(source) or aside), _by_number(source.removesuffix(".ipynb"))
+    return not (in_teams_draft(source) or aside), bool(FINAL.search(name)), _by_number(source.removesuffix(".ipynb"))
 
 
 def _by_number(name: str) -> list[tuple[int, int | str]]:

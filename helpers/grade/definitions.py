@@ -62,7 +62,12 @@ TORCH_CALLS = {"torch.device", "torch.cuda.is_available", "torch.backends.mps.is
 LIBRARY_CALLS = {"namedtuple", "collections.namedtuple", "NamedTuple", "typing.NamedTuple", "torch.finfo",
                  "torch.iinfo", "logging.getLogger",  # and numpy's number types and their sizes (sweep 26)
                  *(f"{np}.{call}" for np in ("np", "numpy") for call in ("dtype", "finfo", "iinfo", "float16",
-                                                                        "float32", "float64", "int32", "int64"))}
+                                                                        "float32", "float64", "int32", "int64")),
+                 # a softmax made once, a -inf or a mask built above the def, as PyTorch tutorials write them: the
+                 # notebook's check said ✓ and the grader "a line it does not run" (sweep 31)
+                 "partial", "functools.partial", "nn.Softmax", "torch.nn.Softmax",
+                 *(f"torch.{call}" for call in ("tensor", "ones", "zeros", "full", "arange", "eye", "triu", "tril"))}
+TENSOR_METHODS = {"triu", "tril", "bool", "float", "double", "to", "unsqueeze", "t"}  # on such a tensor: `.triu(1)`
 LIBRARY_DECORATORS = {"dataclass", "dataclasses.dataclass", "cache", "functools.cache", "lru_cache",
                       "functools.lru_cache", "cached_property", "functools.cached_property"}
 LIBRARY_MODULES = ("math", "torch", "collections", "typing", "dataclasses", "functools", "numpy",
@@ -151,11 +156,18 @@ def _simple(node: ast.expr, bound: frozenset) -> bool:
             of_math = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math" \
                 and "math" not in bound
             of_torch = ast.unparse(f) in TORCH_CALLS and "torch" not in bound
-            library = ast.unparse(f) in LIBRARY_CALLS and ast.unparse(f).split(".")[0] not in bound and \
-                all(_constant(k.value) for k in sub.keywords)  # namedtuple("HeadInfo", "size params", defaults=…)
+            library = (ast.unparse(f) in LIBRARY_CALLS and ast.unparse(f).split(".")[0] not in bound or
+                       isinstance(f, ast.Attribute) and f.attr in TENSOR_METHODS and isinstance(f.value, ast.Call)) \
+                and all(_constant(k.value) or _torch_type(k.value, bound) for k in sub.keywords)  # dtype=torch.bool
             if not (builtin or of_math or of_torch or library) or sub.keywords and not library:
                 return False
     return True
+
+
+def _torch_type(node: ast.expr, bound: frozenset) -> bool:
+    """torch.bool, torch.float32: a keyword's value that runs nothing."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch" and \
+        "torch" not in bound
 
 
 def _plain(node: ast.stmt, bound: frozenset = frozenset()) -> bool:
@@ -204,8 +216,9 @@ def _bound(body: list[ast.stmt]) -> frozenset:
     call of math.* or of TORCH_CALLS stays simple)."""
     names = set()
     for node in body:
-        plain = {a.asname or a.name for a in node.names if a.name in LIBRARY_MODULES and
-                 a.asname in (None, a.name, "np" if a.name == "numpy" else None)} if isinstance(node, ast.Import) else set()
+        plain = {a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in LIBRARY_MODULES and
+                 a.asname in (None, a.name.split(".")[-1], "np" if a.name == "numpy" else None,
+                              "F" if a.name == "torch.nn.functional" else None)} if isinstance(node, ast.Import) else set()
         if isinstance(node, ast.ImportFrom) and str(node.module).split(".")[0] in LIBRARY_MODULES:
             plain = {a.name for a in node.names if a.asname in (None, a.name)}  # `from dataclasses import dataclass`
         names |= _sets(node) - plain
@@ -433,9 +446,10 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     others = sorted({n for names in defined for n in names if n != name})
     close = difflib.get_close_matches(name, others, n=3, cutoff=0.85)  # attention_weight, atention_weights (sweep 27)
     similar = tuple(dict.fromkeys(passed + [n for n in others if name in n] + close))[:3]
-    found = [s for s, names in zip(sources, defined) if name in names or
-             re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
-             any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
+    found_at = [i for i, (s, names) in enumerate(zip(sources, defined)) if name in names or
+                re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
+                any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
+    found = [sources[i] for i in found_at]
     kinds = [c.get("cell_type") for c in cells if c.get("cell_type") in ("markdown", "raw")
              and re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)]
     if not found:
@@ -453,9 +467,16 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
                                      f"class), not at the top of its cell; the grader takes top-level definitions: "
                                      f"move `def {name}(…)` to the cell's first column")
         return Taken(name, None, similar=similar)
-    cell = found[-1]
-    at = len(sources) - sources[::-1].index(cell)  # the cells below the exercise's: sources[at:]
-    above = [n for source in sources[:at - 1] for n in _statements(source)]
+    # the definition the check call saw in a run from the top: the last one at or above the last check call (a
+    # scratch cell below it was graded, sweep 31), else the last; the cells between it and its check call ran
+    # before the check too (a helper defined there: "only a cell below defines it", sweep 31)
+    # (unless that one is the lesson's stub and the answer was written in a cell below: that one, as before)
+    calls = [i for i, source in enumerate(sources) if check and check in source and _calls(source, check)]
+    seen = next((i for i in reversed(found_at) if calls and i <= calls[-1]), found_at[-1])
+    at = 1 + (found_at[-1] if _stub(sources[seen], name) else seen)
+    after = next((i + 1 for i in calls if i + 1 >= at), at)  # the cells below the exercise's: sources[after:]
+    cell = sources[at - 1]
+    above = [n for source in sources[:at - 1] + sources[at:after] for n in _statements(source)]
     try:
         body = ast.parse(plain_python(cell)).body  # a cell with `%%time` or `!pip` on top runs in Jupyter too
     except (RecursionError, MemoryError) as err:  # nesting past what Python's parser can follow
@@ -476,12 +497,28 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     future = [n for n in kept if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
     kept = future + [_forgiving(n) if id(n) in from_above else n for n in kept if n not in future]  # Python wants
     # `from __future__ import …` first in the code run; in Jupyter it may open any cell
-    imported_below = {s for source in sources[at:] for n in _statements(source)
+    imported_below = {s for source in sources[after:] for n in _statements(source)
                       if isinstance(n, (ast.Import, ast.ImportFrom)) for s in _sets(n)}  # `import math` too late
-    below = frozenset({n for names in defined[at:] for n in names} | imported_below) - {s for n in kept for s in _sets(n)}
+    below = frozenset({n for names in defined[after:] for n in names} | imported_below) - {s for n in kept for s in _sets(n)}
     runs = tuple(m.strip() for source in sources[:at - 1] for m in re.findall(r"^[ \t]*(%run[ \t]+\S.*)$", source, re.M))
     return Taken(name, ast.unparse(ast.Module(body=kept, type_ignores=[])), "", cell, left_out, own, imports, below,
-                 runs[:3], len(found) > 1, similar, kinds[-1].title() if kinds else "")
+                 runs[:3], found_at[0] < at - 1, similar, kinds[-1].title() if kinds else "")
+
+
+def _stub(source: str, name: str) -> bool:
+    """Does this cell define `name` as the lesson's stub does (a docstring, then `...`, `pass` or `return None`)?"""
+    for node in _statements(source):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) or
+                       isinstance(s, ast.Return) and (s.value is None or _constant(s.value) and
+                                                      ast.literal_eval(s.value) is None) for s in node.body)
+    return False
+
+
+def _calls(source: str, check: str) -> bool:
+    """Does this cell call the lesson's check (`H.check_attention_weights(…)`)?"""
+    return any(isinstance(c, ast.Call) and getattr(c.func, "attr", getattr(c.func, "id", "")) == check
+               for n in _statements(source) for c in ast.walk(n))
 
 
 def _forgiving(node: ast.stmt) -> ast.stmt:

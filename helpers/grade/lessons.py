@@ -272,8 +272,13 @@ def which_lesson(cells: list[dict], known: dict[str, Lesson]) -> str:
                          f"hand in one notebook per lesson")
     if numbers:
         return numbers[0]
-    defined = set().union(*(defined_names(c.get("source", "")) for c in cells if c.get("cell_type") == "code"))
+    code = [c.get("source", "") for c in cells if c.get("cell_type") == "code"]
+    defined = set().union(*map(defined_names, code))
     by_names = sorted(n for n, lesson in known.items() if defined & set(lesson.names))
+    if len(by_names) > 1:  # an earlier lesson's function the notebook's own code calls is a helper reused (01's
+        # attention_weights in 02's one_head), not that lesson's exercise (its title edited: refused whole, sweep 31)
+        own = sorted(n for n, lesson in known.items() if (defined - _used(code)) & set(lesson.names))
+        by_names = own if len(own) == 1 else by_names
     if len(by_names) == 1:
         return by_names[0]
     if by_names:

@@ -14,7 +14,8 @@ them, `_class_folders`; a folder or zip named on the command line counts as such
 platform's whole participant key: Moodle's
 "Ana Lima_4321_assignsubmission_file_" is "Ana Lima (4321)", Canvas's "limaana_4321_98765_lesson.ipynb"
 is "limaana (4321)", Blackboard's "Lesson01_ana.lima_attempt_<time>_01.ipynb" is "ana.lima"; a folder per lesson
-("Lesson 01/") is looked through; a Teams student's folder around "Submitted files" and "Working files" is that student's
+or assignment ("Lesson 01/", "Assignment 1 - Single head/", Teams' "Student Work/Submitted files/") and one of
+students' folders with a same-named file in each (`_same_file_in_folders`) are looked through; a Teams student's folder around "Submitted files" and "Working files" is that student's
 (classroom.upload_order grades what was submitted over the draft); otherwise a folder's whole name ("team_1"), and a file's name up to the lesson's
 number, the first part written with two digits or a word if there is one ("johnson_katherine_01.ipynb"
 is "johnson_katherine", "smith_2_01.ipynb" is "smith_2", "ana_1.ipynb" is "ana", "Ana Lima 01 copy.ipynb"
@@ -53,6 +54,7 @@ MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assign(?:submission|feedback)_"
 # receipt "…_attempt_<time>.txt" beside each submission is the platform's, skipped as NOT_HANDED_IN are
 BLACKBOARD = re.compile(r"^(?P<assignment>.+?)_(?P<name>[^_]+)_attempt_\d{4}(?:-\d\d){5}(?:_|$)", re.I)
 CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d{3,})_\d{3,}(?:_|$)", re.I)
+TEAMS_FOLDERS = ("submitted files", "working files")  # a Teams download: Student/Submitted files/…, the draft beside
 LESSON_WORD = r"(?:lesson|notebook|nb|lab|ex|exercise|hw|week)"  # "ana_lesson1", "ana lab 01": the lesson's number
 HEADING = re.compile(rb"#\s+(0\d)\s*(?:\xc2\xb7|\\u00b7)")  # "# 01 ·" in a notebook's bytes
 FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that draw nothing
@@ -109,10 +111,23 @@ def _pictograph(c: str) -> bool:
     return unicodedata.category(c) == "So" or ord(c) >= 0x1F000
 
 
+# a folder named for a lesson or an assignment and its number ("Lesson 4 - head count", "Assignment 1 - Single
+# head", "Week 2 (Classroom)"), or Teams' "Student Work/Submitted files/<student>/": it holds students, it is none
+LESSON_FOLDER = re.compile(rf"(?:{LESSON_WORD}|assignment|homework|task|unit|module|session)[ _-]*\d{{1,2}}"
+                           rf"(?:[ _(-].*)?|student work|{'|'.join(TEAMS_FOLDERS)}", re.I)
+
+
+def _lesson_folder(name: str) -> bool:
+    return bool(LESSON_FOLDER.fullmatch(clean(name).strip()))
+
+
 def student_key(relative: PurePosixPath) -> str:
     """The student a file belongs to, by the rule above."""
     while len(relative.parts) > 1 and LESSON_ONLY.fullmatch(clean(relative.parts[0])):  # "Lesson 01/ana_01.ipynb":
         relative = PurePosixPath(*relative.parts[1:])  # a folder per lesson holds the students, it is none of them
+    if len(relative.parts) > 1 and _lesson_folder(relative.parts[0]) and \
+            not names_no_student(below := student_key(PurePosixPath(*relative.parts[1:]))):
+        return below  # ("Lab 1 - Ana Lima/01.ipynb" stays Lab 1 - Ana Lima's: 01 names no one)
     folder = len(relative.parts) > 1 and not relative.parts[0].lower().endswith(".ipynb")  # ("eve_01.ipynb/x.ipynb")
     first = relative.parts[0] if len(relative.parts) > 1 else re.sub(r"\.[A-Za-z0-9]{1,5}$", "", relative.name)
     stem = clean(re.sub(r"\.ipynb$", "", first, flags=re.I))
@@ -303,7 +318,6 @@ def source_parts(source: str) -> list[str]:
     return re.split(r"[/\\]", source)
 
 
-TEAMS_FOLDERS = ("submitted files", "working files")  # a Teams download: Student/Submitted files/…, the draft beside
 
 
 def in_teams_draft(source: str) -> bool:
@@ -346,7 +360,19 @@ def _class_folders(relatives: list[PurePosixPath]) -> set[str]:
     fewest = 1 if any(len(r.parts) > 1 and _platforms(r.parts[0]) for r in relatives) else 2
     named = {folder for folder, files in inside.items()
              if len({visible(k).casefold() for k in _named(files)}) >= fewest}
-    return {folder for folder in named | platform_folders if not _platforms(folder)}
+    return {folder for folder in named | platform_folders | _same_file_in_folders(relatives) if not _platforms(folder)}
+
+
+def _same_file_in_folders(relatives: list[PurePosixPath]) -> set[str]:
+    """Folders in which two or more folders each hold a file of the same name ("Homework attention/{Gus Melo,Hana
+    Sato}/04_head_count_slider.ipynb"): a folder of students' folders beside other such folders (one per
+    assignment), never one student (its students were one row, one notebook graded; sweep 31). Folders named
+    for a version, a lesson or Teams ("attempt 2/", "Lesson 1 - attention/", "Submitted files/") do not count."""
+    holders: dict[tuple[str, str], set[str]] = {}
+    for r in relatives:
+        if len(r.parts) > 2 and not LESSON_ONLY.fullmatch(clean(r.parts[1])) and not _lesson_folder(r.parts[1]):
+            holders.setdefault((r.parts[0], r.name.casefold()), set()).add(r.parts[1])
+    return {folder for (folder, _), inside in holders.items() if len(inside) >= 2}
 
 
 def _platforms(folder: str) -> bool:
