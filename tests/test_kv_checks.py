@@ -175,3 +175,12 @@ def test_groups_tiled_and_no_mask_are_named_as_the_two_slips():
         K, V = torch.tile(K, (group, 1, 1)), torch.tile(V, (group, 1, 1))
         return (Q @ K.transpose(-2, -1) / Q.shape[-1] ** 0.5).softmax(-1) @ V
     assert H.check_grouped_attention(tiled).code == "grouped_attention.two_slips.repeat_not_interleave+no_mask"
+
+
+def test_an_answer_one_token_off_is_not_called_1_times_the_right_one():
+    """n_tokens + 1 read "your answer is 1 × the right one", as if right (sweep 31, WEAK-3)."""
+    def one_more(config, n_tokens):
+        size = config["hidden_size"] // config["num_attention_heads"]
+        return 2 * config["num_hidden_layers"] * config["num_key_value_heads"] * size * 2 * (n_tokens + 1)
+    line = H.check_kv_cache(one_more).line
+    assert "1 × the right one" not in line and "(the bytes of 1 token too many: count n_tokens exactly)" in line, line

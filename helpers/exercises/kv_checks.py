@@ -85,6 +85,14 @@ def _ratio_line(value, expected, args) -> tuple[str, bool]:
         return f"your answer is far too big ({len(str(abs(value)))} digits) where {expected:,} is right: {formula}.", False
     if not 1e-3 < abs(r) < 1e3:
         return f"your answer is {value:,g} bytes where {expected:,} is right: {formula}.", False
+    if f"{r:.4g}" == "1":  # 8001 / 8000 read "1 × the right one", as if right (sweep 31): the difference, in tokens
+        n = args[1] if len(args) > 1 and isinstance(args[1], int) and args[1] > 0 else 0
+        per_token = expected // n if n else 0
+        tokens = (value - expected) / per_token if per_token else 0
+        said = (f" (the bytes of {abs(tokens):g} token{'s' * (abs(tokens) != 1)} {'too many' if tokens > 0 else 'too few'}"
+                f": count n_tokens exactly)" if tokens and float(tokens).is_integer() else "")
+        shown = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+        return f"your answer is {shown} bytes where {expected:,} is right{said}: {formula}.", False
     return f"your answer is {r:.4g} × the right one on this model: {formula}.", False
 
 
