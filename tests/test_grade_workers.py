@@ -636,3 +636,20 @@ def test_ctrl_c_while_the_forkserver_preloads_stops_the_grading(tmp_path):
     assert not (out / "grades.csv").exists()
     time.sleep(1.0)
     assert _ours() == [] and list(scratch.iterdir()) == []
+
+
+def test_a_worker_killed_after_it_said_its_runner_was_killed_blames_no_next_exercise():
+    """A submission that kills its runner's group: the worker sent that exercise's record ("killed … the same
+    command grades it again"), then died of the same kill, and the next exercise, never run, was marked "killed
+    during this exercise" (sweep 31, BAD-7: 4 gradings in 49). Now the next exercise is run by a fresh worker."""
+    from helpers.grade import pool
+    grader = pool.Grader(confine.Limits(), 1, [], [])
+    try:
+        for said, restart, records in ((True, 1, 0), (False, 2, 1)):
+            job = pool.Job("kim_01.ipynb", b"{}")
+            job.lesson = "01"
+            run = pool._Running(job, None, -1, 1, grader.root, 0.0, 0.0, said=True, runner_killed=said)
+            assert grader.after(run, False, signal.SIGKILL) == restart and len(job.records) == records
+            assert job.retry is not said  # (set when that record came, not here)
+    finally:
+        shutil.rmtree(grader.root, ignore_errors=True)

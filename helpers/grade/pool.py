@@ -127,6 +127,7 @@ class _Running:
     buffer: bytes = b""
     bad: str = ""  # why what the worker sent cannot be read (the submission is marked)
     said: bool = False  # the notebook message came
+    runner_killed: bool = False  # the last record said its runner was killed (a kill the worker may die of next)
     ended: bool = False  # the worker said it sent everything (anything after that is not the worker's)
     sentinel: bool = True  # its process sentinel still tells when it ends (see Grader.grade)
 
@@ -250,7 +251,8 @@ class Grader:
             run.bad = self._notebook(run, data)
         elif kind == "record" and run.said and data.get("index") == run.next and not run.job.problem:
             run.job.records.append(plain_record(self.names(run.job)[run.next], data))
-            run.job.retry = run.job.retry or data.get("again") is True  # its runner was killed: not kept
+            run.runner_killed = data.get("again") is True  # its runner was killed: not kept
+            run.job.retry = run.job.retry or run.runner_killed
             run.next += 1
             run.deadline = time.monotonic() + self._wall(run.job)
         else:
@@ -302,6 +304,10 @@ class Grader:
             return None
         if not run.bad and run.ended and self.all_sent(run):
             return None
+        if killed and not run.bad and run.runner_killed:  # the kill its runner was said to die of reached the
+            # worker too, after that record: the next exercise never ran, so it is run by a fresh worker, not
+            # blamed ("killed … during this exercise" on a right answer, one run in twelve; sweep 31, BAD-7)
+            return run.next if run.next < n else None
         if run.bad or run.next >= n:  # every record is doubtful, the ones read before as well (every record but
             bad = run.bad or "records without the worker's last message"  # no last message: not the worker's)
             why = f"not graded: the submission wrote into the grader's pipe ({bad})."
