@@ -272,8 +272,8 @@ BACKUP_FOLDER = re.compile(rf"(?:{ASIDE})s?|archived?|previous|old[ _-]versions?
 def upload_order(source: str) -> tuple:
     """Where a student's notebook of a lesson comes among theirs; the last is graded: a Teams draft (Working
     files) or a backup by its name (`ana_01_old`, `ana_01 backup`) or folder (`ana/old/`) before the others, one
-    named final or submitted after them, then by name with numbers by value. Compared in NFC, as the student keys are: a Mac writes "é" as e + a combining
-    accent, which sorts before "José_01" whatever its number."""
+    named final or submitted after them, then by name with numbers by value. Compared in NFC, as the student keys
+    are: a Mac writes "é" as e + a combining accent, which sorts before "José_01" whatever its number."""
     source = unicodedata.normalize("NFC", source)
     *folders, name = source_parts(source)
     aside = BACKUP.search(name.removesuffix(".ipynb")) or any(BACKUP_FOLDER.fullmatch(f.strip()) for f in folders)

@@ -318,8 +318,6 @@ def source_parts(source: str) -> list[str]:
     return re.split(r"[/\\]", source)
 
 
-
-
 def in_teams_draft(source: str) -> bool:
     """A file in a Teams student's "Working files": the draft, graded only when nothing was submitted."""
     return any(part.rsplit(": ", 1)[-1].strip().lower() == TEAMS_FOLDERS[1]  # "Ana.zip: Working files/…" too
