@@ -210,3 +210,10 @@ def test_the_example_of_a_tuple_is_this_inputs_answer():
     parameters of 4 (found probing answers a new class writes)."""
     line = H.check_head_size_and_params(lambda w, n: {"size": w // n, "params": 4 * w * w + 4 * w}).line
     assert "such as (24, 37248), got dict" in line, line
+
+
+def test_a_float_head_size_is_coded_float_size_as_in_07():
+    """width / n_heads in 04 was coded `unreadable`, the same slip in 07 `float_size`: a teacher counting codes
+    split one slip in two (sweep 31, WEAK-1)."""
+    verdict = H.check_head_size_and_params(lambda width, n_heads: (width / n_heads, 4 * width * width + 4 * width))
+    assert verdict.code == "head_size_and_params.float_size" and "only their type is not" in verdict.line

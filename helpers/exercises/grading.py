@@ -346,8 +346,10 @@ def grade(ex: Exercise, fn, plain_answer_ok: bool = False, source=None) -> Verdi
         expected = _reference(ex, n)
         if outcome.error is None:
             value, problem = ex.read(outcome.answer, args64)
-            if problem:  # a tuple of tensors: the slip 01's checks call returned_several (one code for one slip)
-                code = "returned_several" if _several(outcome.answer) else "unreadable"
+            if problem:  # a tuple of tensors: the slip 01's checks call returned_several (one code for one slip);
+                # a reader may name the code itself, (line, code): 04's float head size is 07's float_size (sweep 31)
+                problem, code = problem if isinstance(problem, tuple) else \
+                    (problem, "returned_several" if _several(outcome.answer) else "unreadable")
                 return engine_verdict(ex.key, code, f"✗ {ex.name}: {problem}{note}", printed)
             if (ex.right(value, expected, args64) if ex.right else ex.same(value, expected, args64)):
                 if ex.tensor and _pieces(outcome.answer):

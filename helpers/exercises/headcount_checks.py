@@ -26,7 +26,7 @@ def _as_tuple(got):
 
 def whole_numbers(reference):
     """A reader: the answer as a tuple of plain ints, or one line saying what to return instead (for a float
-    of the right value, that the numbers are right and only their type is not)."""
+    of the right value, that the numbers are right and only their type is not: with its code, float_size)."""
     def read(got, args):
         got = _as_tuple(got)
         shown = str(tuple(reference(*args)))  # this input's own answer, as the example
@@ -40,9 +40,9 @@ def whole_numbers(reference):
                 width, n_heads = args[-2:]  # (width, n_heads) or (n_tokens, width, n_heads)
                 return None, (f"the numbers are right, only their type is not: {tuple(got)} holds a float (width / "
                               f"n_heads gives {width / n_heads}, not {width // n_heads}); use whole-number "
-                              f"division, width // n_heads.")
+                              f"division, width // n_heads.", "float_size")
             return None, (f"{tuple(got)} holds a float: width / n_heads gives a float (e.g. 8.0); use whole-number "
-                          f"division, width // n_heads.")
+                          f"division, width // n_heads.", "float_size")
         if not all(is_whole_number(x) for x in got):
             return None, f"expected a tuple of whole numbers such as {shown}, got {tuple(got)!r:.60}."
         return tuple(int(x) for x in got), None

@@ -210,7 +210,7 @@ class Exercise:
     cases: Sequence[tuple[str, tuple]]  # (label such as "Q, K [5 × 16]", the student's arguments)
     reference: Callable
     mistakes: Sequence[Mistake] = ()
-    read: Callable = read_tensor  # (raw answer, args) -> (value, None) or (None, what is wrong)
+    read: Callable = read_tensor  # (raw answer, args) -> (value, None), (None, what is wrong) or (None, (what, code))
     same: Callable = same_tensor  # (value, value, args) -> bool
     right: Callable | None = None  # (value, expected value, args) -> bool, when more than one answer is right
     explain: Callable | None = None  # (value, expected, args) -> (last-resort line, is it a named diagnosis?)
