@@ -308,3 +308,20 @@ def test_weights_normalised_over_the_columns_say_whether_the_axis_is_the_only_sl
     assert more.endswith("That alone does not make it right: the scores before the softmax differ too."), more
     line = H.check_attention_weights(lambda Q, K: (K @ Q.T * Q.shape[-1]).softmax(dim=0)).line
     assert "does not make it right" in line, line
+
+
+def test_masked_weights_of_scores_scaled_again_say_the_number():
+    """An extra `scores / 8` read "row 0 is right, rows 1–4 are not … (a loop's range, a mask, an index)" (sweep 31,
+    WEAK-2); a row mistake is still sent to the rows."""
+    def again(by):
+        def masked_weights(scores):
+            T = scores.shape[-1]
+            return (scores / by).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)
+        return masked_weights
+    line = H.check_masked_weights(again(8)).line
+    assert "a softmax of the masked scores divided by 8: the scores come in scaled already" in line, line
+    assert "multiplied by 3" in H.check_masked_weights(again(1 / 3)).line
+    def shifted(scores):
+        T = scores.shape[-1]
+        return (scores + torch.arange(T)).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), -math.inf).softmax(-1)
+    assert "row 0 is right" in H.check_masked_weights(shifted).line

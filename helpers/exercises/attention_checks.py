@@ -239,7 +239,8 @@ def _mask_case(T: int, seed: int) -> tuple[str, tuple]:
 
 MASKED_WEIGHTS = Exercise(
     "masked weights", [_mask_case(5, 21), _mask_case(8, 22)], lambda s: A.mask_future(s).softmax(-1),
-    MASKED_WEIGHTS_MISTAKES, shape_hint="One row per query, one column per key: [T × T].", sizes="T = scores.shape[-1]")
+    MASKED_WEIGHTS_MISTAKES, shape_hint="One row per query, one column per key: [T × T].", sizes="T = scores.shape[-1]",
+    explain=diagnosis.masked_scale)
 
 
 def check_masked_weights(student_fn: Callable) -> Verdict:

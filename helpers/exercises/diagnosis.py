@@ -359,6 +359,27 @@ def fitted_divisor(weights: np.ndarray, Q: np.ndarray, K: np.ndarray) -> float |
     return 1.0 / a
 
 
+def masked_scale(value, expected, args) -> tuple:
+    """masked_weights: the number the scores, which come in scaled, were divided by again, if one number explains
+    every row (an extra ÷ 8 read "row 0 is right … a loop's range, a mask, an index", sweep 31)."""
+    scores = np.asarray(args[0], dtype=np.float64)
+    T = scores.shape[-1]
+    keep = np.tril(np.ones((T, T), dtype=bool))
+    if value.shape != scores.shape or value.ndim != 2 or T < 3 or np.abs(value[~keep]).max() > 1e-6 or \
+            (value[keep] <= 0).any():
+        return differ(value, expected)
+    pairs = [(scores[i, :i + 1] - scores[i, :i + 1].mean(), np.log(value[i, :i + 1]) - np.log(value[i, :i + 1]).mean())
+             for i in range(1, T)]  # each row's kept scores and log weights, centred: log w ≈ a · s, a = 1 / c
+    ss = sum(float((s * s).sum()) for s, _ in pairs)
+    a = sum(float((s * lw).sum()) for s, lw in pairs) / ss if ss else 0.0
+    if a == 0.0 or abs(a - 1) < 1e-3 or max(float(np.abs(lw - a * s).max()) for s, lw in pairs) > 1e-4:
+        return differ(value, expected)
+    scaled = f"divided by {1 / a:.4g}" if a < 1 else f"multiplied by {a:.4g}"
+    return (f"{ONE_WAY} your weights are a softmax of the masked scores {scaled}: the scores come in scaled "
+            f"already (÷ √d was done before this step), so mask them and take the softmax as they are."), \
+        False, "fitted_divisor"
+
+
 def scale_or_factor(value, expected, args) -> tuple:
     """attention_weights: the number the scores were divided by, if one number explains the rows."""
     Q, K = (np.asarray(a, dtype=np.float64) for a in args)
