@@ -449,10 +449,9 @@ def take(cells: list[dict], name: str, lesson_names: frozenset | None = None,
     found_at = [i for i, (s, names) in enumerate(zip(sources, defined)) if name in names or
                 re.search(rf"^{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)", s, re.M) and
                 any(_defining(n, name) for n in _statements(s))]  # `name = lambda …`, `name = partial(…)`
-    found = [sources[i] for i in found_at]
     kinds = [c.get("cell_type") for c in cells if c.get("cell_type") in ("markdown", "raw")
              and re.search(rf"^\s*def {re.escape(name)}\s*\(", c.get("source", ""), re.M)]
-    if not found:
+    if not found_at:
         imported = [_one_line(n) for source in sources for n in _statements(source)
                     if isinstance(n, ast.ImportFrom) and any((a.asname or a.name) == name for a in n.names)]
         if imported:  # `%%writefile my_attention.py` above, then `from my_attention import attention_weights`
